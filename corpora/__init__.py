@@ -1,0 +1,1 @@
+"""Corpora, queries and relevance judgments, from the formats people have."""

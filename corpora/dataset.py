@@ -1,0 +1,131 @@
+"""A Dataset bundles a corpus, its queries and its relevance judgments (qrels)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import pandas as pd
+
+from corpora.schema import validate
+from rankscope.errors import SchemaError
+
+
+@dataclass(frozen=True)
+class Dataset:
+    """Corpus, queries and qrels of one collection, validated against the schema.
+
+    The tables are normalised copies (see :func:`corpora.schema.validate`); the
+    frames passed in are never modified. Duplicate document or query ids are an
+    error, as are duplicate judgments of one (query, document) pair: a silently
+    dropped duplicate would change the numbers.
+    """
+
+    name: str
+    corpus: pd.DataFrame
+    queries: pd.DataFrame
+    qrels: pd.DataFrame
+    split: str = "test"
+    warnings: tuple[str, ...] = field(default=(), compare=False)
+
+    def __post_init__(self) -> None:
+        src = f"dataset {self.name!r}"
+        corpus = validate(self.corpus, "corpus", f"{src} corpus")
+        queries = validate(self.queries, "queries", f"{src} queries")
+        qrels = validate(self.qrels, "qrels", f"{src} qrels")
+        _refuse_duplicates(corpus, ["doc_id"], f"{src} corpus")
+        _refuse_duplicates(queries, ["query_id"], f"{src} queries")
+        _refuse_duplicates(qrels, ["query_id", "doc_id"], f"{src} qrels")
+        object.__setattr__(self, "corpus", corpus)
+        object.__setattr__(self, "queries", queries)
+        object.__setattr__(self, "qrels", qrels)
+
+    # --- views -------------------------------------------------------------------
+    @property
+    def relevant(self) -> pd.DataFrame:
+        """Judgments with relevance >= 1 (the relevant documents)."""
+        return self.qrels[self.qrels["relevance"] > 0]
+
+    @property
+    def judged_query_ids(self) -> list[str]:
+        """Queries with at least one relevant document, in query order."""
+        judged = set(self.relevant["query_id"])
+        return [q for q in self.queries["query_id"] if q in judged]
+
+    @property
+    def unjudged_query_ids(self) -> list[str]:
+        """Queries kept in the dataset that have no relevant document."""
+        judged = set(self.relevant["query_id"])
+        return [q for q in self.queries["query_id"] if q not in judged]
+
+    @property
+    def is_single_target(self) -> bool:
+        """True when every judged query has exactly one relevant document (leave-one-out style)."""
+        counts = self.relevant.groupby("query_id").size()
+        return bool(len(counts)) and bool((counts == 1).all())
+
+    def stats(self) -> dict[str, object]:
+        """Counts users quote: documents, queries, judged queries, judgments per level."""
+        levels = self.qrels["relevance"].value_counts().sort_index()
+        return {
+            "name": self.name,
+            "split": self.split,
+            "documents": len(self.corpus),
+            "queries": len(self.queries),
+            "judged_queries": len(self.judged_query_ids),
+            "judgments": len(self.qrels),
+            "judgments_per_level": {int(k): int(v) for k, v in levels.items()},
+            "single_target": self.is_single_target,
+        }
+
+    # --- conversions -------------------------------------------------------------
+    def to_dicts(self) -> dict[str, dict]:
+        """Plain dicts: ``corpus {doc_id: {title, text}}``, ``queries {qid: text}``,
+        ``qrels {qid: {doc_id: relevance}}`` (the pytrec_eval / BEIR shape)."""
+        corpus = {
+            d: {"title": t, "text": x}
+            for d, t, x in zip(self.corpus["doc_id"], self.corpus["title"], self.corpus["text"])
+        }
+        queries = dict(zip(self.queries["query_id"], self.queries["text"]))
+        qrels: dict[str, dict[str, int]] = {}
+        for q, d, r in zip(self.qrels["query_id"], self.qrels["doc_id"], self.qrels["relevance"]):
+            qrels.setdefault(q, {})[d] = int(r)
+        return {"corpus": corpus, "queries": queries, "qrels": qrels}
+
+    @classmethod
+    def from_dicts(
+        cls,
+        name: str,
+        corpus: dict[str, dict[str, str] | str],
+        queries: dict[str, str],
+        qrels: dict[str, dict[str, int]],
+        split: str = "test",
+    ) -> Dataset:
+        """Build from the dict shapes of :meth:`to_dicts` (a corpus value may be plain text)."""
+        rows = []
+        for doc_id, doc in corpus.items():
+            if isinstance(doc, str):
+                rows.append((doc_id, "", doc))
+            else:
+                rows.append((doc_id, doc.get("title", ""), doc.get("text", "")))
+        corpus_df = pd.DataFrame(rows, columns=["doc_id", "title", "text"])
+        queries_df = pd.DataFrame(list(queries.items()), columns=["query_id", "text"])
+        qrels_df = pd.DataFrame(
+            [(q, d, r) for q, docs in qrels.items() for d, r in docs.items()],
+            columns=["query_id", "doc_id", "relevance"],
+        )
+        return cls(name=name, corpus=corpus_df, queries=queries_df, qrels=qrels_df, split=split)
+
+
+def _refuse_duplicates(frame: pd.DataFrame, key: list[str], source: str) -> None:
+    dup = frame.duplicated(key, keep=False)
+    if dup.any():
+        rows = frame[dup]
+        first = rows.iloc[0]
+        shown = ", ".join(f"{k}={first[k]!r}" for k in key)
+        extra = ""
+        if "relevance" in frame.columns:
+            grades = sorted(set(rows[(rows[key] == first[key]).all(axis=1)]["relevance"]))
+            extra = f" with grades {grades}" if len(grades) > 1 else " (identical)"
+        raise SchemaError(
+            f"{source}: {int(dup.sum())} rows share a duplicate {'/'.join(key)}; first: {shown}{extra}"
+        )

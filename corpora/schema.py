@@ -1,0 +1,106 @@
+"""The column contracts every table in rankscope follows, validated at the door.
+
+Column names are the ones ir_measures uses. IDs are always strings (so ``"007"``
+and ``"7"`` stay different documents), relevance is an integer (graded and
+negative labels allowed), scores are float64.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+import pandas as pd
+
+from rankscope.errors import SchemaError
+
+CORPUS_COLUMNS = ("doc_id", "title", "text")
+QUERY_COLUMNS = ("query_id", "text")
+QRELS_COLUMNS = ("query_id", "doc_id", "relevance")
+RUN_COLUMNS = ("query_id", "doc_id", "score", "rank")
+
+_ID_COLUMNS = ("doc_id", "query_id")
+_TEXT_COLUMNS = ("title", "text")
+
+KINDS: Mapping[str, tuple[str, ...]] = {
+    "corpus": CORPUS_COLUMNS,
+    "queries": QUERY_COLUMNS,
+    "qrels": QRELS_COLUMNS,
+    "run": RUN_COLUMNS,
+}
+
+
+def validate(frame: pd.DataFrame, kind: str, source: str = "<DataFrame>") -> pd.DataFrame:
+    """Return a new, normalised frame with exactly the columns of ``kind``.
+
+    - missing required columns raise :class:`SchemaError` naming what was found;
+    - ``title`` may be absent from a corpus (filled with ""), ``rank`` from a run
+      (computed from the scores, ties broken by doc_id descending as trec_eval does);
+    - IDs become strings, relevance int64, score float64; nulls are refused.
+
+    The input frame is never modified.
+    """
+    if kind not in KINDS:
+        raise ValueError(f"unknown table kind {kind!r}; expected one of {sorted(KINDS)}")
+    if not isinstance(frame, pd.DataFrame):
+        raise SchemaError(f"{source}: expected a pandas DataFrame for {kind}, got {type(frame).__name__}")
+    wanted = KINDS[kind]
+    optional = {"corpus": {"title"}, "run": {"rank"}}.get(kind, set())
+    missing = [c for c in wanted if c not in frame.columns and c not in optional]
+    if missing:
+        raise SchemaError(
+            f"{source}: {kind} table is missing column(s) {missing}; "
+            f"expected {list(wanted)}, found {list(map(str, frame.columns))}"
+        )
+    out = pd.DataFrame(index=pd.RangeIndex(len(frame)))
+    for col in wanted:
+        if col not in frame.columns:
+            continue
+        values = frame[col].reset_index(drop=True)
+        if values.isna().any():
+            row = int(np.flatnonzero(values.isna().to_numpy())[0])
+            raise SchemaError(f"{source}: {kind} column {col!r} has a missing value at row {row}")
+        if col in _ID_COLUMNS or col in _TEXT_COLUMNS:
+            out[col] = values.astype(str)
+        elif col == "relevance":
+            out[col] = _as_integer(values, col, kind, source)
+        elif col == "score":
+            out[col] = _as_float(values, col, kind, source)
+        elif col == "rank":
+            out[col] = _as_integer(values, col, kind, source)
+    if kind == "corpus" and "title" not in frame.columns:
+        out.insert(1, "title", "")
+    if kind == "run" and "rank" not in frame.columns:
+        out["rank"] = trec_ranks(out)
+    return out[list(wanted)]
+
+
+def trec_ranks(run: pd.DataFrame) -> np.ndarray:
+    """1-based ranks per query: score descending, ties by doc_id descending (trec_eval's rule)."""
+    order = run.sort_values(["query_id", "score", "doc_id"], ascending=[True, False, False], kind="stable")
+    ranks = order.groupby("query_id", sort=False).cumcount().to_numpy() + 1
+    result = np.empty(len(run), dtype=np.int64)
+    result[order.index.to_numpy()] = ranks
+    return result
+
+
+def _as_integer(values: pd.Series, col: str, kind: str, source: str) -> pd.Series:
+    numeric = pd.to_numeric(values, errors="coerce")
+    bad = numeric.isna() | (numeric != np.floor(numeric.fillna(0)))
+    if bad.any():
+        row = int(np.flatnonzero(bad.to_numpy())[0])
+        raise SchemaError(
+            f"{source}: {kind} column {col!r} must hold integers; row {row} has {values.iloc[row]!r}"
+        )
+    return numeric.astype(np.int64)
+
+
+def _as_float(values: pd.Series, col: str, kind: str, source: str) -> pd.Series:
+    numeric = pd.to_numeric(values, errors="coerce")
+    bad = numeric.isna() | ~np.isfinite(numeric.fillna(0).to_numpy(dtype=float))
+    if bad.any():
+        row = int(np.flatnonzero(bad.to_numpy())[0])
+        raise SchemaError(
+            f"{source}: {kind} column {col!r} must hold finite numbers; row {row} has {values.iloc[row]!r}"
+        )
+    return numeric.astype(np.float64)

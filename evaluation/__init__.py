@@ -1,0 +1,1 @@
+"""Scoring rankings against relevance judgments, exactly as trec_eval does where it defines a metric."""

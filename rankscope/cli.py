@@ -1,0 +1,63 @@
+"""The ``rankscope`` command: one entry point, sub-commands contributed by each package.
+
+Each module in :data:`COMMAND_MODULES` defines ``register(subparsers)``, which
+adds its sub-command and sets ``func`` (taking the parsed args, returning an
+exit code). User errors (:class:`RankscopeError`, missing files) print one line
+on stderr and exit 2; anything else is a bug and keeps its traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+from rankscope import __version__
+from rankscope.errors import RankscopeError
+from rankscope.progress import set_quiet
+
+COMMAND_MODULES = (
+    "corpora.cli",
+    "evaluation.cli",
+    "retrieval.cli",
+    "rankscope.workflows.cli",
+)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="rankscope",
+        description="Compare retrievers, tune BM25 and diagnose recall vs ranking gaps.",
+    )
+    parser.add_argument("--version", action="version", version=f"rankscope {__version__}")
+    parser.add_argument("--quiet", action="store_true", help="no progress bars")
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for name in COMMAND_MODULES:
+        try:
+            module = importlib.import_module(name)
+        except ModuleNotFoundError as exc:
+            if exc.name != name:
+                raise
+            continue  # a package whose commands are not written yet
+        module.register(subparsers)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.quiet:
+        set_quiet(True)
+    try:
+        return int(args.func(args) or 0)
+    except (RankscopeError, FileNotFoundError) as exc:
+        print(f"rankscope {args.command}: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

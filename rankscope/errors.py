@@ -1,0 +1,34 @@
+"""Exceptions every rankscope package raises, so callers can catch one base class."""
+
+from __future__ import annotations
+
+from os import PathLike
+
+
+class RankscopeError(Exception):
+    """Base class: a problem with the user's input or request, reported in one clear line."""
+
+
+class FormatError(RankscopeError, ValueError):
+    """A file does not follow its format. Names the file, the line and what was expected."""
+
+    def __init__(self, path: str | PathLike[str] | None, line: int | None, problem: str) -> None:
+        self.path = None if path is None else str(path)
+        self.line = line
+        self.problem = problem
+        where = self.path or "<input>"
+        if line is not None:
+            where = f"{where}, line {line}"
+        super().__init__(f"{where}: {problem}")
+
+
+class SchemaError(RankscopeError, ValueError):
+    """A table lacks required columns or holds values of the wrong kind."""
+
+
+class NotFittedError(RankscopeError, RuntimeError):
+    """A retriever was asked to search or save before ``index()`` was called."""
+
+
+class DatasetNotFoundError(RankscopeError, FileNotFoundError):
+    """A named collection could not be found locally nor downloaded."""

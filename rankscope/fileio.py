@@ -1,0 +1,85 @@
+"""Reading text strictly and writing files atomically.
+
+Every reader in rankscope goes through :func:`read_lines` so that encoding
+problems are reported with the file and line, a UTF-8 BOM is accepted, CRLF is
+normalised and ``.gz`` files are read transparently. Every writer goes through
+:func:`atomic_write` so that a crash never leaves a half-written file where a
+good one used to be.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gzip
+import io
+import os
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import IO
+
+from rankscope.errors import FormatError
+
+PathLike = str | os.PathLike[str]
+
+
+def read_text(path: PathLike) -> str:
+    """Return the whole file as text (UTF-8, BOM stripped, CRLF -> LF, .gz transparent)."""
+    path = Path(path)
+    if not path.exists():
+        raise FileNotFoundError(f"{path}: no such file")
+    raw = path.read_bytes()
+    if path.suffix == ".gz":
+        try:
+            raw = gzip.decompress(raw)
+        except (OSError, EOFError) as exc:
+            raise FormatError(path, None, f"not a valid gzip file ({exc})") from None
+    if raw.startswith(b"\xef\xbb\xbf"):
+        raw = raw[3:]
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw.count(b"\n", 0, exc.start) + 1
+        raise FormatError(
+            path, line, f"invalid UTF-8 byte 0x{raw[exc.start]:02x} at byte offset {exc.start}"
+        ) from None
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def read_lines(path: PathLike) -> list[str]:
+    """Return the file's lines without line terminators (see :func:`read_text`)."""
+    text = read_text(path)
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    return lines
+
+
+@contextlib.contextmanager
+def atomic_write(path: PathLike, mode: str = "w", encoding: str = "utf-8") -> Iterator[IO]:
+    """Open a temporary file beside ``path`` and move it into place only on success.
+
+    ``mode`` is ``"w"`` (text, LF line endings) or ``"wb"``. ``.gz`` paths are
+    gzip-compressed. On any exception the temporary file is removed and the
+    previous content of ``path`` (if any) is untouched.
+    """
+    if mode not in ("w", "wb"):
+        raise ValueError(f"atomic_write mode must be 'w' or 'wb', got {mode!r}")
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with contextlib.ExitStack() as stack:
+            raw = stack.enter_context(os.fdopen(fd, "wb"))
+            sink: IO = raw
+            if path.suffix == ".gz":
+                sink = stack.enter_context(gzip.GzipFile(fileobj=raw, mode="wb", mtime=0))
+            if mode == "w":
+                sink = stack.enter_context(io.TextIOWrapper(sink, encoding=encoding, newline="\n"))
+            yield sink
+            sink.flush()
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise

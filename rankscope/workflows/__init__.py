@@ -1,0 +1,1 @@
+"""The three questions rankscope answers: compare, tune, diagnose."""

@@ -1,0 +1,103 @@
+"""The retriever interface: what every system, built-in or third-party, implements.
+
+In the spirit of scikit-learn: the constructor only stores parameters; what is
+learned from the corpus lives in attributes ending in ``_``; ``index`` returns
+self. Runs are DataFrames with the columns of :data:`corpora.schema.RUN_COLUMNS`.
+
+Tie rule (documented, deterministic): within a query, results are ordered by
+score descending, then doc_id descending (byte order), the same order
+trec_eval uses when it reads a run, so the rank we write is the rank it scores.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, ClassVar, Protocol, runtime_checkable
+
+import numpy as np
+import pandas as pd
+
+from rankscope.errors import NotFittedError
+
+
+@runtime_checkable
+class RetrieverProtocol(Protocol):
+    """The minimal surface the workflows rely on."""
+
+    def index(self, corpus: pd.DataFrame) -> RetrieverProtocol: ...
+
+    def search(self, queries: pd.DataFrame, k: int = 1000) -> pd.DataFrame: ...
+
+    def score(self, query: str, doc_ids: Sequence[str]) -> np.ndarray: ...
+
+    def save(self, directory: str | Path) -> None: ...
+
+    def get_params(self) -> dict[str, Any]: ...
+
+
+class Retriever:
+    """Shared parts: parameter handling, the fitted check and run assembly.
+
+    Subclasses set ``name`` and implement ``index``, ``search``, ``score``,
+    ``save`` and the classmethod ``load``.
+    """
+
+    name: ClassVar[str] = ""
+
+    def get_params(self) -> dict[str, Any]:
+        """The constructor parameters and their current values."""
+        sig = inspect.signature(type(self).__init__)
+        return {p: getattr(self, p) for p in sig.parameters if p != "self"}
+
+    def set_params(self, **params: Any) -> Retriever:
+        """Change constructor parameters; unknown names are an error."""
+        valid = self.get_params()
+        for key, value in params.items():
+            if key not in valid:
+                raise ValueError(f"{type(self).__name__} has no parameter {key!r}; known: {sorted(valid)}")
+            setattr(self, key, value)
+        return self
+
+    def spec(self) -> str:
+        """The registry string that rebuilds this retriever, e.g. ``bm25:k1=0.9,b=0.4``."""
+        params = ",".join(f"{k}={v}" for k, v in self.get_params().items())
+        return f"{self.name}:{params}" if params else self.name
+
+    def _check_fitted(self, attribute: str) -> None:
+        if not hasattr(self, attribute):
+            raise NotFittedError(f"{type(self).__name__} has no index yet: call index(corpus) or load(dir) first")
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({', '.join(f'{k}={v!r}' for k, v in self.get_params().items())})"
+
+
+def make_run(query_ids: Sequence[str], doc_ids: Sequence[np.ndarray], scores: Sequence[np.ndarray]) -> pd.DataFrame:
+    """Assemble per-query (doc_ids, scores) arrays into a run sorted by the tie rule.
+
+    Each ``doc_ids[i]``/``scores[i]`` pair may be in any order; the result is
+    ordered per query by score descending then doc_id descending, with ranks 1..n.
+    """
+    lengths = np.fromiter((len(d) for d in doc_ids), dtype=np.int64, count=len(doc_ids))
+    if lengths.sum() == 0:
+        return pd.DataFrame(
+            {
+                "query_id": pd.Series([], dtype=object),
+                "doc_id": pd.Series([], dtype=object),
+                "score": pd.Series([], dtype=np.float64),
+                "rank": pd.Series([], dtype=np.int64),
+            }
+        )
+    qids = np.repeat(np.asarray(query_ids, dtype=object), lengths)
+    docs = np.concatenate([np.asarray(d, dtype=object) for d in doc_ids])
+    vals = np.concatenate([np.asarray(s, dtype=np.float64) for s in scores])
+    qpos = np.repeat(np.arange(len(query_ids)), lengths)
+    # lexsort: last key is primary. doc_id descending via rank of doc ids in sorted order.
+    doc_codes = pd.factorize(docs, sort=True)[0]
+    order = np.lexsort((-doc_codes, -vals, qpos))
+    starts = np.concatenate([[0], np.cumsum(lengths)[:-1]])
+    ranks = np.arange(len(order)) - np.repeat(starts, lengths) + 1
+    return pd.DataFrame(
+        {"query_id": qids[order], "doc_id": docs[order], "score": vals[order], "rank": ranks.astype(np.int64)}
+    )

@@ -1,0 +1,30 @@
+"""Shared fixtures: where the real test collections are."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def shared_corpora_dir() -> Path | None:
+    """RANKSCOPE_DATA if set, else ../shared/corpora beside the repo (the CI layout)."""
+    env = os.environ.get("RANKSCOPE_DATA")
+    candidate = Path(env) if env else REPO.parent / "shared" / "corpora"
+    return candidate if candidate.is_dir() else None
+
+
+@pytest.fixture(scope="session")
+def data_dir() -> Path:
+    path = shared_corpora_dir()
+    if path is None:
+        pytest.skip("real collections not found: set RANKSCOPE_DATA to the folder holding cranfield/, cisi/, ...")
+    return path
+
+
+@pytest.fixture(autouse=True)
+def _no_progress_bars(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("RANKSCOPE_QUIET", "1")
