@@ -77,11 +77,32 @@ def validate(frame: pd.DataFrame, kind: str, source: str = "<DataFrame>") -> pd.
 
 def trec_ranks(run: pd.DataFrame) -> np.ndarray:
     """1-based ranks per query: score descending, ties by doc_id descending (trec_eval's rule)."""
-    order = run.sort_values(["query_id", "score", "doc_id"], ascending=[True, False, False], kind="stable")
-    ranks = order.groupby("query_id", sort=False).cumcount().to_numpy() + 1
+    order, ranks = _tie_order(run)
     result = np.empty(len(run), dtype=np.int64)
-    result[order.index.to_numpy()] = ranks
+    result[order] = ranks
     return result
+
+
+def sort_run(run: pd.DataFrame) -> pd.DataFrame:
+    """A new run ordered by query_id, then the tie rule, with ``rank`` recomputed to match.
+
+    ``run`` needs ``query_id``, ``doc_id`` and ``score``; this is the order and the
+    ranks trec_eval uses when it scores a run file, whatever ranks the file states.
+    """
+    order, ranks = _tie_order(run)
+    out = run.iloc[order].reset_index(drop=True)
+    out["rank"] = ranks
+    return out
+
+
+def _tie_order(run: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+    """Row positions in (query_id asc, score desc, doc_id desc) order, and each row's 1-based rank."""
+    keys = pd.DataFrame(
+        {"query_id": run["query_id"].to_numpy(), "score": run["score"].to_numpy(), "doc_id": run["doc_id"].to_numpy()}
+    )
+    ordered = keys.sort_values(["query_id", "score", "doc_id"], ascending=[True, False, False], kind="stable")
+    ranks = ordered.groupby("query_id", sort=False).cumcount().to_numpy(dtype=np.int64) + 1
+    return ordered.index.to_numpy(), ranks
 
 
 def _as_integer(values: pd.Series, col: str, kind: str, source: str) -> pd.Series:
@@ -90,7 +111,7 @@ def _as_integer(values: pd.Series, col: str, kind: str, source: str) -> pd.Serie
     if bad.any():
         row = int(np.flatnonzero(bad.to_numpy())[0])
         raise SchemaError(
-            f"{source}: {kind} column {col!r} must hold integers; row {row} has {values.iloc[row]!r}"
+            f"{source}: {kind} column {col!r} must hold integers; row {row} has {_shown(values.iloc[row])}"
         )
     return numeric.astype(np.int64)
 
@@ -101,6 +122,11 @@ def _as_float(values: pd.Series, col: str, kind: str, source: str) -> pd.Series:
     if bad.any():
         row = int(np.flatnonzero(bad.to_numpy())[0])
         raise SchemaError(
-            f"{source}: {kind} column {col!r} must hold finite numbers; row {row} has {values.iloc[row]!r}"
+            f"{source}: {kind} column {col!r} must hold finite numbers; row {row} has {_shown(values.iloc[row])}"
         )
     return numeric.astype(np.float64)
+
+
+def _shown(value: object) -> str:
+    """A value as the user wrote it (``1.5``, ``'x'``), not numpy's repr."""
+    return repr(value.item() if isinstance(value, np.generic) else value)

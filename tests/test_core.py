@@ -1,0 +1,103 @@
+"""The shared core: strict text reading, atomic writes, the schema, the run tie rule, the CLI hub."""
+
+from __future__ import annotations
+
+import gzip
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from corpora.schema import validate
+from rankscope.cli import main
+from rankscope.errors import FormatError, SchemaError
+from rankscope.fileio import atomic_write, read_lines
+from retrieval.base import make_run
+
+
+def test_read_lines_strips_bom_and_crlf(tmp_path):
+    path = tmp_path / "q.txt"
+    path.write_bytes(b"\xef\xbb\xbf.I 1\r\nfirst\r\n")
+    assert read_lines(path) == [".I 1", "first"]
+
+
+def test_read_lines_reads_gzip(tmp_path):
+    path = tmp_path / "q.txt.gz"
+    path.write_bytes(gzip.compress(b"a\nb\n"))
+    assert read_lines(path) == ["a", "b"]
+
+
+def test_invalid_utf8_names_file_and_line(tmp_path):
+    path = tmp_path / "bad.txt"
+    path.write_bytes(b"ok\nalso ok\nbad \xff here\n")
+    with pytest.raises(FormatError, match=r"bad\.txt, line 3: invalid UTF-8 byte 0xff"):
+        read_lines(path)
+
+
+def test_atomic_write_keeps_old_content_on_crash(tmp_path):
+    path = tmp_path / "run.trec"
+    path.write_text("old\n")
+    with pytest.raises(RuntimeError):
+        with atomic_write(path) as handle:
+            handle.write("half")
+            raise RuntimeError("crash")
+    assert path.read_text() == "old\n"
+    assert [p.name for p in tmp_path.iterdir()] == ["run.trec"]
+
+
+def test_atomic_write_gzip_round_trip(tmp_path):
+    path = tmp_path / "out.txt.gz"
+    with atomic_write(path) as handle:
+        handle.write("x\ny\n")
+    assert gzip.decompress(path.read_bytes()) == b"x\ny\n"
+
+
+def test_validate_names_missing_and_found_columns():
+    frame = pd.DataFrame({"qid": ["1"], "docno": ["d"], "relevance": [1]})
+    with pytest.raises(SchemaError) as err:
+        validate(frame, "qrels")
+    assert "['query_id', 'doc_id']" in str(err.value)
+    assert "found ['qid', 'docno', 'relevance']" in str(err.value)
+
+
+def test_validate_normalises_types_without_mutating_input():
+    frame = pd.DataFrame({"query_id": [1, 2], "doc_id": [7, 8], "relevance": ["2", 0]})
+    out = validate(frame, "qrels")
+    assert out["query_id"].tolist() == ["1", "2"]
+    assert out["relevance"].tolist() == [2, 0]
+    assert frame["query_id"].tolist() == [1, 2]
+
+
+def test_validate_refuses_fractional_relevance():
+    frame = pd.DataFrame({"query_id": ["1"], "doc_id": ["d"], "relevance": [1.5]})
+    with pytest.raises(SchemaError, match="must hold integers; row 0 has 1.5"):
+        validate(frame, "qrels")
+
+
+def test_validate_computes_trec_ranks_with_doc_id_descending_ties():
+    run = pd.DataFrame({"query_id": ["q"] * 3, "doc_id": ["a", "c", "b"], "score": [1.0, 1.0, 2.0]})
+    out = validate(run, "run")
+    assert dict(zip(out["doc_id"], out["rank"])) == {"b": 1, "c": 2, "a": 3}
+
+
+def test_make_run_orders_by_score_then_doc_id_descending():
+    run = make_run(
+        ["q1", "q2"],
+        [np.array(["d1", "d3", "d2"]), np.array(["x"])],
+        [np.array([0.5, 0.5, 0.9]), np.array([0.1])],
+    )
+    assert run["doc_id"].tolist() == ["d2", "d3", "d1", "x"]
+    assert run["rank"].tolist() == [1, 2, 3, 1]
+    assert run["query_id"].tolist() == ["q1", "q1", "q1", "q2"]
+
+
+def test_make_run_of_empty_results_has_run_columns():
+    run = make_run(["q1"], [np.array([], dtype=object)], [np.array([])])
+    assert list(run.columns) == ["query_id", "doc_id", "score", "rank"] and len(run) == 0
+
+
+def test_cli_version(capsys):
+    with pytest.raises(SystemExit) as done:
+        main(["--version"])
+    assert done.value.code == 0
+    assert capsys.readouterr().out.startswith("rankscope 0.1.0")
