@@ -1,0 +1,277 @@
+"""Paired significance tests, bootstrap intervals and multiple-comparison correction.
+
+Two systems are compared on the same queries: the per-query metric values are
+aligned on ``query_id`` and every test works on the paired differences
+``d = system - baseline``. A query present for one system and missing for the
+other is an error (silently dropping it would change the answer).
+
+Tests (all two-sided):
+
+- ``"t"``: paired Student t-test (``scipy.stats.ttest_rel``);
+- ``"wilcoxon"``: Wilcoxon signed-rank (``scipy.stats.wilcoxon`` with its
+  defaults: zero differences dropped, exact distribution for small samples);
+- ``"randomization"``: Fisher's paired randomization (sign-flip permutation)
+  test of the mean difference. When ``2**n`` sign patterns number no more than
+  ``n_permutations`` all of them are enumerated (exact p-value); otherwise
+  ``n_permutations`` random sign patterns are drawn from a seeded generator and
+  ``p = (b + 1) / (R + 1)`` (the observed labelling counts once, so p is never 0).
+
+When every difference is zero the systems are indistinguishable and all three
+tests return ``p = 1.0`` (scipy would return NaN or raise).
+
+Bootstrap confidence intervals are percentile intervals of the mean difference
+over seeded resamples of the queries. Holm and Bonferroni corrections control
+the family-wise error over the comparisons passed together.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from rankscope.errors import SchemaError
+
+if TYPE_CHECKING:
+    from evaluation.results import EvaluationResult
+
+TESTS = ("randomization", "t", "wilcoxon")
+CORRECTIONS = ("holm", "bonferroni", "none")
+
+# Monte Carlo draws are processed in blocks of about this many cells to bound memory.
+_BLOCK_CELLS = 1 << 22
+# Relative slack when comparing permuted statistics with the observed one: float sums of the
+# same numbers in another order must still count as "as extreme".
+_TOLERANCE = 1e-12
+
+
+def align(per_query: Mapping[str, pd.Series]) -> pd.DataFrame:
+    """Per-query values of several systems as one frame: index query_id, one column per system.
+
+    Each series is indexed by query_id. Duplicate query ids, missing values and a
+    query present for some systems but not others are errors naming the query.
+    """
+    if len(per_query) < 2:
+        raise SchemaError(f"need at least two systems to compare, got {len(per_query)}")
+    columns: dict[str, pd.Series] = {}
+    for name, values in per_query.items():
+        if not isinstance(values, pd.Series):
+            raise SchemaError(f"system {name!r}: expected a pandas Series indexed by query_id, got {type(values).__name__}")
+        series = pd.Series(values.to_numpy(), index=values.index.astype(str), name=name)
+        duplicated = series.index[series.index.duplicated()]
+        if len(duplicated):
+            raise SchemaError(f"system {name!r}: query {duplicated[0]!r} appears more than once")
+        numeric = pd.to_numeric(series, errors="coerce")
+        if numeric.isna().any():
+            bad = numeric.index[numeric.isna()][0]
+            raise SchemaError(f"system {name!r}: query {bad!r} has no numeric value ({series[bad]!r})")
+        columns[name] = numeric.astype(np.float64)
+    names = list(columns)
+    reference = columns[names[0]].index
+    for name in names[1:]:
+        index = columns[name].index
+        only_ref = reference.difference(index, sort=True)
+        only_this = index.difference(reference, sort=True)
+        if len(only_ref) or len(only_this):
+            missing_in, query = (name, only_ref[0]) if len(only_ref) else (names[0], only_this[0])
+            count = len(only_ref) + len(only_this)
+            raise SchemaError(
+                f"query {query!r} has a value for some systems but is missing from system {missing_in!r} "
+                f"({count} unmatched queries between {names[0]!r} and {name!r}); "
+                "evaluate every system on the same qrels"
+            )
+    order = reference.sort_values()
+    return pd.DataFrame({name: columns[name].reindex(order) for name in names}, index=order.rename("query_id"))
+
+
+def t_test(system: np.ndarray, baseline: np.ndarray) -> float:
+    """Two-sided paired t-test p-value (1.0 when all differences are zero)."""
+    diffs = _differences(system, baseline)
+    if not np.any(diffs):
+        return 1.0
+    if np.all(diffs == diffs[0]):
+        return 0.0  # constant non-zero difference: the variance is zero and the effect certain
+    return float(stats.ttest_rel(system, baseline).pvalue)
+
+
+def wilcoxon_test(system: np.ndarray, baseline: np.ndarray) -> float:
+    """Two-sided Wilcoxon signed-rank p-value with scipy's defaults (1.0 when all differences are zero)."""
+    diffs = _differences(system, baseline)
+    if not np.any(diffs):
+        return 1.0
+    return float(stats.wilcoxon(system, baseline).pvalue)
+
+
+def randomization_test(
+    system: np.ndarray, baseline: np.ndarray, *, n_permutations: int = 10_000, seed: int = 0
+) -> float:
+    """Two-sided paired randomization test of the mean difference (exact when ``2**n <= n_permutations``)."""
+    diffs = _differences(system, baseline)
+    if n_permutations < 1:
+        raise ValueError(f"n_permutations must be at least 1, got {n_permutations}")
+    if not np.any(diffs):
+        return 1.0
+    n = len(diffs)
+    observed = abs(diffs.sum())
+    threshold = observed - _TOLERANCE * max(observed, np.abs(diffs).sum())
+    if n < 63 and 2**n <= n_permutations:
+        codes = np.arange(2**n, dtype=np.int64)[:, None]
+        signs = 1 - 2 * ((codes >> np.arange(n)) & 1)
+        return float(np.mean(np.abs(signs @ diffs) >= threshold))
+    rng = np.random.default_rng(seed)
+    block = max(1, _BLOCK_CELLS // n)
+    extreme = 0
+    for start in range(0, n_permutations, block):
+        rows = min(block, n_permutations - start)
+        signs = 1 - 2 * rng.integers(0, 2, size=(rows, n), dtype=np.int8)
+        extreme += int(np.count_nonzero(np.abs(signs @ diffs) >= threshold))
+    return (extreme + 1) / (n_permutations + 1)
+
+
+def bootstrap_ci(
+    system: np.ndarray,
+    baseline: np.ndarray,
+    *,
+    n_resamples: int = 10_000,
+    confidence: float = 0.95,
+    seed: int = 0,
+) -> tuple[float, float]:
+    """Percentile bootstrap interval of the mean difference ``system - baseline`` (queries resampled)."""
+    diffs = _differences(system, baseline)
+    if not 0 < confidence < 1:
+        raise ValueError(f"confidence must be between 0 and 1, got {confidence}")
+    if n_resamples < 1:
+        raise ValueError(f"n_resamples must be at least 1, got {n_resamples}")
+    n = len(diffs)
+    rng = np.random.default_rng(seed)
+    block = max(1, _BLOCK_CELLS // n)
+    means = np.empty(n_resamples)
+    for start in range(0, n_resamples, block):
+        rows = min(block, n_resamples - start)
+        means[start : start + rows] = diffs[rng.integers(0, n, size=(rows, n))].mean(axis=1)
+    tail = (1 - confidence) / 2
+    low, high = np.quantile(means, [tail, 1 - tail])
+    return float(low), float(high)
+
+
+def adjust_pvalues(p_values: Sequence[float] | np.ndarray, method: str = "holm") -> np.ndarray:
+    """Family-wise corrected p-values: Holm (step-down), Bonferroni, or ``"none"``; capped at 1."""
+    p = np.asarray(p_values, dtype=np.float64)
+    if method not in CORRECTIONS:
+        raise ValueError(f"unknown correction {method!r}; expected one of {list(CORRECTIONS)}")
+    if np.any((p < 0) | (p > 1)) or np.any(np.isnan(p)):
+        raise ValueError("p-values must lie in [0, 1]")
+    m = len(p)
+    if method == "none" or m == 0:
+        return p.copy()
+    if method == "bonferroni":
+        return np.minimum(1.0, p * m)
+    order = np.argsort(p, kind="stable")
+    stepped = np.maximum.accumulate(np.minimum(1.0, p[order] * (m - np.arange(m))))
+    adjusted = np.empty(m)
+    adjusted[order] = stepped
+    return adjusted
+
+
+def compare_systems(
+    per_query: Mapping[str, pd.Series],
+    baseline: str,
+    test: str = "randomization",
+    correction: str = "holm",
+    seed: int = 0,
+    *,
+    alpha: float = 0.05,
+    n_permutations: int = 10_000,
+    n_bootstrap: int = 10_000,
+    confidence: float = 0.95,
+) -> pd.DataFrame:
+    """Compare every system with ``baseline`` on one metric's per-query values.
+
+    Returns one row per non-baseline system (in the given order) with columns
+    ``system, baseline, n_queries, mean, baseline_mean, delta, p_value,
+    p_adjusted, significant, ci_low, ci_high``; ``ci_*`` bound ``delta`` and
+    ``significant`` is ``p_adjusted < alpha``. Every comparison uses the same
+    ``seed``, so a system's p-value does not depend on which others are compared.
+    """
+    if test not in TESTS:
+        raise ValueError(f"unknown test {test!r}; expected one of {list(TESTS)}")
+    if correction not in CORRECTIONS:
+        raise ValueError(f"unknown correction {correction!r}; expected one of {list(CORRECTIONS)}")
+    if baseline not in per_query:
+        raise SchemaError(f"baseline {baseline!r} is not among the systems {list(per_query)}")
+    table = align(per_query)
+    base = table[baseline].to_numpy()
+    rows = []
+    for name in table.columns:
+        if name == baseline:
+            continue
+        values = table[name].to_numpy()
+        if test == "t":
+            p_value = t_test(values, base)
+        elif test == "wilcoxon":
+            p_value = wilcoxon_test(values, base)
+        else:
+            p_value = randomization_test(values, base, n_permutations=n_permutations, seed=seed)
+        ci_low, ci_high = bootstrap_ci(values, base, n_resamples=n_bootstrap, confidence=confidence, seed=seed)
+        rows.append(
+            {
+                "system": name,
+                "baseline": baseline,
+                "n_queries": len(values),
+                "mean": float(values.mean()),
+                "baseline_mean": float(base.mean()),
+                "delta": float(values.mean() - base.mean()),
+                "p_value": p_value,
+                "ci_low": ci_low,
+                "ci_high": ci_high,
+            }
+        )
+    frame = pd.DataFrame(rows, columns=["system", "baseline", "n_queries", "mean", "baseline_mean", "delta", "p_value", "ci_low", "ci_high"])
+    frame.insert(7, "p_adjusted", adjust_pvalues(frame["p_value"].to_numpy(), correction))
+    frame.insert(8, "significant", frame["p_adjusted"].to_numpy() < alpha)
+    return frame
+
+
+def compare_results(
+    results: Mapping[str, EvaluationResult],
+    baseline: str,
+    metrics: Sequence[str] | None = None,
+    test: str = "randomization",
+    correction: str = "holm",
+    seed: int = 0,
+    **options: float,
+) -> pd.DataFrame:
+    """:func:`compare_systems` for several metrics at once, from :class:`EvaluationResult` objects.
+
+    ``metrics`` defaults to the metrics of the baseline's result, in its order.
+    The correction is applied within each metric (the family is "all systems
+    against the baseline on one metric"). Returns a long frame: ``metric`` then
+    the columns of :func:`compare_systems`.
+    """
+    if baseline not in results:
+        raise SchemaError(f"baseline {baseline!r} is not among the systems {list(results)}")
+    wide = {name: result.wide() for name, result in results.items()}
+    wanted = list(wide[baseline].columns) if metrics is None else list(metrics)
+    frames = []
+    for metric in wanted:
+        for name, table in wide.items():
+            if metric not in table.columns:
+                raise SchemaError(f"system {name!r} has no per-query values for metric {metric!r}; it has {list(table.columns)}")
+        per_query = {name: table[metric] for name, table in wide.items()}
+        frame = compare_systems(per_query, baseline, test, correction, seed, **options)
+        frame.insert(0, "metric", metric)
+        frames.append(frame)
+    return pd.concat(frames, ignore_index=True)
+
+
+def _differences(system: np.ndarray, baseline: np.ndarray) -> np.ndarray:
+    a = np.asarray(system, dtype=np.float64)
+    b = np.asarray(baseline, dtype=np.float64)
+    if a.shape != b.shape or a.ndim != 1:
+        raise ValueError(f"paired values must be two 1-d arrays of the same length, got shapes {a.shape} and {b.shape}")
+    if len(a) == 0:
+        raise ValueError("no queries to compare")
+    return a - b

@@ -1,0 +1,118 @@
+"""Significance tests against scipy, exact enumeration and hand-worked corrections."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+from evaluation.significance import (
+    adjust_pvalues,
+    align,
+    bootstrap_ci,
+    compare_systems,
+    randomization_test,
+    t_test,
+    wilcoxon_test,
+)
+from rankscope.errors import SchemaError
+
+RNG = np.random.default_rng(42)
+BASE = RNG.uniform(0, 1, size=40)
+SYSTEM = np.clip(BASE + RNG.normal(0.08, 0.2, size=40), 0, 1)
+
+
+def _exact_sign_flip_p(diffs: np.ndarray) -> float:
+    """All 2^n sign assignments, written independently of the vectorised code."""
+    observed = abs(sum(diffs))
+    hits = sum(
+        abs(sum(s * d for s, d in zip(signs, diffs))) >= observed - 1e-12
+        for signs in itertools.product((1, -1), repeat=len(diffs))
+    )
+    return hits / 2 ** len(diffs)
+
+
+def test_t_and_wilcoxon_match_scipy() -> None:
+    assert t_test(SYSTEM, BASE) == pytest.approx(stats.ttest_rel(SYSTEM, BASE).pvalue, rel=1e-12)
+    assert wilcoxon_test(SYSTEM, BASE) == pytest.approx(stats.wilcoxon(SYSTEM, BASE).pvalue, rel=1e-12)
+    # a clear effect on 40 queries is significant, and both tests agree on direction
+    assert t_test(SYSTEM, BASE) < 0.05
+
+
+def test_randomization_enumerates_exactly_when_cheap() -> None:
+    diffs = np.array([0.3, -0.1, 0.25, 0.05, 0.4, -0.2, 0.15, 0.1, -0.05, 0.35])
+    exact = _exact_sign_flip_p(diffs)
+    assert 0 < exact < 0.2  # a non-trivial example
+    assert randomization_test(diffs, np.zeros_like(diffs), n_permutations=2**10) == pytest.approx(exact, abs=1e-15)
+
+
+def test_randomization_monte_carlo_close_to_exact() -> None:
+    diffs = np.array([0.3, -0.1, 0.25, 0.05, 0.4, -0.2, 0.15, 0.1, -0.05, 0.35, 0.02, -0.3, 0.12, 0.07])
+    exact = _exact_sign_flip_p(diffs)
+    sampled = randomization_test(diffs, np.zeros_like(diffs), n_permutations=10_000, seed=7)
+    standard_error = np.sqrt(exact * (1 - exact) / 10_000)
+    assert abs(sampled - exact) < 4 * standard_error
+
+
+def test_randomization_same_seed_same_p() -> None:
+    first = randomization_test(SYSTEM, BASE, seed=3)
+    assert randomization_test(SYSTEM, BASE, seed=3) == first
+    assert randomization_test(SYSTEM, BASE, seed=4) != first
+    # Monte Carlo p-values are (b + 1) / (R + 1)
+    assert (first * 10_001) == pytest.approx(round(first * 10_001))
+
+
+def test_identical_systems_give_p_one() -> None:
+    for test in (t_test, wilcoxon_test, randomization_test):
+        assert test(BASE, BASE.copy()) == 1.0
+
+
+def test_holm_and_bonferroni_by_hand() -> None:
+    p = [0.01, 0.04, 0.03, 0.005]
+    # Bonferroni: p * m, capped at 1
+    np.testing.assert_allclose(adjust_pvalues(p, "bonferroni"), [0.04, 0.16, 0.12, 0.02])
+    # Holm: sorted 0.005*4=0.02, 0.01*3=0.03, 0.03*2=0.06, 0.04*1=0.04 -> running max 0.06
+    np.testing.assert_allclose(adjust_pvalues(p, "holm"), [0.03, 0.06, 0.06, 0.02])
+    np.testing.assert_allclose(adjust_pvalues([0.5, 0.6], "holm"), [1.0, 1.0])
+    np.testing.assert_allclose(adjust_pvalues(p, "none"), p)
+
+
+def test_bootstrap_interval_is_seeded_and_brackets_the_mean() -> None:
+    low, high = bootstrap_ci(SYSTEM, BASE, seed=1)
+    assert bootstrap_ci(SYSTEM, BASE, seed=1) == (low, high)
+    delta = float(np.mean(SYSTEM - BASE))
+    assert low < delta < high
+    # the percentile interval is close to the normal-theory one for 40 queries
+    se = np.std(SYSTEM - BASE, ddof=1) / np.sqrt(40)
+    assert low == pytest.approx(delta - 1.96 * se, abs=0.35 * se)
+    assert high == pytest.approx(delta + 1.96 * se, abs=0.35 * se)
+
+
+def _series(values: np.ndarray, prefix: str = "q") -> pd.Series:
+    return pd.Series(values, index=[f"{prefix}{i}" for i in range(len(values))])
+
+
+def test_compare_systems_table() -> None:
+    worse = np.clip(BASE - RNG.uniform(0, 0.05, size=40), 0, 1)
+    per_query = {"base": _series(BASE), "better": _series(SYSTEM)[::-1], "worse": _series(worse)}
+    table = compare_systems(per_query, "base", test="t", correction="bonferroni")
+    assert list(table["system"]) == ["better", "worse"]
+    row = table.iloc[0]
+    assert row["delta"] == pytest.approx(SYSTEM.mean() - BASE.mean())
+    assert row["p_value"] == pytest.approx(stats.ttest_rel(SYSTEM, BASE).pvalue)  # aligned despite reversed order
+    assert row["p_adjusted"] == pytest.approx(min(1.0, 2 * row["p_value"]))
+    assert bool(row["significant"]) == (row["p_adjusted"] < 0.05)
+    assert row["ci_low"] < row["delta"] < row["ci_high"]
+    again = compare_systems(per_query, "base", seed=0)
+    pd.testing.assert_frame_equal(again, compare_systems(per_query, "base", seed=0))
+
+
+def test_missing_query_is_an_error_naming_it() -> None:
+    per_query = {"a": _series(BASE), "b": _series(SYSTEM).drop("q7")}
+    with pytest.raises(SchemaError, match=r"'q7'.*missing from system 'b'"):
+        align(per_query)
+    with pytest.raises(SchemaError, match="baseline 'zzz'"):
+        compare_systems(per_query, "zzz")
