@@ -1,0 +1,219 @@
+"""Text analysis shared by every retriever, recorded in every saved index.
+
+An :class:`Analyzer` turns text into index terms in five steps:
+
+1. Unicode normalisation (NFKC by default: full-width letters and ligatures
+   become their plain forms, so ``ｆｉｌｅ`` matches ``file``);
+2. lowercasing;
+3. tokenisation: a regular expression (default ``\\w+``) or a named tokenizer
+   (``jieba`` for Chinese, or one registered with :func:`register_tokenizer`);
+4. stopword removal with a named list (``english`` is scikit-learn's
+   ``ENGLISH_STOP_WORDS``, 318 words; add lists with :func:`register_stopwords`);
+5. Snowball stemming with PyStemmer (any of ``Stemmer.algorithms()``).
+
+Everything is named, never a function object, so that :meth:`Analyzer.to_config`
+is plain JSON and a saved index can rebuild exactly the analyzer that built it.
+
+The default (``english`` preset: NFKC, lowercase, ``\\w+``, scikit-learn English
+stopwords, Snowball English stemmer) scored best of the combinations measured
+with BM25 on Cranfield and CISI; see ``docs/retrievers.md``.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+import Stemmer
+
+CONFIG_VERSION = 1
+"""Bumped when the meaning of a configuration key changes."""
+
+Tokenizer = Callable[[str], list[str]]
+
+_STOPWORD_LISTS: dict[str, frozenset[str] | Callable[[], frozenset[str]]] = {}
+_TOKENIZERS: dict[str, Tokenizer] = {}
+
+
+def _sklearn_english() -> frozenset[str]:
+    # scikit-learn is a core dependency; imported on first use because it is slow to import.
+    from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
+
+    return frozenset(ENGLISH_STOP_WORDS)
+
+
+_STOPWORD_LISTS["english"] = _sklearn_english
+
+
+def register_stopwords(name: str, words: Iterable[str]) -> None:
+    """Make a stopword list available to analyzers under ``name`` (e.g. another language)."""
+    _STOPWORD_LISTS[name] = frozenset(words)
+
+
+def stopword_list(name: str) -> frozenset[str]:
+    """The stopwords registered under ``name``; unknown names list the known ones."""
+    if name not in _STOPWORD_LISTS:
+        raise ValueError(f"unknown stopword list {name!r}; known: {sorted(_STOPWORD_LISTS)}")
+    words = _STOPWORD_LISTS[name]
+    if callable(words):
+        words = words()
+        _STOPWORD_LISTS[name] = words
+    return words
+
+
+def register_tokenizer(name: str, tokenizer: Tokenizer) -> None:
+    """Make a tokenizer (text -> tokens, applied after normalisation and lowercasing) available by name."""
+    if name == "regex":
+        raise ValueError("'regex' is the built-in pattern tokenizer and cannot be replaced")
+    _TOKENIZERS[name] = tokenizer
+
+
+_WORD = re.compile(r"\w", re.UNICODE)
+
+
+def _jieba_tokenize(text: str) -> list[str]:
+    """Chinese word segmentation (jieba's precise mode); punctuation and spaces dropped."""
+    try:
+        import jieba
+    except ImportError:
+        raise ImportError(
+            'the Chinese tokenizer needs jieba: pip install "rankscope[zh]"'
+        ) from None
+    jieba.setLogLevel(60)  # jieba prints its dictionary loading to stderr otherwise
+    return [tok for tok in jieba.lcut(text) if _WORD.search(tok)]
+
+
+_TOKENIZERS["jieba"] = _jieba_tokenize
+
+
+class Analyzer:
+    """Normalise, lowercase, tokenise, drop stopwords and stem.
+
+    ``stopwords`` and ``stemmer`` may be ``None`` to switch the step off.
+    ``tokenizer`` is ``"regex"`` (uses ``token_pattern``) or a registered name.
+    """
+
+    def __init__(
+        self,
+        *,
+        normalization: str | None = "NFKC",
+        lowercase: bool = True,
+        tokenizer: str = "regex",
+        token_pattern: str = r"\w+",
+        stopwords: str | None = "english",
+        stemmer: str | None = "english",
+    ) -> None:
+        if normalization not in (None, "NFC", "NFKC", "NFD", "NFKD"):
+            raise ValueError(f"normalization must be None, 'NFC', 'NFKC', 'NFD' or 'NFKD', got {normalization!r}")
+        if tokenizer != "regex" and tokenizer not in _TOKENIZERS:
+            raise ValueError(f"unknown tokenizer {tokenizer!r}; known: {sorted(['regex', *_TOKENIZERS])}")
+        if stemmer is not None and stemmer not in Stemmer.algorithms():
+            raise ValueError(f"unknown stemmer {stemmer!r}; known: {Stemmer.algorithms()}")
+        try:
+            self._pattern = re.compile(token_pattern)
+        except re.error as exc:
+            raise ValueError(f"token_pattern {token_pattern!r} is not a valid regular expression: {exc}") from None
+        self.normalization = normalization
+        self.lowercase = lowercase
+        self.tokenizer = tokenizer
+        self.token_pattern = token_pattern
+        self.stopwords = stopwords
+        self.stemmer = stemmer
+        self._stop = stopword_list(stopwords) if stopwords is not None else frozenset()
+        self._stemmer = Stemmer.Stemmer(stemmer) if stemmer is not None else None
+
+    # --- configuration -----------------------------------------------------------
+    def to_config(self) -> dict[str, Any]:
+        """Plain-JSON description, stored in saved indexes."""
+        return {
+            "config_version": CONFIG_VERSION,
+            "normalization": self.normalization,
+            "lowercase": self.lowercase,
+            "tokenizer": self.tokenizer,
+            "token_pattern": self.token_pattern,
+            "stopwords": self.stopwords,
+            "stemmer": self.stemmer,
+        }
+
+    @classmethod
+    def from_config(cls, config: Mapping[str, Any]) -> Analyzer:
+        """Rebuild from :meth:`to_config` output; unknown keys or a newer version are errors."""
+        cfg = dict(config)
+        version = cfg.pop("config_version", CONFIG_VERSION)
+        if not isinstance(version, int) or version > CONFIG_VERSION:
+            raise ValueError(
+                f"analyzer config_version {version!r} is newer than this rankscope supports ({CONFIG_VERSION})"
+            )
+        known = set(cls().to_config()) - {"config_version"}
+        unknown = sorted(set(cfg) - known)
+        if unknown:
+            raise ValueError(f"unknown analyzer setting(s) {unknown}; known: {sorted(known)}")
+        return cls(**cfg)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Analyzer) and self.to_config() == other.to_config()
+
+    def __hash__(self) -> int:
+        return hash(tuple(sorted(self.to_config().items())))
+
+    def __repr__(self) -> str:
+        cfg = self.to_config()
+        del cfg["config_version"]
+        return f"Analyzer({', '.join(f'{k}={v!r}' for k, v in cfg.items())})"
+
+    # --- analysis ----------------------------------------------------------------
+    def split(self, text: str) -> list[str]:
+        """Normalised, lowercased tokens before stopword removal and stemming."""
+        if self.normalization is not None and not text.isascii():
+            text = unicodedata.normalize(self.normalization, text)
+        if self.lowercase:
+            text = text.lower()
+        if self.tokenizer == "regex":
+            return self._pattern.findall(text)
+        return _TOKENIZERS[self.tokenizer](text)
+
+    def tokenize(self, text: str) -> list[str]:
+        """Index terms of one text, in order (duplicates kept: they are term frequencies)."""
+        return self.tokenize_many([text])[0]
+
+    def tokenize_many(self, texts: Iterable[str]) -> list[list[str]]:
+        """Index terms of many texts; each distinct word is stemmed once, whatever the corpus size."""
+        if isinstance(texts, str):
+            raise TypeError("tokenize_many takes an iterable of texts, not one string; use tokenize()")
+        split = [self.split(text) for text in texts]
+        terms = self._term_map({tok for toks in split for tok in toks})
+        return [[terms[tok] for tok in toks if terms[tok] is not None] for toks in split]
+
+    def _term_map(self, tokens: set[str]) -> dict[str, str | None]:
+        """Token -> index term, or None for a stopword (one lookup per token in the hot loop)."""
+        kept = [tok for tok in tokens if tok not in self._stop]
+        stems = self._stemmer.stemWords(kept) if self._stemmer is not None else kept
+        mapping: dict[str, str | None] = dict.fromkeys(tokens)
+        mapping.update(zip(kept, stems))
+        return mapping
+
+
+PRESETS: dict[str, dict[str, Any]] = {
+    "english": {},
+    "english-nostem": {"stemmer": None},
+    "plain": {"stopwords": None, "stemmer": None},
+    "chinese": {"tokenizer": "jieba"},
+}
+"""Named analyzers, usable in retriever specs (``bm25:analyzer=chinese``)."""
+
+
+def register_preset(name: str, **settings: Any) -> None:
+    """Name an analyzer configuration so retriever specs can refer to it."""
+    Analyzer(**settings)  # validate now, not at first use
+    PRESETS[name] = dict(settings)
+
+
+def get_analyzer(analyzer: str | Analyzer) -> Analyzer:
+    """An :class:`Analyzer` from a preset name, or the analyzer itself."""
+    if isinstance(analyzer, Analyzer):
+        return analyzer
+    if analyzer not in PRESETS:
+        raise ValueError(f"unknown analyzer preset {analyzer!r}; known: {sorted(PRESETS)}")
+    return Analyzer(**PRESETS[analyzer])

@@ -1,0 +1,77 @@
+"""The analyzer: each step checked against what its definition says it does."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from retrieval.analysis import Analyzer, get_analyzer, register_stopwords, register_tokenizer
+
+
+def test_default_pipeline_normalises_lowercases_drops_stopwords_and_stems() -> None:
+    # NFKC turns the full-width letters into ASCII; "the"/"of" are sklearn stopwords;
+    # Snowball English stems "flows" -> "flow", "boundaries" -> "boundari".
+    assert Analyzer().tokenize("The ＦＬＯＷＳ of Boundaries") == ["flow", "boundari"]
+
+
+def test_steps_can_be_switched_off() -> None:
+    plain = Analyzer(normalization=None, lowercase=False, stopwords=None, stemmer=None)
+    assert plain.tokenize("The ＦＬＯＷＳ of") == ["The", "ＦＬＯＷＳ", "of"]
+
+
+def test_token_pattern_is_used() -> None:
+    assert Analyzer(token_pattern=r"[a-z]{3,}", stopwords=None, stemmer=None).tokenize("a bc def 12 ghij") == [
+        "def",
+        "ghij",
+    ]
+
+
+def test_tokenize_many_equals_tokenize_one_by_one() -> None:
+    texts = ["Flowing flows flowed", "", "the of and", "Boundary layers, boundary flows."]
+    analyzer = Analyzer()
+    assert analyzer.tokenize_many(texts) == [analyzer.tokenize(t) for t in texts]
+    assert analyzer.tokenize_many(texts)[0] == ["flow", "flow", "flow"]
+
+
+def test_tokenize_many_refuses_a_single_string() -> None:
+    with pytest.raises(TypeError, match="tokenize\\(\\)"):
+        Analyzer().tokenize_many("one text")
+
+
+def test_config_round_trip_through_json() -> None:
+    analyzer = Analyzer(stemmer="porter", stopwords=None, token_pattern=r"\w\w+")
+    again = Analyzer.from_config(json.loads(json.dumps(analyzer.to_config())))
+    assert again == analyzer
+    assert again.tokenize("Flows in a pipe") == analyzer.tokenize("Flows in a pipe") == ["flow", "in", "pipe"]
+
+
+def test_config_errors_name_the_problem() -> None:
+    with pytest.raises(ValueError, match="unknown analyzer setting.*'colour'"):
+        Analyzer.from_config({"colour": "red"})
+    with pytest.raises(ValueError, match="newer"):
+        Analyzer.from_config({"config_version": 99})
+    with pytest.raises(ValueError, match="unknown stemmer 'klingon'"):
+        Analyzer(stemmer="klingon")
+    with pytest.raises(ValueError, match="unknown stopword list 'nope'"):
+        Analyzer(stopwords="nope")
+    with pytest.raises(ValueError, match="not a valid regular expression"):
+        Analyzer(token_pattern="(")
+    with pytest.raises(ValueError, match="unknown analyzer preset 'nope'.*english"):
+        get_analyzer("nope")
+
+
+def test_other_languages_plug_in_by_name() -> None:
+    register_stopwords("test-french", ["le", "la", "les"])
+    register_tokenizer("test-whitespace", str.split)
+    analyzer = Analyzer(tokenizer="test-whitespace", stopwords="test-french", stemmer="french")
+    # whitespace keeps "l'eau" one token; French Snowball strips the elision and the plural.
+    assert analyzer.tokenize("Les maisons l'eau") == ["maison", "eau"]
+    assert Analyzer.from_config(analyzer.to_config()) == analyzer
+
+
+def test_jieba_segments_chinese_words() -> None:
+    pytest.importorskip("jieba")
+    # \w+ keeps a run of Chinese characters as one token; jieba splits it into words.
+    assert Analyzer().tokenize("我爱北京天安门") == ["我爱北京天安门"]
+    assert get_analyzer("chinese").tokenize("我爱北京天安门！") == ["我", "爱", "北京", "天安门"]

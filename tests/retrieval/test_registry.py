@@ -1,0 +1,55 @@
+"""Spec parsing and registration."""
+
+from __future__ import annotations
+
+import pytest
+
+from retrieval.base import Retriever
+from retrieval.registry import SpecError, available, make_retriever, parse_spec, register
+
+
+@register("test-dummy")
+class Dummy(Retriever):
+    def __init__(self, k1: float = 1.5, depth: int = 3, exact: bool = False, mode: str = "a", cap: float | None = None):
+        self.k1 = k1
+        self.depth = depth
+        self.exact = exact
+        self.mode = mode
+        self.cap = cap
+
+
+def test_values_are_typed_from_the_constructor() -> None:
+    r = make_retriever("test-dummy:k1=2,depth=7,exact=true,mode=b(x,y),cap=None")
+    assert (r.k1, r.depth, r.exact, r.mode, r.cap) == (2.0, 7, True, "b(x,y)", None)
+    assert isinstance(r.k1, float) and isinstance(r.depth, int)
+    assert make_retriever("test-dummy:cap=0.5").cap == 0.5
+
+
+def test_spec_round_trip() -> None:
+    r = make_retriever("test-dummy:k1=0.9,exact=yes")
+    again = make_retriever(r.spec())
+    assert again.get_params() == r.get_params() == {"k1": 0.9, "depth": 3, "exact": True, "mode": "a", "cap": None}
+
+
+def test_errors_list_what_is_known() -> None:
+    assert "test-dummy" in available()
+    with pytest.raises(SpecError, match="unknown retriever 'nope'; known: .*test-dummy"):
+        make_retriever("nope:k1=1")
+    with pytest.raises(SpecError, match=r"no parameter\(s\) \['k3'\]; known: k1, depth, exact, mode, cap"):
+        make_retriever("test-dummy:k3=1")
+    with pytest.raises(SpecError, match="depth='1.5' is not a valid int"):
+        make_retriever("test-dummy:depth=1.5")
+    with pytest.raises(SpecError, match="exact='maybe' is not a valid bool"):
+        make_retriever("test-dummy:exact=maybe")
+    with pytest.raises(SpecError, match="expected key=value"):
+        make_retriever("test-dummy:k1")
+    with pytest.raises(SpecError, match="given twice"):
+        parse_spec("test-dummy:k1=1,k1=2")
+
+
+def test_a_name_cannot_be_taken_by_another_class() -> None:
+    with pytest.raises(ValueError, match="already registered"):
+
+        @register("test-dummy")
+        class Other(Retriever):
+            pass
