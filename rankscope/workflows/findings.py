@@ -1,0 +1,135 @@
+"""Plain-language findings generated from diagnosis numbers.
+
+Each rule compares numbers against a named threshold below; docs/workflows.md
+lists them. A finding always quotes the numbers that triggered it, so a reader
+can check the claim against the tables.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+HIGH_HIT = 0.6
+"""Hit@K at or above this is "high": most queries get a relevant document in the top K."""
+LOW_HIT = 0.5
+"""Hit@K below this is "low"."""
+LOW_MRR_RATIO = 0.5
+"""MRR@K / Hit@K below this means that, among queries with a hit, the first relevant
+document typically sits below rank 2 (the ratio is the mean reciprocal rank of the hits)."""
+SHARP_GAP = 0.15
+"""Hit@20 - Hit@5 at least this means many first relevant documents sit at ranks 6-20."""
+RECALL_MISS_SHARE = 0.10
+"""A share of queries with no relevant document within the depth worth calling out."""
+UNCHANGED = 0.01
+"""With --vs, metric differences smaller than this count as unchanged."""
+FLATTERS = 1.2
+"""A sampled-protocol value at least this many times the full-ranking one "flatters"."""
+
+
+def _at(cutoffs: pd.DataFrame, column: str, k: int) -> float | None:
+    return float(cutoffs.at[k, column]) if k in cutoffs.index else None
+
+
+def retriever_findings(name: str, cutoffs: pd.DataFrame, misses: pd.DataFrame, depth: int) -> list[str]:
+    """Findings for one retriever from its Hit/Recall/MRR@K table and its miss breakdown (both indexed by K)."""
+    out = []
+    k = 10 if 10 in misses.index else int(misses.index.max())
+    row = misses.loc[k]
+    n_miss = int(row["ranking_misses"] + row["recall_misses"])
+    if n_miss:
+        kind = (
+            "mostly ranking misses: a reranker over the top "
+            f"{depth} could fix them"
+            if row["ranking_misses"] >= row["recall_misses"]
+            else "mostly recall misses: only a better first stage can fix them"
+        )
+        out.append(
+            f"{name}: at K={k}, {n_miss} of {int(row['queries'])} queries ({n_miss / row['queries']:.0%}) "
+            f"have no relevant document in the top {k}: {int(row['ranking_misses'])} ranking misses "
+            f"and {int(row['recall_misses'])} recall misses, {kind}."
+        )
+    else:
+        out.append(f"{name}: every query has a relevant document in the top {k}.")
+    hit20, mrr20 = _at(cutoffs, "hit", 20), _at(cutoffs, "mrr", 20)
+    if hit20 is not None and mrr20 is not None and hit20 >= HIGH_HIT and mrr20 < LOW_MRR_RATIO * hit20:
+        out.append(
+            f"{name}: Hit@20 is high ({hit20:.3f}) but MRR@20 is low ({mrr20:.3f}): candidates are found "
+            f"but ranked too low; for queries with a hit the mean reciprocal rank is {mrr20 / hit20:.2f} "
+            f"(threshold {LOW_MRR_RATIO})."
+        )
+    hit5 = _at(cutoffs, "hit", 5)
+    if hit5 is not None and hit20 is not None and hit5 < LOW_HIT and hit20 - hit5 >= SHARP_GAP:
+        moved = int(misses.at[5, "ranking_misses"] - misses.at[20, "ranking_misses"])
+        out.append(
+            f"{name}: Hit@5 is low ({hit5:.3f}) but Hit@20 is {hit20:.3f}: the top of the list is not sharp; "
+            f"{moved} queries have their first relevant document at ranks 6-20."
+        )
+    share = float(row["recall_miss_share"])
+    if share >= RECALL_MISS_SHARE:
+        out.append(
+            f"{name}: {int(row['recall_misses'])} queries ({share:.0%}) have no relevant document within "
+            f"the top {depth}: no reranking can help them, only better recall (query expansion, "
+            "another first stage, fusion)."
+        )
+    return out
+
+
+def sampled_findings(name: str, table: pd.DataFrame) -> list[str]:
+    """Call out metrics the sampled protocol inflates; ``table`` has columns metric, full, sampled."""
+    out = []
+    for metric, full, sampled in table[["metric", "full", "sampled"]].itertuples(index=False):
+        if full > 0 and sampled >= FLATTERS * full:
+            out.append(
+                f"{name}: sampled {metric} is {sampled:.3f} against {full:.3f} on the full ranking "
+                f"({sampled / full:.1f}x): ranking among a few sampled negatives flatters the retriever."
+            )
+        elif full == 0 and sampled > 0:
+            out.append(f"{name}: sampled {metric} is {sampled:.3f} although the full-ranking value is 0.")
+    return out
+
+
+def comparison_findings(
+    name: str,
+    cutoffs: pd.DataFrame,
+    ranks: pd.Series,
+    other: str,
+    other_cutoffs: pd.DataFrame,
+    other_ranks: pd.Series,
+    depth: int,
+) -> list[str]:
+    """What changed from ``other`` to ``name``: ranking, recall, or both, with per-query counts."""
+    out = []
+    ks = [k for k in cutoffs.index if k in other_cutoffs.index]
+    d_hit = cutoffs.loc[ks, "hit"] - other_cutoffs.loc[ks, "hit"]
+    d_mrr = cutoffs.loc[ks, "mrr"] - other_cutoffs.loc[ks, "mrr"]
+    ranking_only = [k for k in ks if abs(d_hit[k]) < UNCHANGED and abs(d_mrr[k]) >= UNCHANGED]
+    if ranking_only:
+        direction = "improved" if d_mrr[ranking_only[-1]] > 0 else "worsened"
+        detail = ", ".join(f"MRR@{k} {d_mrr[k]:+.3f}" for k in ranking_only)
+        out.append(
+            f"{name} vs {other}: at K in {{{', '.join(map(str, ranking_only))}}} Hit@K is unchanged "
+            f"(|difference| < {UNCHANGED}) while {detail}: the change {direction} ranking, not recall."
+        )
+    better = [k for k in ks if d_hit[k] >= UNCHANGED]
+    worse = [k for k in ks if d_hit[k] <= -UNCHANGED]
+    for group, word in ((better, "more"), (worse, "fewer")):
+        if group:
+            detail = ", ".join(f"Hit@{k} {d_hit[k]:+.3f}" for k in group)
+            out.append(f"{name} vs {other}: {name} puts a relevant document in the top K for {word} queries ({detail}).")
+    both = pd.concat([ranks.rename("a"), other_ranks.rename("b")], axis=1)
+    found_a, found_b = both["a"].notna(), both["b"].notna()
+    only_a, only_b = int((found_a & ~found_b).sum()), int((found_b & ~found_a).sum())
+    if only_a or only_b:
+        out.append(
+            f"{name} vs {other}: within the top {depth}, {name} finds a relevant document for {only_a} "
+            f"queries where {other} finds none, and misses {only_b} that {other} finds (recall)."
+        )
+    common = both[found_a & found_b]
+    higher = int(np.sum(common["a"] < common["b"]))
+    lower = int(np.sum(common["a"] > common["b"]))
+    out.append(
+        f"{name} vs {other}: of {len(common)} queries both retrieve, {name} ranks the first relevant "
+        f"document higher on {higher}, lower on {lower} and at the same rank on {len(common) - higher - lower} (ranking)."
+    )
+    return out

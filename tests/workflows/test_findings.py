@@ -1,0 +1,63 @@
+"""Findings fire exactly when their thresholds say, and quote the numbers."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from rankscope.workflows.findings import comparison_findings, retriever_findings, sampled_findings
+from rankscope.workflows.misses import miss_breakdown
+
+
+def cutoffs(hit: dict[int, float], mrr: dict[int, float]) -> pd.DataFrame:
+    frame = pd.DataFrame({"hit": pd.Series(hit), "mrr": pd.Series(mrr)})
+    frame["recall"] = frame["hit"]
+    return frame
+
+
+def test_found_but_ranked_low_and_not_sharp() -> None:
+    # 10 queries: first relevant at ranks 8, 8, 9, 9, 12, 15, 18, 19 and two never found.
+    ranks = pd.Series([8, 8, 9, 9, 12, 15, 18, 19, np.nan, np.nan], index=[f"q{i}" for i in range(10)])
+    misses = miss_breakdown(ranks, (1, 3, 5, 10, 20))
+    hit = {1: 0.0, 3: 0.0, 5: 0.0, 10: 0.4, 20: 0.8}
+    mrr20 = float(np.nansum(1 / ranks.to_numpy()[ranks.to_numpy() <= 20]) / 10)
+    table = cutoffs(hit, {k: (mrr20 if k == 20 else 0.0) for k in hit})
+    text = " ".join(retriever_findings("bm25", table, misses, depth=1000))
+    assert "at K=10, 6 of 10 queries (60%)" in text
+    assert "4 ranking misses and 2 recall misses" in text
+    assert "candidates are found but ranked too low" in text
+    assert "not sharp; 8 queries have their first relevant document at ranks 6-20" in text
+    assert "2 queries (20%) have no relevant document within the top 1000" in text
+
+
+def test_sharp_retriever_triggers_nothing_but_the_summary() -> None:
+    ranks = pd.Series([1.0] * 9 + [2.0], index=[f"q{i}" for i in range(10)])
+    misses = miss_breakdown(ranks, (1, 3, 5, 10, 20))
+    table = cutoffs({1: 0.9, 3: 1, 5: 1, 10: 1, 20: 1}, {1: 0.9, 3: 0.95, 5: 0.95, 10: 0.95, 20: 0.95})
+    assert retriever_findings("x", table, misses, depth=100) == ["x: every query has a relevant document in the top 10."]
+
+
+def test_comparison_ranking_not_recall() -> None:
+    # Same queries found, b ranks them higher: Hit@10 equal, MRR@10 up.
+    a = pd.Series([1.0, 2.0, 5.0, np.nan], index=list("wxyz"))
+    b = pd.Series([3.0, 4.0, 5.0, np.nan], index=list("wxyz"))
+    cut_a = cutoffs({10: 0.75}, {10: (1 + 1 / 2 + 1 / 5) / 4})
+    cut_b = cutoffs({10: 0.75}, {10: (1 / 3 + 1 / 4 + 1 / 5) / 4})
+    text = " ".join(comparison_findings("a", cut_a, a, "b", cut_b, b, depth=100))
+    assert "Hit@K is unchanged" in text and "MRR@10 +0.229" in text and "improved ranking, not recall" in text
+    assert "higher on 2, lower on 0 and at the same rank on 1" in text
+    assert "finds a relevant document" not in text  # recall identical
+
+
+def test_comparison_recall_gain() -> None:
+    a = pd.Series([1.0, 2.0], index=["p", "q"])
+    b = pd.Series([1.0, np.nan], index=["p", "q"])
+    text = " ".join(comparison_findings("a", cutoffs({5: 1.0}, {5: 0.75}), a, "b", cutoffs({5: 0.5}, {5: 0.5}), b, 50))
+    assert "for more queries (Hit@5 +0.500)" in text
+    assert "finds a relevant document for 1 queries where b finds none, and misses 0" in text
+
+
+def test_sampled_flattery() -> None:
+    table = pd.DataFrame({"metric": ["mrr@10", "hit@10"], "full": [0.2, 0.6], "sampled": [0.5, 0.65]})
+    found = sampled_findings("bm25", table)
+    assert len(found) == 1 and "sampled mrr@10 is 0.500 against 0.200" in found[0] and "(2.5x)" in found[0]
