@@ -84,25 +84,47 @@ def trec_ranks(run: pd.DataFrame) -> np.ndarray:
 
 
 def sort_run(run: pd.DataFrame) -> pd.DataFrame:
-    """A new run ordered by query_id, then the tie rule, with ``rank`` recomputed to match.
+    """A new run in tie-rule order within each query, with ``rank`` recomputed to match.
 
-    ``run`` needs ``query_id``, ``doc_id`` and ``score``; this is the order and the
-    ranks trec_eval uses when it scores a run file, whatever ranks the file states.
+    Queries keep the order of their first appearance. ``run`` needs ``query_id``,
+    ``doc_id`` and ``score``; the result is the order and the ranks trec_eval uses
+    when it scores a run file, whatever ranks the file states.
     """
     order, ranks = _tie_order(run)
-    out = run.iloc[order].reset_index(drop=True)
+    out = run if order is None else run.iloc[order]
+    out = out.reset_index(drop=True)
     out["rank"] = ranks
     return out
 
 
-def _tie_order(run: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
-    """Row positions in (query_id asc, score desc, doc_id desc) order, and each row's 1-based rank."""
-    keys = pd.DataFrame(
-        {"query_id": run["query_id"].to_numpy(), "score": run["score"].to_numpy(), "doc_id": run["doc_id"].to_numpy()}
-    )
-    ordered = keys.sort_values(["query_id", "score", "doc_id"], ascending=[True, False, False], kind="stable")
-    ranks = ordered.groupby("query_id", sort=False).cumcount().to_numpy(dtype=np.int64) + 1
-    return ordered.index.to_numpy(), ranks
+def _tie_order(run: pd.DataFrame) -> tuple[np.ndarray | None, np.ndarray]:
+    """Row positions in (query first appearance, score desc, doc_id desc) order and each row's rank.
+
+    The positions are ``None`` when the rows are already in that order (the common
+    case for run files), which saves the sort on large runs.
+    """
+    n = len(run)
+    query_codes = pd.factorize(run["query_id"].to_numpy())[0]
+    doc_codes = pd.factorize(run["doc_id"].to_numpy(), sort=True)[0]
+    scores = run["score"].to_numpy(dtype=np.float64)
+    order: np.ndarray | None = None
+    if not _in_tie_order(query_codes, scores, doc_codes):
+        order = np.lexsort((-doc_codes, -scores, query_codes))
+        query_codes = query_codes[order]
+    new_query = np.ones(n, dtype=bool)
+    new_query[1:] = query_codes[1:] != query_codes[:-1]
+    starts = np.flatnonzero(new_query)
+    block_start = np.repeat(starts, np.diff(np.append(starts, n)))
+    return order, np.arange(n, dtype=np.int64) - block_start + 1
+
+
+def _in_tie_order(query_codes: np.ndarray, scores: np.ndarray, doc_codes: np.ndarray) -> bool:
+    same_query = query_codes[1:] == query_codes[:-1]
+    if not (query_codes[1:] >= query_codes[:-1]).all():
+        return False
+    lower = scores[1:] < scores[:-1]
+    tie_ok = (scores[1:] == scores[:-1]) & (doc_codes[1:] < doc_codes[:-1])
+    return bool((~same_query | lower | tie_ok).all())
 
 
 def _as_integer(values: pd.Series, col: str, kind: str, source: str) -> pd.Series:

@@ -1,0 +1,200 @@
+"""TREC qrels and run files: the formats trec_eval reads.
+
+- qrels: ``query_id iteration doc_id relevance`` (the iteration field is ignored);
+- run: ``query_id Q0 doc_id rank score tag`` (the Q0 and tag fields are ignored).
+
+Fields are separated by spaces or tabs; blank lines are skipped; plain or ``.gz``.
+Reading is strict: a line with the wrong number of fields, a non-integer
+relevance or rank, a non-finite score or a duplicate (query, document) pair
+raises :class:`~rankscope.errors.FormatError` naming the file and line. Parsing is
+vectorised (pandas' C reader); the slow line-by-line check runs only when the
+fast path fails, to say exactly where and why.
+
+Like trec_eval, the rank column of a run file is checked but not used: ranks are
+recomputed from the scores with the tie rule (score descending, then doc_id
+descending), and the run comes back in that order, grouped by query_id.
+"""
+
+from __future__ import annotations
+
+import csv
+import re
+from itertools import islice
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from corpora.schema import sort_run, validate
+from rankscope.errors import FormatError, SchemaError
+from rankscope.fileio import PathLike, atomic_write, read_lines
+
+_INT = re.compile(r"[+-]?\d+")
+_FLOAT = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
+_FIELD_SPLIT = re.compile(r"[ \t]+")
+_WHITESPACE = re.compile(r"\s")
+
+
+@dataclass(frozen=True)
+class _Layout:
+    """One whitespace-separated line format: field names and kinds (id, int, float, any)."""
+
+    what: str
+    fields: tuple[tuple[str, str], ...]
+
+    @property
+    def expected(self) -> str:
+        return f"{len(self.fields)} fields '{' '.join(name for name, _ in self.fields)}'"
+
+
+QRELS_LAYOUT = _Layout(
+    "qrels", (("query_id", "id"), ("iteration", "any"), ("doc_id", "id"), ("relevance", "int"))
+)
+RUN_LAYOUT = _Layout(
+    "run",
+    (("query_id", "id"), ("Q0", "any"), ("doc_id", "id"), ("rank", "int"), ("score", "float"), ("tag", "any")),
+)
+_DTYPES = {"id": str, "any": str, "int": np.int64, "float": np.float64}
+
+
+def read_trec_qrels(path: PathLike) -> pd.DataFrame:
+    """Read a TREC qrels file into ``query_id, doc_id, relevance`` (file order kept)."""
+    frame = _read_table(path, QRELS_LAYOUT)
+    return frame[["query_id", "doc_id", "relevance"]].copy()
+
+
+def read_trec_run(path: PathLike) -> pd.DataFrame:
+    """Read a TREC run into ``query_id, doc_id, score, rank``, in tie-rule order per query."""
+    frame = _read_table(path, RUN_LAYOUT)
+    return sort_run(frame[["query_id", "doc_id", "score"]])
+
+
+def write_trec_qrels(qrels: pd.DataFrame, path: PathLike) -> None:
+    """Write qrels as ``query_id 0 doc_id relevance`` lines, atomically (``.gz`` compresses)."""
+    table = validate(qrels, "qrels", "qrels to write")
+    _refuse_whitespace(table, ("query_id", "doc_id"), "qrels to write")
+    _refuse_duplicate_pairs(table, "qrels to write")
+    rows = zip(table["query_id"].tolist(), table["doc_id"].tolist(), table["relevance"].tolist())
+    _write_lines(path, (f"{q} 0 {d} {r}\n" for q, d, r in rows))
+
+
+def write_trec_run(run: pd.DataFrame, path: PathLike, tag: str = "rankscope") -> None:
+    """Write a run as ``query_id Q0 doc_id rank score tag`` lines trec_eval reads, atomically.
+
+    Rows are written grouped by query_id in tie-rule order with ranks recomputed to
+    match, so the ranks in the file are the ones trec_eval will score. Scores are
+    written with full (round-trip) precision.
+    """
+    if not tag or _WHITESPACE.search(tag):
+        raise SchemaError(f"run tag must be a non-empty word without whitespace, got {tag!r}")
+    table = validate(run, "run", "run to write")
+    _refuse_whitespace(table, ("query_id", "doc_id"), "run to write")
+    _refuse_duplicate_pairs(table, "run to write")
+    ordered = sort_run(table)
+    rows = zip(
+        ordered["query_id"].tolist(), ordered["doc_id"].tolist(), ordered["rank"].tolist(), ordered["score"].tolist()
+    )
+    _write_lines(path, (f"{q} Q0 {d} {k} {s!r} {tag}\n" for q, d, k, s in rows))
+
+
+# --- reading ---------------------------------------------------------------------------
+def _read_table(path: PathLike, layout: _Layout) -> pd.DataFrame:
+    """Parse with pandas' C reader; on any problem, find and report the offending line."""
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"{path}: no such {layout.what} file")
+    names = [name for name, _ in layout.fields]
+    try:
+        frame = pd.read_csv(
+            path,
+            sep=r"\s+",
+            header=None,
+            dtype={i: _DTYPES[kind] for i, (_, kind) in enumerate(layout.fields)},
+            quoting=csv.QUOTE_NONE,
+            na_filter=False,
+            encoding="utf-8",
+            compression="infer",
+            engine="c",
+        )
+    except (ValueError, OSError, EOFError, pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
+        _check_lines(path, layout)
+        raise FormatError(path, None, f"not a valid {layout.what} file ({exc})") from None
+    if frame.shape[1] != len(names):
+        _check_lines(path, layout)
+        raise FormatError(path, None, f"not a valid {layout.what} file: expected {layout.expected}")
+    frame.columns = names
+    if not _looks_complete(frame, layout):
+        _check_lines(path, layout)
+        raise FormatError(path, None, f"not a valid {layout.what} file: expected {layout.expected}")
+    return frame
+
+
+def _looks_complete(frame: pd.DataFrame, layout: _Layout) -> bool:
+    """True when no field is missing, every float is finite and no (query, doc) pair repeats."""
+    if frame.empty:
+        return False
+    last, kind = layout.fields[-1]
+    if kind in ("id", "any") and (frame[last] == "").any():
+        return False  # a short line: pandas pads the missing trailing fields
+    for name, kind in layout.fields:
+        if kind == "float" and not np.isfinite(frame[name].to_numpy()).all():
+            return False
+    return not frame.duplicated(["query_id", "doc_id"]).any()
+
+
+def _check_lines(path: Path, layout: _Layout) -> None:
+    """Raise a FormatError for the first bad line (slow path, only after the fast path failed)."""
+    lines = read_lines(path)  # reports invalid UTF-8 and bad gzip with file and line
+    seen: dict[tuple[str, str], int] = {}
+    n_fields = len(layout.fields)
+    for number, line in enumerate(lines, start=1):
+        stripped = line.strip(" \t")
+        if not stripped:
+            continue
+        fields = _FIELD_SPLIT.split(stripped)
+        if len(fields) != n_fields:
+            raise FormatError(path, number, f"expected {layout.expected}, found {len(fields)} field(s): {line!r}")
+        for (name, kind), value in zip(layout.fields, fields):
+            if kind == "int" and not _INT.fullmatch(value):
+                raise FormatError(path, number, f"{name} must be an integer, found {value!r}")
+            if kind == "float" and not _FLOAT.fullmatch(value):
+                raise FormatError(path, number, f"{name} must be a finite number, found {value!r}")
+        key = (fields[0], fields[2])
+        if key in seen:
+            raise FormatError(
+                path,
+                number,
+                f"duplicate {layout.what} entry for query {key[0]!r}, document {key[1]!r} "
+                f"(first at line {seen[key]})",
+            )
+        seen[key] = number
+    if not seen:
+        raise FormatError(path, None, f"empty {layout.what} file: expected lines of {layout.expected}")
+
+
+# --- writing ---------------------------------------------------------------------------
+def _refuse_whitespace(table: pd.DataFrame, columns: Sequence[str], source: str) -> None:
+    for col in columns:
+        bad = table[col].str.contains(r"\s", regex=True) | (table[col] == "")
+        if bad.any():
+            value = table[col][bad].iloc[0]
+            raise SchemaError(f"{source}: {col} {value!r} is empty or contains whitespace; TREC files cannot hold it")
+
+
+def _refuse_duplicate_pairs(table: pd.DataFrame, source: str) -> None:
+    dup = table.duplicated(["query_id", "doc_id"])
+    if dup.any():
+        first = table[dup].iloc[0]
+        raise SchemaError(
+            f"{source}: duplicate entry for query {first['query_id']!r}, document {first['doc_id']!r}"
+        )
+
+
+def _write_lines(path: PathLike, lines: Iterable[str], chunk: int = 500_000) -> None:
+    """Write lines atomically, joined in chunks (much faster than a csv writer for large runs)."""
+    remaining = iter(lines)
+    with atomic_write(path) as handle:
+        while batch := list(islice(remaining, chunk)):
+            handle.write("".join(batch))

@@ -1,0 +1,178 @@
+"""TREC qrels and run files: reading, writing, strictness, tie order."""
+
+from __future__ import annotations
+
+import gzip
+from pathlib import Path
+
+import ir_measures
+import pandas as pd
+import pytest
+
+from corpora.trec import read_trec_qrels, read_trec_run, write_trec_qrels, write_trec_run
+from rankscope.errors import FormatError, SchemaError
+
+
+def _write(path: Path, text: str) -> Path:
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+# --- qrels -----------------------------------------------------------------------------
+def test_qrels_reads_ids_as_strings_and_keeps_file_order(tmp_path: Path) -> None:
+    path = _write(tmp_path / "q.txt", "007 0 d10 2\n007 0 d2 0\n7\tQ0\td10\t-1\n\n12 0 NA 1\n")
+    qrels = read_trec_qrels(path)
+    assert qrels.columns.tolist() == ["query_id", "doc_id", "relevance"]
+    assert qrels["query_id"].tolist() == ["007", "007", "7", "12"]
+    assert qrels["doc_id"].tolist() == ["d10", "d2", "d10", "NA"]  # "NA" is an id, not a missing value
+    assert qrels["relevance"].tolist() == [2, 0, -1, 1]
+    assert str(qrels["relevance"].dtype) == "int64"
+
+
+def test_qrels_match_ir_measures_reader(tmp_path: Path) -> None:
+    text = "".join(f"q{q} 0 doc{d} {(q * d) % 4 - 1}\n" for q in range(1, 6) for d in range(1, 9))
+    path = _write(tmp_path / "qrels", text)
+    ours = {(q, d): r for q, d, r in read_trec_qrels(path).itertuples(index=False)}
+    theirs = {(x.query_id, x.doc_id): x.relevance for x in ir_measures.read_trec_qrels(str(path))}
+    assert ours == theirs and len(ours) == 40
+
+
+def test_qrels_crlf_bom_and_gzip(tmp_path: Path) -> None:
+    plain = tmp_path / "q.txt"
+    plain.write_bytes(b"\xef\xbb\xbf1 0 a 1\r\n1 0 b 3\r\n")
+    packed = tmp_path / "q.txt.gz"
+    packed.write_bytes(gzip.compress(b"1 0 a 1\n1 0 b 3\n"))
+    for path in (plain, packed):
+        assert read_trec_qrels(path).values.tolist() == [["1", "a", 1], ["1", "b", 3]]
+
+
+@pytest.mark.parametrize(
+    "text, line, fragment",
+    [
+        ("1 0 a 1\n1 0 b\n", 2, "expected 4 fields"),
+        ("1 0 a 1\n1 0 b 1 x\n", 2, "found 5 field(s)"),
+        ("1 0 a 1 x\n1 0 b 1\n", 1, "found 5 field(s)"),
+        ("1 0 a 1\n\n1 0 b high\n", 3, "relevance must be an integer, found 'high'"),
+        ("1 0 a 1.5\n", 1, "relevance must be an integer, found '1.5'"),
+        ("1 0 a 1\n2 0 a 1\n1 0 a 2\n", 3, "duplicate qrels entry for query '1', document 'a' (first at line 1)"),
+    ],
+)
+def test_bad_qrels_name_file_and_line(tmp_path: Path, text: str, line: int, fragment: str) -> None:
+    path = _write(tmp_path / "bad.qrels", text)
+    with pytest.raises(FormatError) as info:
+        read_trec_qrels(path)
+    assert info.value.line == line
+    assert info.value.path == str(path)
+    assert fragment in str(info.value)
+
+
+def test_empty_and_invalid_utf8_qrels(tmp_path: Path) -> None:
+    empty = _write(tmp_path / "empty", "\n \n")
+    with pytest.raises(FormatError, match="empty qrels file"):
+        read_trec_qrels(empty)
+    broken = tmp_path / "latin1"
+    broken.write_bytes(b"1 0 a 1\n1 0 caf\xe9 1\n")
+    with pytest.raises(FormatError) as info:
+        read_trec_qrels(broken)
+    assert info.value.line == 2 and "invalid UTF-8" in str(info.value)
+
+
+def test_missing_file_is_file_not_found(tmp_path: Path) -> None:
+    with pytest.raises(FileNotFoundError, match="no such qrels file"):
+        read_trec_qrels(tmp_path / "nope")
+
+
+def test_qrels_round_trip_and_atomic_overwrite(tmp_path: Path) -> None:
+    qrels = pd.DataFrame({"query_id": ["2", "10", "2"], "doc_id": ["x", "y", "z"], "relevance": [1, -1, 0]})
+    path = tmp_path / "out.qrels"
+    write_trec_qrels(qrels, path)
+    assert path.read_text() == "2 0 x 1\n10 0 y -1\n2 0 z 0\n"
+    pd.testing.assert_frame_equal(read_trec_qrels(path), qrels, check_dtype=False)
+    bad = qrels.assign(doc_id=["x", "has space", "z"])
+    with pytest.raises(SchemaError, match="'has space' is empty or contains whitespace"):
+        write_trec_qrels(bad, path)
+    assert path.read_text() == "2 0 x 1\n10 0 y -1\n2 0 z 0\n"  # previous file untouched
+    assert [p.name for p in tmp_path.iterdir()] == ["out.qrels"]  # no temporary left behind
+
+
+# --- runs ------------------------------------------------------------------------------
+def test_run_ranks_follow_scores_and_tie_rule_not_file_ranks(tmp_path: Path) -> None:
+    # file ranks are nonsense on purpose: trec_eval ignores them and so do we
+    path = _write(
+        tmp_path / "run",
+        "q1 Q0 d1 1 0.5 t\nq1 Q0 d3 2 0.9 t\nq1 Q0 d2 3 0.5 t\nq0 Q0 d9 1 -2e-1 t\nq1 Q0 d10 9 0.5 t\n",
+    )
+    run = read_trec_run(path)
+    assert run.columns.tolist() == ["query_id", "doc_id", "score", "rank"]
+    # q1 first (first appearance); ties at 0.5 by doc_id descending in byte order: d2 > d10 > d1
+    assert run["query_id"].tolist() == ["q1", "q1", "q1", "q1", "q0"]
+    assert run["doc_id"].tolist() == ["d3", "d2", "d10", "d1", "d9"]
+    assert run["rank"].tolist() == [1, 2, 3, 4, 1]
+    assert run["score"].tolist() == [0.9, 0.5, 0.5, 0.5, -0.2]
+
+
+def test_run_tie_order_matches_ir_measures_sorted_scores(tmp_path: Path) -> None:
+    lines = [f"q{q} Q0 D{d} 0 {(d * 7 + q) % 5} sys\n" for q in range(3) for d in range(20)]
+    path = _write(tmp_path / "run", "".join(lines))
+    run = read_trec_run(path)
+    for qid, group in run.groupby("query_id", sort=False):
+        theirs = [(s.doc_id, s.score) for s in ir_measures.read_trec_run(str(path)) if s.query_id == qid]
+        expected = sorted(theirs, key=lambda x: (x[1], x[0]), reverse=True)
+        assert list(zip(group["doc_id"], group["score"])) == expected
+        assert group["rank"].tolist() == list(range(1, 21))
+
+
+@pytest.mark.parametrize(
+    "text, line, fragment",
+    [
+        ("q Q0 a 1 0.5 t\nq Q0 b 2 0.4\n", 2, "expected 6 fields"),
+        ("q Q0 a 1 nan t\n", 1, "score must be a finite number, found 'nan'"),
+        ("q Q0 a 1 0.5 t\nq Q0 b 2 inf t\n", 2, "found 'inf'"),
+        ("q Q0 a one 0.5 t\n", 1, "rank must be an integer, found 'one'"),
+        ("q Q0 a 1 0.5 t\nq Q0 a 2 0.4 t\n", 2, "duplicate run entry for query 'q', document 'a' (first at line 1)"),
+        ("q Q0 a 1 0.5 t\nq Q0 b 2 0.4", 2, "expected 6 fields"),  # truncated last line
+    ],
+)
+def test_bad_runs_name_file_and_line(tmp_path: Path, text: str, line: int, fragment: str) -> None:
+    path = _write(tmp_path / "bad.run", text)
+    with pytest.raises(FormatError) as info:
+        read_trec_run(path)
+    assert info.value.line == line and fragment in str(info.value)
+
+
+def test_run_round_trip_full_precision_gzip(tmp_path: Path) -> None:
+    run = pd.DataFrame(
+        {"query_id": ["b", "a", "b", "a"], "doc_id": ["1", "2", "3", "4"], "score": [0.1 + 0.2, 1 / 3, 2.0, 1e-300]}
+    )
+    path = tmp_path / "run.txt.gz"
+    write_trec_run(run, path, tag="mine")
+    text = gzip.decompress(path.read_bytes()).decode()
+    assert text.splitlines() == [
+        "b Q0 3 1 2.0 mine",
+        "b Q0 1 2 0.30000000000000004 mine",
+        "a Q0 2 1 0.3333333333333333 mine",
+        "a Q0 4 2 1e-300 mine",
+    ]
+    back = read_trec_run(path)
+    assert back["score"].tolist() == [2.0, 0.1 + 0.2, 1 / 3, 1e-300]
+    theirs = {(s.query_id, s.doc_id): s.score for s in ir_measures.read_trec_run(str(path))}
+    assert theirs == {("b", "3"): 2.0, ("b", "1"): 0.1 + 0.2, ("a", "2"): 1 / 3, ("a", "4"): 1e-300}
+
+
+def test_run_writer_refuses_bad_input(tmp_path: Path) -> None:
+    run = pd.DataFrame({"query_id": ["q", "q"], "doc_id": ["a", "a"], "score": [1.0, 2.0]})
+    with pytest.raises(SchemaError, match="duplicate entry for query 'q', document 'a'"):
+        write_trec_run(run, tmp_path / "r")
+    with pytest.raises(SchemaError, match="run tag"):
+        write_trec_run(run.iloc[:1], tmp_path / "r", tag="two words")
+    with pytest.raises(SchemaError, match="missing column"):
+        write_trec_run(run.drop(columns="score"), tmp_path / "r")
+    assert not (tmp_path / "r").exists()
+
+
+def test_writer_does_not_mutate_input(tmp_path: Path) -> None:
+    run = pd.DataFrame({"query_id": ["q", "q"], "doc_id": ["a", "b"], "score": [1.0, 2.0], "rank": [1, 2]})
+    before = run.copy()
+    write_trec_run(run, tmp_path / "r")
+    pd.testing.assert_frame_equal(run, before)
+    assert (tmp_path / "r").read_text() == "q Q0 b 1 2.0 rankscope\nq Q0 a 2 1.0 rankscope\n"
