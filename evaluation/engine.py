@@ -1,0 +1,101 @@
+"""``evaluate``: score a run against qrels with trec_eval's semantics, all queries at once.
+
+Which queries count (trec_eval ``-c`` by default):
+
+- queries in the qrels are evaluated; a qrels query missing from the run scores 0
+  on every metric and counts in the mean (``judged_only=True``: average only over
+  queries present in both);
+- run queries absent from the qrels are ignored;
+- a query whose judgments contain no relevant document scores 0 and counts
+  (``exclude_unjudged=True`` leaves it out); their number is always reported as
+  ``n_unjudged``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import numpy as np
+import pandas as pd
+
+from corpora.schema import validate
+from evaluation.metrics import DEFAULT_METRICS, parse_metrics
+from evaluation.ranking import judge_run
+from evaluation.results import EvaluationResult
+from rankscope.errors import RankscopeError, SchemaError
+
+
+def evaluate(
+    qrels: pd.DataFrame,
+    run: pd.DataFrame,
+    metrics: str | Iterable[str] = DEFAULT_METRICS,
+    *,
+    relevance_level: int = 1,
+    judged_only: bool = False,
+    exclude_unjudged: bool = False,
+) -> EvaluationResult:
+    """Score ``run`` (``query_id, doc_id, score[, rank]``) against ``qrels`` (``query_id, doc_id, relevance``).
+
+    Documents are ranked by score descending, ties by doc_id descending (byte
+    order); the ``rank`` column is ignored. A document is relevant when its label
+    is >= ``relevance_level``; nDCG uses the graded labels. Neither frame is modified.
+    """
+    parsed = parse_metrics(metrics)
+    if isinstance(relevance_level, bool) or not isinstance(relevance_level, (int, np.integer)):
+        raise RankscopeError(f"relevance_level must be an integer, got {relevance_level!r}")
+    qrels = validate(qrels, "qrels", "qrels")
+    if qrels.empty:
+        raise SchemaError("qrels: no judgments, nothing to evaluate")
+    run_query, run_doc, run_score = _run_columns(run)
+    judged = judge_run(
+        qrels["query_id"].to_numpy(dtype=object),
+        qrels["doc_id"].to_numpy(dtype=object),
+        qrels["relevance"].to_numpy(dtype=np.int64),
+        run_query,
+        run_doc,
+        run_score,
+        relevance_level=int(relevance_level),
+        judged_only=judged_only,
+    )
+    values = np.column_stack([metric.compute(judged) for metric in parsed])
+    unjudged = judged.num_rel == 0
+    query_ids = judged.query_ids
+    if exclude_unjudged:
+        query_ids, values = query_ids[~unjudged], values[~unjudged]
+        if len(query_ids) == 0:
+            raise RankscopeError("exclude_unjudged: no evaluated query has a relevant judgment")
+    names = tuple(metric.name for metric in parsed)
+    return EvaluationResult.from_matrix(query_ids, names, values, int(unjudged.sum()))
+
+
+def _run_columns(run: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """query_id and doc_id as arrays of str, score as finite float64; checked without copying the frame."""
+    if not isinstance(run, pd.DataFrame):
+        raise SchemaError(f"run: expected a pandas DataFrame, got {type(run).__name__}")
+    missing = [c for c in ("query_id", "doc_id", "score") if c not in run.columns]
+    if missing:
+        raise SchemaError(
+            f"run: missing column(s) {missing}; expected ['query_id', 'doc_id', 'score'(, 'rank')], "
+            f"found {list(map(str, run.columns))}"
+        )
+    return _ids(run["query_id"], "query_id"), _ids(run["doc_id"], "doc_id"), _scores(run["score"])
+
+
+def _ids(column: pd.Series, name: str) -> np.ndarray:
+    values = column.to_numpy(dtype=object)
+    if pd.api.types.infer_dtype(values, skipna=False) == "string":
+        return values
+    missing = pd.isna(values)
+    if missing.any():
+        row = int(np.flatnonzero(missing)[0])
+        raise SchemaError(f"run: column {name!r} has a missing value at row {row}")
+    return values.astype(str).astype(object)  # ids are strings (schema rule), e.g. 7 -> "7"
+
+
+def _scores(column: pd.Series) -> np.ndarray:
+    numeric = pd.to_numeric(column, errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
+    bad = ~np.isfinite(numeric)
+    if bad.any():
+        row = int(np.flatnonzero(bad)[0])
+        raise SchemaError(f"run: column 'score' must hold finite numbers; row {row} has {column.iloc[row]!r}")
+    return numeric

@@ -1,0 +1,175 @@
+"""The metric formulas, each computed for all queries at once from a :class:`Judged` table.
+
+Notation per query: ``R`` = number of relevant judgments (label >= relevance level,
+retrieved or not), ``N`` = judged non-relevant (0 <= label < level), ``ret`` =
+documents retrieved, ``rel(i)`` = 1 if the document at rank ``i`` (1-based) is
+relevant. Unjudged documents are non-relevant. Negative labels mean "in the pool
+but unjudged", as in trec_eval: never relevant, no gain, and not counted in ``N``.
+A value whose denominator is 0 is 0 (trec_eval's convention). Every function
+returns one float64 per query.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from evaluation.ranking import Judged
+
+
+def _ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
+    """num / den with 0 where den == 0."""
+    den = np.asarray(den, dtype=np.float64)
+    return np.divide(num, den, out=np.zeros(len(den)), where=den != 0)
+
+
+def _hits_at(j: Judged, k: int) -> np.ndarray:
+    return j.per_query_sum(j.relevant & (j.pos < k))
+
+
+def _f1(p: np.ndarray, r: np.ndarray) -> np.ndarray:
+    return _ratio(2.0 * p * r, p + r)
+
+
+def precision_at(j: Judged, k: int) -> np.ndarray:
+    """P@k = (relevant in top k) / k; divides by k even when fewer than k were retrieved (trec_eval P.k)."""
+    return _hits_at(j, k) / float(k)
+
+
+def recall_at(j: Judged, k: int) -> np.ndarray:
+    """recall@k = (relevant in top k) / R (trec_eval recall.k)."""
+    return _ratio(_hits_at(j, k), j.num_rel)
+
+
+def f1_at(j: Judged, k: int) -> np.ndarray:
+    """f1@k = 2 P@k recall@k / (P@k + recall@k), with P@k dividing by k (no trec_eval equivalent)."""
+    return _f1(precision_at(j, k), recall_at(j, k))
+
+
+def hit_at(j: Judged, k: int) -> np.ndarray:
+    """hit@k = 1 if any relevant document is in the top k, else 0 (trec_eval success.k)."""
+    return (_hits_at(j, k) > 0).astype(np.float64)
+
+
+def reciprocal_rank(j: Judged, k: int | None = None) -> np.ndarray:
+    """RR@k = 1 / rank of the first relevant document if that rank <= k, else 0.
+
+    Without k this is trec_eval's recip_rank; with k it is the usual MRR@k cut.
+    """
+    rel = j.relevant
+    q, pos = j.q[rel], j.pos[rel]
+    first_q, first_at = np.unique(q, return_index=True)  # rows are sorted by (query, rank)
+    first_pos = pos[first_at]
+    if k is not None:
+        first_q, first_pos = first_q[first_pos < k], first_pos[first_pos < k]
+    out = np.zeros(j.n_queries)
+    out[first_q] = 1.0 / (first_pos + 1.0)
+    return out
+
+
+def average_precision(j: Judged, k: int | None = None) -> np.ndarray:
+    """AP@k = (1/R) * sum over relevant retrieved at rank i <= k of (relevant in top i) / i.
+
+    Divides by all R relevant judgments, retrieved or not (trec_eval map and map_cut.k).
+    """
+    rel = j.relevant
+    q, pos = j.q[rel], j.pos[rel]
+    counts = np.bincount(q, minlength=j.n_queries)
+    first = np.cumsum(counts) - counts
+    seen = np.arange(len(q)) - first[q] + 1.0  # relevant documents up to and including this one
+    precision = seen / (pos + 1.0)
+    if k is not None:
+        precision = np.where(pos < k, precision, 0.0)
+    return _ratio(j.per_query_sum(precision, q), j.num_rel)
+
+
+def r_precision(j: Judged) -> np.ndarray:
+    """R-precision = (relevant in top R) / R, R = number of relevant judgments (trec_eval Rprec)."""
+    return _ratio(j.per_query_sum(j.relevant & (j.pos < j.num_rel[j.q])), j.num_rel)
+
+
+def bpref(j: Judged) -> np.ndarray:
+    """bpref = (1/R) * sum over relevant retrieved r of (1 - min(n_r, R) / min(N, R)).
+
+    ``n_r`` = judged non-relevant documents ranked above r; a term is 1 when n_r = 0.
+    Unjudged and negative-label documents are skipped, exactly as trec_eval's bpref.
+    """
+    nonrel = ((j.label >= 0) & ~j.relevant).astype(np.int64)
+    counts = np.bincount(j.q, minlength=j.n_queries)
+    first = np.cumsum(counts) - counts
+    before = np.cumsum(nonrel) - nonrel  # non-relevant strictly above, across queries
+    above = before - before[first[j.q]] if len(before) else before
+    rel = j.relevant
+    n_r, big_r, big_n = above[rel], j.num_rel[j.q[rel]], j.num_nonrel[j.q[rel]]
+    term = np.where(n_r > 0, 1.0 - np.minimum(n_r, big_r) / np.maximum(np.minimum(big_n, big_r), 1), 1.0)
+    return _ratio(j.per_query_sum(term, j.q[rel]), j.num_rel)
+
+
+def _dcg(j: Judged, k: int | None, gain: np.ndarray, q: np.ndarray, pos: np.ndarray) -> np.ndarray:
+    weight = gain / np.log2(pos + 2.0)
+    if k is not None:
+        weight = np.where(pos < k, weight, 0.0)
+    return j.per_query_sum(weight, q)
+
+
+def _ndcg(j: Judged, k: int | None, gain_of: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
+    positive = j.label > 0
+    dcg = _dcg(j, k, np.where(positive, gain_of(np.maximum(j.label, 0)), 0.0), j.q, j.pos)
+    ideal = _dcg(j, k, gain_of(j.ideal_label), j.ideal_q, j.ideal_pos)
+    return _ratio(dcg, ideal)
+
+
+def _linear_gain(label: np.ndarray) -> np.ndarray:
+    return label.astype(np.float64)
+
+
+def _exp_gain(label: np.ndarray) -> np.ndarray:
+    return np.exp2(label.astype(np.float64)) - 1.0
+
+
+def ndcg(j: Judged, k: int | None = None) -> np.ndarray:
+    """nDCG@k = DCG@k / IDCG@k with DCG@k = sum_{i<=k} gain(label_i) / log2(i + 1), gain = label.
+
+    trec_eval's ndcg / ndcg_cut.k (what BEIR and Pyserini report): linear gain, labels
+    <= 0 give 0, the ideal ranking sorts all positive judgments of the query by label
+    (retrieved or not), and the relevance level plays no part. 0 when IDCG = 0.
+    """
+    return _ndcg(j, k, _linear_gain)
+
+
+def ndcg_exp(j: Judged, k: int | None = None) -> np.ndarray:
+    """nDCG@k with exponential gain 2^label - 1 (the recommender-systems convention).
+
+    Same discount, ideal ranking and handling of labels <= 0 as :func:`ndcg`; equal to
+    it on binary labels. Not a trec_eval measure.
+    """
+    return _ndcg(j, k, _exp_gain)
+
+
+def _set_counts(j: Judged, threshold: float | None) -> tuple[np.ndarray, np.ndarray]:
+    """(relevant retrieved, retrieved) per query; 'retrieved' means score >= threshold if given."""
+    if threshold is None:
+        return j.per_query_sum(j.relevant), j.num_ret
+    retrieved = np.bincount(j.run_q[j.run_score >= threshold], minlength=j.n_queries)
+    return j.per_query_sum(j.relevant & (j.score >= threshold)), retrieved
+
+
+def set_precision(j: Judged, threshold: float | None = None) -> np.ndarray:
+    """Set precision = relevant retrieved / retrieved over the whole list (trec_eval set_P).
+
+    With a threshold, only documents with score >= threshold count as retrieved.
+    """
+    rel_ret, ret = _set_counts(j, threshold)
+    return _ratio(rel_ret, ret)
+
+
+def set_recall(j: Judged, threshold: float | None = None) -> np.ndarray:
+    """Set recall = relevant retrieved / R (trec_eval set_recall); threshold as :func:`set_precision`."""
+    rel_ret, _ = _set_counts(j, threshold)
+    return _ratio(rel_ret, j.num_rel)
+
+
+def set_f1(j: Judged, threshold: float | None = None) -> np.ndarray:
+    """Set F1 = 2PR / (P + R) of set precision and recall (trec_eval set_F, beta = 1)."""
+    return _f1(set_precision(j, threshold), set_recall(j, threshold))

@@ -1,0 +1,135 @@
+"""Metric names: a small registry and a strict parser.
+
+Grammar (lower case, no spaces)::
+
+    name      := family | family "@" k | family "(threshold=" number ")"
+    k         := positive integer without leading zeros      e.g. ndcg@10
+    number    := decimal or scientific literal               e.g. precision(threshold=0.5)
+
+``precision``, ``recall`` and ``f1`` without a cutoff are set measures over the
+whole retrieved list; with ``(threshold=x)`` only documents with score >= x count
+as retrieved. The formulas are in :mod:`evaluation.measures` and docs/metrics.md.
+Anything else is refused with the list of known forms: a typo must never turn
+into a silently missing column.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+import numpy as np
+
+from evaluation import measures
+from evaluation.ranking import Judged
+from rankscope.errors import RankscopeError
+
+DEFAULT_METRICS = ("ndcg@10", "recall@100", "mrr@10", "hit@10", "map", "precision@10")
+
+PerQuery = np.ndarray
+
+
+@dataclass(frozen=True)
+class Family:
+    """One metric family and the forms it accepts (None = form not allowed)."""
+
+    at_k: Callable[[Judged, int], PerQuery] | None
+    whole: Callable[[Judged], PerQuery] | None
+    threshold: Callable[[Judged, float], PerQuery] | None = None
+
+
+FAMILIES: dict[str, Family] = {
+    "precision": Family(measures.precision_at, measures.set_precision, measures.set_precision),
+    "recall": Family(measures.recall_at, measures.set_recall, measures.set_recall),
+    "f1": Family(measures.f1_at, measures.set_f1, measures.set_f1),
+    "hit": Family(measures.hit_at, None),
+    "mrr": Family(measures.reciprocal_rank, measures.reciprocal_rank),
+    "map": Family(measures.average_precision, measures.average_precision),
+    "ndcg": Family(measures.ndcg, measures.ndcg),
+    "ndcg_exp": Family(measures.ndcg_exp, measures.ndcg_exp),
+    "rprec": Family(None, measures.r_precision),
+    "bpref": Family(None, measures.bpref),
+}
+
+_NAME = re.compile(
+    r"(?P<family>[a-z][a-z0-9_]*)"
+    r"(?:@(?P<k>[1-9][0-9]*)"
+    r"|\(threshold=(?P<threshold>-?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:e[+-]?[0-9]+)?)\))?"
+)
+
+
+@dataclass(frozen=True)
+class Metric:
+    """A parsed metric: its name as written, family, and cutoff or score threshold."""
+
+    name: str
+    family: str
+    k: int | None = None
+    threshold: float | None = None
+
+    def compute(self, judged: Judged) -> PerQuery:
+        """One value per query of ``judged``."""
+        family = FAMILIES[self.family]
+        if self.k is not None:
+            return family.at_k(judged, self.k)  # type: ignore[misc]
+        if self.threshold is not None:
+            return family.threshold(judged, self.threshold)  # type: ignore[misc]
+        return family.whole(judged)  # type: ignore[misc]
+
+
+def known_forms() -> list[str]:
+    """Every accepted form, for error messages and docs."""
+    forms = []
+    for name, family in FAMILIES.items():
+        if family.whole is not None:
+            forms.append(name)
+        if family.at_k is not None:
+            forms.append(f"{name}@k")
+        if family.threshold is not None:
+            forms.append(f"{name}(threshold=x)")
+    return forms
+
+
+def parse_metric(name: str) -> Metric:
+    """Parse one metric name; raise :class:`RankscopeError` listing the known forms if it is not one."""
+    if not isinstance(name, str):
+        raise RankscopeError(f"metric names are strings, got {name!r}")
+    match = _NAME.fullmatch(name)
+    family = FAMILIES.get(match.group("family")) if match else None
+    if match is None or family is None:
+        raise RankscopeError(
+            f"unknown metric {name!r}; known metrics: {', '.join(known_forms())} "
+            "(k is a positive integer, x a number)"
+        )
+    base, k, threshold = match.group("family"), match.group("k"), match.group("threshold")
+    if k is not None:
+        if family.at_k is None:
+            raise RankscopeError(f"metric {name!r}: {base} takes no cutoff; use {base!r}")
+        return Metric(name, base, k=int(k))
+    if threshold is not None:
+        if family.threshold is None:
+            raise RankscopeError(f"metric {name!r}: {base} takes no score threshold")
+        value = float(threshold)
+        if not math.isfinite(value):
+            raise RankscopeError(f"metric {name!r}: threshold must be a finite number")
+        return Metric(name, base, threshold=value)
+    if family.whole is None:
+        raise RankscopeError(f"metric {name!r} needs a cutoff, e.g. {base}@10")
+    return Metric(name, base)
+
+
+def parse_metrics(names: str | Iterable[str]) -> tuple[Metric, ...]:
+    """Parse several names (a single string counts as one name); duplicates are refused."""
+    if isinstance(names, str):
+        names = [names]
+    parsed = tuple(parse_metric(n) for n in names)
+    if not parsed:
+        raise RankscopeError("no metric requested")
+    seen: set[str] = set()
+    for metric in parsed:
+        if metric.name in seen:
+            raise RankscopeError(f"metric {metric.name!r} is listed twice")
+        seen.add(metric.name)
+    return parsed

@@ -1,0 +1,66 @@
+"""What :func:`evaluation.evaluate` returns: per-query values, their means, and how they were counted."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+
+@dataclass(frozen=True)
+class EvaluationResult:
+    """Per-query values (long form ``query_id, metric, value``) and their means.
+
+    ``mean`` keeps the requested metric order. ``n_unjudged`` counts the evaluated
+    queries with no relevant judgment (they score 0 unless ``exclude_unjudged`` was
+    set, in which case they are left out of both ``per_query`` and ``mean``).
+    """
+
+    per_query: pd.DataFrame
+    mean: dict[str, float]
+    n_unjudged: int
+
+    @classmethod
+    def from_matrix(
+        cls, query_ids: np.ndarray, metrics: tuple[str, ...], values: np.ndarray, n_unjudged: int
+    ) -> EvaluationResult:
+        """Build from a (query x metric) matrix; rows are ordered by query, then metric."""
+        n_q, n_m = values.shape
+        long = pd.DataFrame(
+            {
+                "query_id": pd.array(np.repeat(np.asarray(query_ids, dtype=object), n_m), dtype="str"),
+                "metric": pd.array(np.tile(np.asarray(metrics, dtype=object), n_q), dtype="str"),
+                "value": values.reshape(-1).astype(np.float64),
+            }
+        )
+        means = values.mean(axis=0) if n_q else np.full(n_m, np.nan)
+        return cls(long, {m: float(v) for m, v in zip(metrics, means)}, int(n_unjudged))
+
+    @property
+    def metrics(self) -> list[str]:
+        return list(self.mean)
+
+    @property
+    def n_queries(self) -> int:
+        """Queries that count in the means."""
+        return int(self.per_query["query_id"].nunique())
+
+    def wide(self) -> pd.DataFrame:
+        """One row per query (index ``query_id``), one column per metric in request order."""
+        frame = self.per_query
+        table = frame.pivot(index="query_id", columns="metric", values="value")
+        table = table.reindex(index=pd.unique(frame["query_id"]), columns=self.metrics)
+        table.index.name, table.columns.name = "query_id", "metric"
+        return table
+
+    def to_dict(self, per_query: bool = False) -> dict[str, Any]:
+        """JSON-ready: ``{"mean": {...}, "n_queries": n, "n_unjudged": n}`` plus ``per_query`` if asked."""
+        out: dict[str, Any] = {"mean": dict(self.mean), "n_queries": self.n_queries, "n_unjudged": self.n_unjudged}
+        if per_query:
+            wide = self.wide()
+            out["per_query"] = {
+                str(qid): dict(zip(self.metrics, map(float, row))) for qid, row in zip(wide.index, wide.to_numpy())
+            }
+        return out
