@@ -183,11 +183,11 @@ class Analyzer:
         if isinstance(texts, str):
             raise TypeError("tokenize_many takes an iterable of texts, not one string; use tokenize()")
         split = [self.split(text) for text in texts]
-        terms = self._term_map({tok for toks in split for tok in toks})
+        terms = self.term_map({tok for toks in split for tok in toks})
         return [[terms[tok] for tok in toks if terms[tok] is not None] for toks in split]
 
-    def _term_map(self, tokens: set[str]) -> dict[str, str | None]:
-        """Token -> index term, or None for a stopword (one lookup per token in the hot loop)."""
+    def term_map(self, tokens: set[str]) -> dict[str, str | None]:
+        """Token (from :meth:`split`) -> index term, or None for a stopword; each token is stemmed once."""
         kept = [tok for tok in tokens if tok not in self._stop]
         stems = self._stemmer.stemWords(kept) if self._stemmer is not None else kept
         mapping: dict[str, str | None] = dict.fromkeys(tokens)

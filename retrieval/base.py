@@ -19,7 +19,8 @@ from typing import Any, ClassVar, Protocol, runtime_checkable
 import numpy as np
 import pandas as pd
 
-from rankscope.errors import NotFittedError
+from corpora.schema import validate
+from rankscope.errors import NotFittedError, SchemaError
 
 
 @runtime_checkable
@@ -71,6 +72,33 @@ class Retriever:
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({', '.join(f'{k}={v!r}' for k, v in self.get_params().items())})"
+
+
+def document_texts(corpus: pd.DataFrame) -> tuple[list[str], list[str]]:
+    """Validated doc ids and the text every retriever indexes: title, a newline, then the body.
+
+    The one place that decides what "the document" is, so all retrievers index the same text.
+    """
+    table = validate(corpus, "corpus", "corpus given to index()")
+    duplicated = table["doc_id"].duplicated()
+    if duplicated.any():
+        first = table["doc_id"][duplicated].iloc[0]
+        raise SchemaError(f"corpus given to index(): doc_id {first!r} occurs more than once")
+    texts = [f"{title}\n{text}" if title else text for title, text in zip(table["title"], table["text"])]
+    return table["doc_id"].tolist(), texts
+
+
+def query_texts(queries: pd.DataFrame) -> tuple[list[str], list[str]]:
+    """Validated query ids and texts."""
+    table = validate(queries, "queries", "queries given to search()")
+    return table["query_id"].tolist(), table["text"].tolist()
+
+
+def check_k(k: int) -> int:
+    """``k`` as a positive int, or a clear error (a float or 0 is a caller mistake, not a cutoff)."""
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
+        raise ValueError(f"k must be a positive integer, got {k!r}")
+    return int(k)
 
 
 def make_run(query_ids: Sequence[str], doc_ids: Sequence[np.ndarray], scores: Sequence[np.ndarray]) -> pd.DataFrame:

@@ -1,0 +1,90 @@
+"""The BM25 family (okapi, lucene, bm25l, bm25+) over stored term counts.
+
+Fast because the index keeps the parameter-free counts (:mod:`retrieval.termcounts`)
+and a term x document weight matrix derived from them: ``set_params(k1=, b=)``
+recomputes only the weights (one vectorised pass over the postings), and a batch
+of queries is scored with one sparse product, queries x terms times terms x
+documents, whose stored entries are exactly the matching documents; top-k is
+then selected among those candidates only (:mod:`retrieval.topk`).
+Formulas: :mod:`retrieval.bm25_weights`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+import scipy.sparse as sp
+
+from retrieval.analysis import Analyzer
+from retrieval.base import check_k, make_run, query_texts
+from retrieval.bm25_weights import DEFAULT_DELTA, VARIANTS, posting_weights
+from retrieval.counts_retriever import CountsRetriever
+from retrieval.registry import register
+from retrieval.topk import top_k_rows
+
+QUERY_BATCH = 256
+"""Queries scored per sparse product: bounds the memory of the candidate matrix."""
+
+
+@register("bm25")
+class BM25(CountsRetriever):
+    """BM25 with a choice of variant; ``delta`` applies to bm25l (default 0.5) and bm25+ (default 1.0)."""
+
+    def __init__(
+        self,
+        variant: str = "okapi",
+        k1: float = 1.5,
+        b: float = 0.75,
+        delta: float | None = None,
+        epsilon: float = 0.25,
+        analyzer: str | Analyzer = "english",
+    ) -> None:
+        if variant not in VARIANTS:
+            raise ValueError(f"unknown BM25 variant {variant!r}; known: {', '.join(VARIANTS)}")
+        if not k1 >= 0:
+            raise ValueError(f"k1 must be >= 0, got {k1!r}")
+        if not 0 <= b <= 1:
+            raise ValueError(f"b must be between 0 and 1, got {b!r}")
+        if delta is not None and variant not in DEFAULT_DELTA:
+            raise ValueError(f"delta applies to {' and '.join(DEFAULT_DELTA)} only, not {variant!r}")
+        if delta is not None and not delta >= 0:
+            raise ValueError(f"delta must be >= 0, got {delta!r}")
+        self.variant = variant
+        self.k1 = k1
+        self.b = b
+        self.delta = delta
+        self.epsilon = epsilon
+        self.analyzer = analyzer
+
+    def _fit(self) -> None:
+        delta = DEFAULT_DELTA.get(self.variant) if self.delta is None else self.delta
+        weights = posting_weights(self.counts_, self.variant, self.k1, self.b, delta, self.epsilon)
+        self.weights_ = self.counts_.matrix(weights)
+
+    def search(self, queries: pd.DataFrame, k: int = 1000) -> pd.DataFrame:
+        """Top ``k`` matching documents per query (a query matching nothing gets no rows)."""
+        self._check_fitted("weights_")
+        k = check_k(k)
+        query_ids, texts = query_texts(queries)
+        query_terms = self.counts_.query_matrix(self.analyzer_, texts)
+        doc_ids, rank = self.counts_.doc_ids, self.counts_.doc_id_rank
+        found_docs: list[np.ndarray] = []
+        found_scores: list[np.ndarray] = []
+        for start in range(0, len(texts), QUERY_BATCH):
+            scores = self._scores(query_terms[start : start + QUERY_BATCH])
+            positions, values = top_k_rows(scores, k, rank)
+            found_docs.extend(doc_ids[p] for p in positions)
+            found_scores.extend(values)
+        return make_run(query_ids, found_docs, found_scores)
+
+    def score(self, query: str, doc_ids: Sequence[str]) -> np.ndarray:
+        """BM25 scores of the given documents for one query text (0 where no term matches)."""
+        self._check_fitted("weights_")
+        positions = self._doc_positions(doc_ids)
+        row = self._scores(self.counts_.query_matrix(self.analyzer_, [query]))
+        return np.asarray(row[:, positions].toarray()[0], dtype=np.float64)
+
+    def _scores(self, query_terms: sp.csr_matrix) -> sp.csr_matrix:
+        return (query_terms @ self.weights_).tocsr()

@@ -1,0 +1,70 @@
+"""BM25 family term weights, computed per posting from stored counts.
+
+A document's score for a query is the sum, over query tokens (repeats count),
+of the weight of that term in the document; documents without the term get 0.
+With ``L = 1 - b + b * dl / avgdl`` (dl = index terms in the document):
+
+========  ===========================================  ==============================================
+variant   IDF                                          weight(t, d), tf > 0
+========  ===========================================  ==============================================
+okapi     log((N - df + 0.5) / (df + 0.5)); negative   idf * tf (k1 + 1) / (tf + k1 L)
+          values replaced by epsilon * mean IDF
+          (rank-bm25's BM25Okapi floor)
+lucene    log(1 + (N - df + 0.5) / (df + 0.5))         idf * tf / (tf + k1 L)   (Lucene >= 8 drops k1 + 1)
+bm25l     log((N + 1) / (df + 0.5))                    idf * (k1 + 1)(c + delta) / (k1 + c + delta), c = tf / L
+bm25+     log((N + 1) / df)                            idf * (tf (k1 + 1) / (k1 L + tf) + delta)
+========  ===========================================  ==============================================
+
+bm25l and bm25+ follow Lv & Zhai (CIKM 2011, "When documents are very long,
+BM25 fails!"): delta is added only for query terms the document contains.
+rank-bm25 0.2.2 differs on both: its BM25L multiplies once more by tf, and its
+BM25Plus adds ``idf * delta`` for every query term to every document, a
+per-query constant plus a bonus for *missing* terms (see docs/retrievers.md).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from retrieval.termcounts import TermCounts
+
+VARIANTS = ("okapi", "lucene", "bm25l", "bm25+")
+DEFAULT_DELTA = {"bm25l": 0.5, "bm25+": 1.0}
+"""rank-bm25's defaults for delta; okapi and lucene have no delta."""
+
+
+def idf(variant: str, df: np.ndarray, n_docs: int, epsilon: float = 0.25) -> np.ndarray:
+    """Inverse document frequency of each term under ``variant``."""
+    df = np.asarray(df, dtype=np.float64)
+    if variant == "okapi":
+        values = np.log(n_docs - df + 0.5) - np.log(df + 0.5)
+        if len(values):
+            values[values < 0] = epsilon * values.mean()
+        return values
+    if variant == "lucene":
+        return np.log1p((n_docs - df + 0.5) / (df + 0.5))
+    if variant == "bm25l":
+        return np.log(n_docs + 1) - np.log(df + 0.5)
+    if variant == "bm25+":
+        return np.log((n_docs + 1) / df)
+    raise ValueError(f"unknown BM25 variant {variant!r}; known: {', '.join(VARIANTS)}")
+
+
+def posting_weights(
+    counts: TermCounts, variant: str, k1: float, b: float, delta: float | None, epsilon: float
+) -> np.ndarray:
+    """Weight of every posting of ``counts`` (aligned with ``counts.postings``)."""
+    term_idf = idf(variant, counts.df, counts.n_docs, epsilon)
+    avgdl = counts.doc_len.mean() if counts.n_docs else 0.0
+    length_norm = 1.0 - b + b * counts.doc_len / avgdl if avgdl > 0 else np.full(counts.n_docs, 1.0 - b)
+    per_posting_idf = np.repeat(term_idf, counts.df)
+    norm = length_norm[counts.postings]
+    tf = counts.tf
+    if variant == "okapi":
+        return per_posting_idf * (tf * (k1 + 1) / (tf + k1 * norm))
+    if variant == "lucene":
+        return per_posting_idf * (tf / (tf + k1 * norm))
+    if variant == "bm25l":
+        ctd = tf / norm
+        return per_posting_idf * ((k1 + 1) * (ctd + delta) / (k1 + ctd + delta))
+    return per_posting_idf * (delta + tf * (k1 + 1) / (k1 * norm + tf))

@@ -1,0 +1,102 @@
+"""Shared base of retrievers built on stored term counts (BM25, the rank-bm25 backend).
+
+It owns what they have in common: analysing the corpus once into
+:class:`~retrieval.termcounts.TermCounts`, saving those counts (not the
+parameter-dependent weights) with the analyzer config and parameters, loading
+them memory-mapped, and mapping candidate doc ids for ``score``. A subclass
+implements ``_fit`` (derive its scoring state from ``counts_``), ``search`` and
+``score``.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from rankscope.errors import RankscopeError
+from retrieval.analysis import PRESETS, Analyzer, get_analyzer
+from retrieval.base import Retriever, document_texts
+from retrieval.storage import IndexFormatError, load_index, require_fields, save_index
+from retrieval.termcounts import TermCounts
+
+
+class UnknownDocumentError(RankscopeError, KeyError):
+    """``score`` was asked about a document the index does not hold."""
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
+class CountsRetriever(Retriever):
+    """Index = term counts + an analyzer; subclasses turn the counts into scores."""
+
+    analyzer: str | Analyzer
+
+    def index(self, corpus: pd.DataFrame) -> CountsRetriever:
+        """Analyse and count the corpus (title and text), then fit the scoring state."""
+        doc_ids, texts = document_texts(corpus)
+        if not doc_ids:
+            raise ValueError("cannot index an empty corpus")
+        analyzer = get_analyzer(self.analyzer)
+        self.counts_ = TermCounts.build(analyzer, doc_ids, texts)
+        self.analyzer_ = analyzer
+        self._fit()
+        return self
+
+    def _fit(self) -> None:
+        raise NotImplementedError
+
+    def save(self, directory: str | os.PathLike[str]) -> None:
+        """Write the counts, the analyzer config and the parameters (pickle-free, atomic)."""
+        self._check_fitted("counts_")
+        params = self.get_params()
+        if isinstance(params["analyzer"], Analyzer):
+            params["analyzer"] = None  # the full config below is what rebuilds it
+        meta = {"params": params, "analyzer": self.analyzer_.to_config()}
+        save_index(directory, self.name, meta, self.counts_.to_arrays())
+
+    @classmethod
+    def load(cls, directory: str | os.PathLike[str]) -> CountsRetriever:
+        """Open a saved index; the counts stay memory-mapped."""
+        meta, arrays = load_index(directory, cls.name)
+        require_fields(meta, directory, ["params", "analyzer"])
+        params: dict[str, Any] = dict(meta["params"])
+        try:
+            analyzer = Analyzer.from_config(meta["analyzer"])
+        except ValueError as exc:
+            raise IndexFormatError(Path(directory) / "meta.json", None, f"analyzer: {exc}") from None
+        preset = params.get("analyzer")
+        if not (isinstance(preset, str) and preset in PRESETS and get_analyzer(preset) == analyzer):
+            params["analyzer"] = analyzer
+        try:
+            retriever = cls(**params)
+        except (TypeError, ValueError) as exc:
+            raise IndexFormatError(Path(directory) / "meta.json", None, f"params: {exc}") from None
+        retriever.counts_ = TermCounts.from_arrays(arrays)
+        retriever.analyzer_ = analyzer
+        retriever._fit()
+        return retriever
+
+    def set_params(self, **params: Any) -> CountsRetriever:
+        """Change parameters (validated as in the constructor); a fitted index is re-fitted from its counts."""
+        new = {**self.get_params(), **params}
+        type(self)(**new)  # same validation as the constructor, before anything changes
+        fitted = hasattr(self, "counts_")
+        if fitted and get_analyzer(new["analyzer"]) != self.analyzer_:
+            raise ValueError("the analyzer cannot change after index(): the counts depend on it; index again")
+        super().set_params(**params)
+        if fitted:
+            self._fit()
+        return self
+
+    def _doc_positions(self, doc_ids: Sequence[str]) -> np.ndarray:
+        index = self.counts_.doc_index
+        try:
+            return np.fromiter((index[str(d)] for d in doc_ids), dtype=np.int64, count=len(doc_ids))
+        except KeyError as exc:
+            raise UnknownDocumentError(f"score(): document {exc.args[0]!r} is not in the index") from None

@@ -1,0 +1,41 @@
+"""Fixtures for retriever tests: a small hand-written corpus and the real collections."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+
+@pytest.fixture
+def tiny_corpus() -> pd.DataFrame:
+    return pd.DataFrame(
+        {
+            "doc_id": ["d1", "d2", "d3", "d4", "d5"],
+            "title": ["", "", "", "", ""],
+            "text": [
+                "boundary layer flow over a flat plate",
+                "heat transfer in laminar boundary layer flow flow",
+                "supersonic flow around a cone",
+                "boundary conditions for heat conduction",
+                "the of and",
+            ],
+        }
+    )
+
+
+@pytest.fixture
+def tiny_queries() -> pd.DataFrame:
+    return pd.DataFrame(
+        {"query_id": ["q1", "q2", "q3", "q4"], "text": ["boundary layer flow", "heat", "xylophone", "flow flow cone"]}
+    )
+
+
+@pytest.fixture(scope="module", params=["cranfield", "cisi"])
+def collection(request: pytest.FixtureRequest, data_dir: Path):
+    """A real collection, read by corpora.load_dataset."""
+    corpora = pytest.importorskip("corpora")
+    if not hasattr(corpora, "load_dataset"):  # TEMPORARY until corpora.load_dataset lands
+        pytest.skip("corpora.load_dataset not written yet")
+    return corpora.load_dataset(str(data_dir / request.param))

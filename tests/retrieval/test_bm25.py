@@ -1,0 +1,162 @@
+"""BM25 family: formulas against definitions and rank-bm25, re-weighting, ties, persistence."""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import rank_bm25
+
+from rankscope.errors import NotFittedError
+from retrieval.base import document_texts, query_texts
+from retrieval.bm25 import BM25
+from retrieval.counts_retriever import UnknownDocumentError
+
+
+def reference_scores(
+    docs: list[list[str]], query: list[str], variant: str, k1: float, b: float, delta: float, epsilon: float
+) -> list[float]:
+    """Plain-Python transcription of the formulas in retrieval/bm25_weights.py, one document at a time."""
+    n = len(docs)
+    avgdl = sum(map(len, docs)) / n
+    df = Counter(t for d in docs for t in set(d))
+    raw_idf = {t: math.log(n - f + 0.5) - math.log(f + 0.5) for t, f in df.items()}
+    floor = epsilon * sum(raw_idf.values()) / len(raw_idf)
+    out = []
+    for doc in docs:
+        tfs = Counter(doc)
+        norm = 1 - b + b * len(doc) / avgdl
+        total = 0.0
+        for term in query:
+            tf = tfs.get(term, 0)
+            if tf == 0:
+                continue
+            f = df[term]
+            if variant == "okapi":
+                idf = raw_idf[term] if raw_idf[term] >= 0 else floor
+                total += idf * tf * (k1 + 1) / (tf + k1 * norm)
+            elif variant == "lucene":
+                total += math.log(1 + (n - f + 0.5) / (f + 0.5)) * tf / (tf + k1 * norm)
+            elif variant == "bm25l":
+                c = tf / norm
+                total += math.log((n + 1) / (f + 0.5)) * (k1 + 1) * (c + delta) / (k1 + c + delta)
+            else:
+                total += math.log((n + 1) / f) * (delta + tf * (k1 + 1) / (k1 * norm + tf))
+        out.append(total)
+    return out
+
+
+@pytest.mark.parametrize(
+    ("variant", "delta"), [("okapi", None), ("lucene", None), ("bm25l", 0.5), ("bm25l", 0.2), ("bm25+", 1.0), ("bm25+", 0.3)]
+)
+def test_scores_follow_the_formulas(tiny_corpus: pd.DataFrame, variant: str, delta: float | None) -> None:
+    model = BM25(variant=variant, k1=1.2, b=0.6, delta=delta).index(tiny_corpus)
+    doc_ids, texts = document_texts(tiny_corpus)
+    docs = model.analyzer_.tokenize_many(texts)
+    for query in ["boundary layer flow", "heat heat", "flow cone xylophone"]:
+        expected = reference_scores(docs, model.analyzer_.tokenize(query), variant, 1.2, 0.6, delta or 0.0, 0.25)
+        np.testing.assert_allclose(model.score(query, doc_ids), expected, rtol=0, atol=1e-12)
+
+
+def test_bm25l_hand_computation_and_the_rank_bm25_tf_bug() -> None:
+    corpus = pd.DataFrame({"doc_id": ["d1", "d2"], "text": ["apple banana", "apple apple cherry"]})
+    model = BM25(variant="bm25l", analyzer="plain").index(corpus)
+    # N=2, avgdl=2.5, idf=log(3/2.5); d2: L=0.25+0.75*3/2.5=1.15, c=2/1.15,
+    # 2.5*(c+0.5)/(1.5+c+0.5)*idf; d1: L=0.85, c=1/0.85.
+    ours = model.score("apple", ["d1", "d2"])
+    np.testing.assert_allclose(ours, [0.24056316521424562, 0.27295233066536806], rtol=0, atol=1e-12)
+    # rank-bm25 0.2.2 multiplies by tf once more: equal for tf=1, doubled for tf=2.
+    theirs = rank_bm25.BM25L([["apple", "banana"], ["apple", "apple", "cherry"]]).get_scores(["apple"])
+    np.testing.assert_allclose(theirs, ours * np.array([1, 2]), rtol=1e-12)
+
+
+def _rank_bm25_equality(collection, variant: str, reference_cls: type) -> float:
+    model = BM25(variant=variant).index(collection.corpus)
+    doc_ids, texts = document_texts(collection.corpus)
+    reference = reference_cls(model.analyzer_.tokenize_many(texts))
+    worst = 0.0
+    for text in query_texts(collection.queries)[1]:
+        tokens = model.analyzer_.tokenize(text)
+        theirs = np.asarray(reference.get_scores(tokens))
+        ours = model.score(text, doc_ids)
+        if variant == "bm25+":
+            # rank-bm25 adds idf * delta for every known query token to every document,
+            # also where the term is absent; Lv & Zhai add it only where it is present.
+            ours = ours + np.array(
+                [sum(reference.idf.get(t, 0.0) for t in tokens if t not in doc) for doc in reference.doc_freqs]
+            )
+        worst = max(worst, float(np.abs(theirs - ours).max()))
+    return worst
+
+
+def test_okapi_equals_rank_bm25_on_every_query(collection) -> None:
+    assert _rank_bm25_equality(collection, "okapi", rank_bm25.BM25Okapi) < 1e-6
+
+
+def test_bm25plus_equals_rank_bm25_up_to_its_absent_term_bonus(collection) -> None:
+    assert _rank_bm25_equality(collection, "bm25+", rank_bm25.BM25Plus) < 1e-6
+
+
+def test_set_params_reweights_like_a_fresh_index(tiny_corpus: pd.DataFrame, tiny_queries: pd.DataFrame) -> None:
+    model = BM25().index(tiny_corpus)
+    counts = model.counts_
+    model.set_params(variant="bm25l", k1=0.7, b=0.3, delta=0.4)
+    assert model.counts_ is counts  # not re-tokenised
+    fresh = BM25(variant="bm25l", k1=0.7, b=0.3, delta=0.4).index(tiny_corpus)
+    pd.testing.assert_frame_equal(model.search(tiny_queries), fresh.search(tiny_queries))
+    with pytest.raises(ValueError, match="b must be between 0 and 1"):
+        model.set_params(b=1.5)
+    assert model.b == 0.3  # a rejected change leaves the model as it was
+    with pytest.raises(ValueError, match="analyzer cannot change"):
+        model.set_params(analyzer="plain")
+    with pytest.raises(ValueError, match="delta applies to bm25l and bm25\\+ only"):
+        BM25(variant="okapi", delta=0.5)
+
+
+def test_search_ranks_matching_documents_only(tiny_corpus: pd.DataFrame, tiny_queries: pd.DataFrame) -> None:
+    run = BM25().index(tiny_corpus).search(tiny_queries, k=2)
+    by_query = {q: list(g["doc_id"]) for q, g in run.groupby("query_id")}
+    # q1 "boundary layer flow": d1 holds all three terms in 5 words, d2 in 7 words.
+    assert by_query["q1"] == ["d1", "d2"]
+    # q2 "heat": d4 (4 terms) is shorter than d2 (7 terms); only these two hold "heat".
+    assert by_query["q2"] == ["d4", "d2"]
+    assert "q3" not in by_query  # out-of-vocabulary: no rows, not arbitrary documents
+    assert by_query["q4"] == ["d3", "d2"]  # "cone" only in d3; d2 has "flow" twice
+    assert list(run["rank"]) == [1, 2] * 3
+
+
+def test_ties_at_the_cut_follow_the_documented_rule() -> None:
+    corpus = pd.DataFrame({"doc_id": ["a", "c", "b", "e", "d"], "text": ["same words here"] * 5})
+    run = BM25().index(corpus).search(pd.DataFrame({"query_id": ["q"], "text": ["words"]}), k=3)
+    assert list(run["doc_id"]) == ["e", "d", "c"]  # equal scores: doc_id descending
+
+
+def test_save_load_is_memory_mapped_and_identical(
+    tmp_path: Path, tiny_corpus: pd.DataFrame, tiny_queries: pd.DataFrame
+) -> None:
+    model = BM25(variant="lucene", k1=0.9, b=0.4).index(tiny_corpus)
+    model.save(tmp_path / "idx")
+    loaded = BM25.load(tmp_path / "idx")
+    assert isinstance(loaded.counts_.tf, np.memmap)
+    assert loaded.get_params() == model.get_params()
+    pd.testing.assert_frame_equal(loaded.search(tiny_queries), model.search(tiny_queries))
+    loaded.set_params(k1=1.5)  # re-weighting works on the memory-mapped counts
+    pd.testing.assert_frame_equal(
+        loaded.search(tiny_queries), BM25(variant="lucene", k1=1.5, b=0.4).index(tiny_corpus).search(tiny_queries)
+    )
+
+
+def test_clear_errors(tiny_corpus: pd.DataFrame, tiny_queries: pd.DataFrame) -> None:
+    with pytest.raises(NotFittedError, match="call index"):
+        BM25().search(tiny_queries)
+    model = BM25().index(tiny_corpus)
+    with pytest.raises(UnknownDocumentError, match="document 'nope' is not in the index"):
+        model.score("heat", ["d1", "nope"])
+    with pytest.raises(ValueError, match="k must be a positive integer"):
+        model.search(tiny_queries, k=0)
+    with pytest.raises(ValueError, match="unknown BM25 variant 'okapii'"):
+        BM25(variant="okapii")
