@@ -27,6 +27,11 @@ FLATTERS = 1.2
 """A sampled-protocol value at least this many times the full-ranking one "flatters"."""
 
 
+def queries(n: int) -> str:
+    """``1 query``, ``2 queries``."""
+    return f"{n} query" if n == 1 else f"{n} queries"
+
+
 def _at(cutoffs: pd.DataFrame, column: str, k: int) -> float | None:
     return float(cutoffs.at[k, column]) if k in cutoffs.index else None
 
@@ -45,7 +50,7 @@ def retriever_findings(name: str, cutoffs: pd.DataFrame, misses: pd.DataFrame, d
             else "mostly recall misses: only a better first stage can fix them"
         )
         out.append(
-            f"{name}: at K={k}, {n_miss} of {int(row['queries'])} queries ({n_miss / row['queries']:.0%}) "
+            f"{name}: at K={k}, {n_miss} of {queries(int(row['queries']))} ({n_miss / row['queries']:.0%}) "
             f"have no relevant document in the top {k}: {int(row['ranking_misses'])} ranking misses "
             f"and {int(row['recall_misses'])} recall misses, {kind}."
         )
@@ -63,12 +68,12 @@ def retriever_findings(name: str, cutoffs: pd.DataFrame, misses: pd.DataFrame, d
         moved = int(misses.at[5, "ranking_misses"] - misses.at[20, "ranking_misses"])
         out.append(
             f"{name}: Hit@5 is low ({hit5:.3f}) but Hit@20 is {hit20:.3f}: the top of the list is not sharp; "
-            f"{moved} queries have their first relevant document at ranks 6-20."
+            f"{queries(moved)} have their first relevant document at ranks 6-20."
         )
     share = float(row["recall_miss_share"])
     if share >= RECALL_MISS_SHARE:
         out.append(
-            f"{name}: {int(row['recall_misses'])} queries ({share:.0%}) have no relevant document within "
+            f"{name}: {queries(int(row['recall_misses']))} ({share:.0%}) have no relevant document within "
             f"the top {depth}: no reranking can help them, only better recall (query expansion, "
             "another first stage, fusion)."
         )
@@ -76,13 +81,17 @@ def retriever_findings(name: str, cutoffs: pd.DataFrame, misses: pd.DataFrame, d
 
 
 def sampled_findings(name: str, table: pd.DataFrame) -> list[str]:
-    """Call out metrics the sampled protocol inflates; ``table`` has columns metric, full, sampled."""
+    """Call out metrics the sampled protocol inflates.
+
+    ``table`` has columns metric, full_per_document and sampled: the same relevant
+    documents ranked among every non-relevant document versus among a sample.
+    """
     out = []
-    for metric, full, sampled in table[["metric", "full", "sampled"]].itertuples(index=False):
+    for metric, full, sampled in table[["metric", "full_per_document", "sampled"]].itertuples(index=False):
         if full > 0 and sampled >= FLATTERS * full:
             out.append(
-                f"{name}: sampled {metric} is {sampled:.3f} against {full:.3f} on the full ranking "
-                f"({sampled / full:.1f}x): ranking among a few sampled negatives flatters the retriever."
+                f"{name}: sampled {metric} is {sampled:.3f} against {full:.3f} when the same relevant documents "
+                f"are ranked among all non-relevant ones ({sampled / full:.1f}x): sampling flatters the retriever."
             )
         elif full == 0 and sampled > 0:
             out.append(f"{name}: sampled {metric} is {sampled:.3f} although the full-ranking value is 0.")
@@ -122,8 +131,8 @@ def comparison_findings(
     only_a, only_b = int((found_a & ~found_b).sum()), int((found_b & ~found_a).sum())
     if only_a or only_b:
         out.append(
-            f"{name} vs {other}: within the top {depth}, {name} finds a relevant document for {only_a} "
-            f"queries where {other} finds none, and misses {only_b} that {other} finds (recall)."
+            f"{name} vs {other}: within the top {depth}, {name} finds a relevant document for {queries(only_a)} "
+            f"where {other} finds none, and misses {only_b} that {other} finds (recall)."
         )
     common = both[found_a & found_b]
     higher = int(np.sum(common["a"] < common["b"]))

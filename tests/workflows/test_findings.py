@@ -54,10 +54,10 @@ def test_comparison_recall_gain() -> None:
     b = pd.Series([1.0, np.nan], index=["p", "q"])
     text = " ".join(comparison_findings("a", cutoffs({5: 1.0}, {5: 0.75}), a, "b", cutoffs({5: 0.5}, {5: 0.5}), b, 50))
     assert "for more queries (Hit@5 +0.500)" in text
-    assert "finds a relevant document for 1 queries where b finds none, and misses 0" in text
+    assert "finds a relevant document for 1 query where b finds none, and misses 0" in text
 
 
 def test_sampled_flattery() -> None:
-    table = pd.DataFrame({"metric": ["mrr@10", "hit@10"], "full": [0.2, 0.6], "sampled": [0.5, 0.65]})
+    table = pd.DataFrame({"metric": ["mrr@10", "hit@10"], "full_per_document": [0.2, 0.6], "sampled": [0.5, 0.65]})
     found = sampled_findings("bm25", table)
     assert len(found) == 1 and "sampled mrr@10 is 0.500 against 0.200" in found[0] and "(2.5x)" in found[0]

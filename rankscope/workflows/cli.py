@@ -1,0 +1,89 @@
+"""``rankscope compare``, ``rankscope tune`` and ``rankscope diagnose``."""
+
+from __future__ import annotations
+
+import argparse
+
+from rankscope.progress import set_quiet
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add the three workflow commands to the ``rankscope`` hub."""
+    from rankscope.workflows.compare import DEFAULT_RETRIEVERS
+    from rankscope.workflows.tune import DEFAULT_B, DEFAULT_K1
+
+    p = subparsers.add_parser("compare", help="compare retrievers on one dataset, with significance tests")
+    _common(p)
+    p.add_argument("--retrievers", nargs="+", default=list(DEFAULT_RETRIEVERS), metavar="SPEC",
+                   help="retriever specs, e.g. tfidf bm25:k1=0.9,b=0.4 w2v (default: %(default)s)")
+    p.add_argument("--metrics", nargs="+", metavar="METRIC", help="default: ndcg@10 recall@100 mrr@10 hit@10 map precision@10")
+    p.add_argument("--baseline", default="bm25", help="spec the others are tested against (default: %(default)s)")
+    p.add_argument("--depth", type=int, default=1000, help="documents retrieved per query (default: %(default)s)")
+    p.add_argument("--test", choices=("randomization", "t", "wilcoxon"), default="randomization",
+                   help="paired significance test, Holm-corrected (default: %(default)s)")
+    p.set_defaults(func=run_compare)
+
+    p = subparsers.add_parser("tune", help="grid-search BM25 k1 and b with cross-validation over queries")
+    _common(p)
+    p.add_argument("--retriever", default="bm25", help="a spec with k1 and b parameters (default: %(default)s)")
+    p.add_argument("--k1", default=DEFAULT_K1, help="start:stop:step, inclusive (default: %(default)s)")
+    p.add_argument("--b", default=DEFAULT_B, help="start:stop:step, inclusive (default: %(default)s)")
+    p.add_argument("--metric", default="ndcg@10", help="metric to maximise (default: %(default)s)")
+    p.add_argument("--folds", type=int, default=5, help="cross-validation folds over queries (default: %(default)s)")
+    p.set_defaults(func=run_tune)
+
+    p = subparsers.add_parser("diagnose", help="split misses into recall misses and ranking misses")
+    _common(p)
+    p.add_argument("--retriever", default="bm25", help="retriever spec (default: %(default)s)")
+    p.add_argument("--vs", metavar="SPEC", help="a second retriever to compare with")
+    p.add_argument("--depth", type=int, default=1000, help="documents retrieved per query (default: %(default)s)")
+    p.add_argument("--sampled-negatives", type=int, default=100, help="sampled protocol: negatives (default: %(default)s)")
+    p.add_argument("--sampled-repeats", type=int, default=10,
+                   help="sampled protocol: repeats, 0 to skip it (default: %(default)s)")
+    p.set_defaults(func=run_diagnose)
+
+
+def _common(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--dataset", default="cranfield", help="collection name or folder (default: %(default)s)")
+    p.add_argument("--out", metavar="DIR", help="write tables, runs, plots and report.md/report.html here")
+    p.add_argument("--seed", type=int, default=0, help="seed for tests, folds and sampling (default: %(default)s)")
+    # SUPPRESS: without the flag, keep the value the hub's own --quiet set
+    p.add_argument("--quiet", action="store_true", default=argparse.SUPPRESS, help="no progress bars")
+
+
+def _start(args: argparse.Namespace) -> None:
+    if getattr(args, "quiet", False):
+        set_quiet(True)
+
+
+def _finish(result: object, args: argparse.Namespace) -> int:
+    print(result.to_text())
+    if args.out:
+        print(f"\nwrote {len(result.files)} files to {args.out} (open report.html)")
+    return 0
+
+
+def run_compare(args: argparse.Namespace) -> int:
+    from rankscope.workflows.compare import compare
+
+    _start(args)
+    result = compare(args.dataset, args.retrievers, args.metrics, args.baseline, args.out,
+                     depth=args.depth, test=args.test, seed=args.seed)
+    return _finish(result, args)
+
+
+def run_tune(args: argparse.Namespace) -> int:
+    from rankscope.workflows.tune import tune
+
+    _start(args)
+    result = tune(args.dataset, args.retriever, args.k1, args.b, args.metric, args.folds, args.seed, args.out)
+    return _finish(result, args)
+
+
+def run_diagnose(args: argparse.Namespace) -> int:
+    from rankscope.workflows.diagnose import diagnose
+
+    _start(args)
+    result = diagnose(args.dataset, args.retriever, args.vs, args.depth, args.out,
+                      sampled_negatives=args.sampled_negatives, sampled_repeats=args.sampled_repeats, seed=args.seed)
+    return _finish(result, args)

@@ -1,0 +1,196 @@
+"""Compare retrievers on one dataset: which is better, on which metric, and is it significant?
+
+Every retriever is indexed and searched on the same queries; every metric is
+scored by :func:`evaluation.evaluate` (trec_eval semantics), and every
+retriever is tested against the baseline per metric with a paired test and
+Holm's correction over the retrievers compared on that metric.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+import pandas as pd
+
+from corpora.dataset import Dataset
+from rankscope.errors import RankscopeError
+from rankscope.progress import progress
+from rankscope.workflows import plots
+from rankscope.workflows.misses import CUTOFFS
+from rankscope.workflows.report import Report, write_csv, write_report
+from rankscope.workflows.runs import check_depth, check_specs, cutoff_table, file_stem, resolve_dataset, run_system
+from rankscope.workflows.tables import text_table
+
+DEFAULT_RETRIEVERS = ("tfidf", "bm25", "w2v")
+ALPHA = 0.05
+LEGEND = (
+    "* best on this metric; + significantly better than the baseline, - significantly worse "
+    "(paired {test} test, Holm-corrected over the retrievers per metric, p < {alpha})"
+)
+
+
+@dataclass(frozen=True)
+class CompareResult:
+    """Everything a comparison produced, as DataFrames.
+
+    ``summary``: index retriever, one column per metric (means). ``per_query``:
+    long ``retriever, query_id, metric, value``. ``significance``: one row per
+    (metric, non-baseline retriever), the columns of
+    :func:`evaluation.significance.compare_results`. ``curves``: long
+    ``retriever, K, hit, recall``. ``runs``: each retriever's run. ``files``:
+    what was written with ``out``.
+    """
+
+    dataset: str
+    baseline: str
+    metrics: tuple[str, ...]
+    test: str
+    summary: pd.DataFrame
+    per_query: pd.DataFrame
+    significance: pd.DataFrame
+    curves: pd.DataFrame
+    runs: Mapping[str, pd.DataFrame] = field(repr=False)
+    files: tuple[Path, ...] = ()
+
+    def marked(self) -> pd.DataFrame:
+        """The summary as text with the best and significance marks (see :data:`LEGEND`)."""
+        return mark_summary(self.summary, self.significance, self.baseline)
+
+    def legend(self) -> str:
+        return LEGEND.format(test=self.test, alpha=ALPHA)
+
+    def to_text(self) -> str:
+        return f"{text_table(self.marked())}\n\n{self.legend()}"
+
+
+def mark_summary(summary: pd.DataFrame, significance: pd.DataFrame, baseline: str, digits: int = 4) -> pd.DataFrame:
+    """Means as text: ``*`` on the best value of each metric (all of them if tied),
+    ``+``/``-`` where a retriever is significantly better/worse than the baseline."""
+    flags = {
+        (row.metric, row.system): ("+" if row.delta > 0 else "-")
+        for row in significance.itertuples(index=False)
+        if row.significant and row.delta != 0
+    }
+    out = pd.DataFrame(index=summary.index.copy(), columns=summary.columns, dtype=object)
+    for metric in summary.columns:
+        best = summary[metric].max()
+        for system, value in summary[metric].items():
+            mark = ("*" if value == best else "") + flags.get((metric, system), "")
+            out.at[system, metric] = f"{value:.{digits}f}{mark}"
+    out.index = [f"{s} (baseline)" if s == baseline else s for s in summary.index]
+    out.index.name = "retriever"
+    return out
+
+
+def compare(
+    dataset: str | Dataset = "cranfield",
+    retrievers: Sequence[str] = DEFAULT_RETRIEVERS,
+    metrics: Sequence[str] | None = None,
+    baseline: str = "bm25",
+    out: str | Path | None = None,
+    *,
+    depth: int = 1000,
+    test: str = "randomization",
+    seed: int = 0,
+) -> CompareResult:
+    """Index and search with every retriever, score, test against ``baseline``; write files to ``out``."""
+    from evaluation import DEFAULT_METRICS, evaluate
+    from evaluation.metrics import parse_metric
+    from evaluation.significance import compare_results
+
+    metrics = tuple(DEFAULT_METRICS if metrics is None else metrics)
+    for name in metrics:
+        parse_metric(name)  # fail before spending minutes indexing
+    check_specs(retrievers)
+    check_depth(depth)
+    if baseline not in retrievers:
+        raise RankscopeError(f"baseline {baseline!r} is not among the retrievers {list(retrievers)}; use --baseline")
+    data = resolve_dataset(dataset)
+    runs, results, curves = {}, {}, []
+    for spec in progress(retrievers, desc="retrievers", total=len(retrievers)):
+        system = run_system(spec, data, depth)
+        runs[spec] = system.run
+        results[spec] = evaluate(data.qrels, system.run, metrics)
+        curve = cutoff_table(data.qrels, system.run, CUTOFFS, ("hit", "recall"))
+        curves.append(curve.reset_index().assign(retriever=spec))
+    significance = compare_results(results, baseline, metrics, test=test, correction="holm", seed=seed, alpha=ALPHA)
+    summary = pd.DataFrame({spec: result.mean for spec, result in results.items()}).T[list(metrics)]
+    summary.index.name = "retriever"
+    per_query = pd.concat(
+        [result.per_query.assign(retriever=spec) for spec, result in results.items()], ignore_index=True
+    )[["retriever", "query_id", "metric", "value"]]
+    result = CompareResult(
+        dataset=data.name,
+        baseline=baseline,
+        metrics=metrics,
+        test=test,
+        summary=summary,
+        per_query=per_query,
+        significance=significance,
+        curves=pd.concat(curves, ignore_index=True)[["retriever", "K", "hit", "recall"]],
+        runs=runs,
+    )
+    if out is None:
+        return result
+    files = write_outputs(result, Path(out), depth)
+    return replace(result, files=tuple(files))
+
+
+def write_outputs(result: CompareResult, out: Path, depth: int) -> list[Path]:
+    """summary.csv, per_query.csv, significance.csv, curves.csv, one TREC run per retriever, the report."""
+    from corpora.trec import write_trec_run
+
+    files = [
+        write_csv(result.summary, out / "summary.csv"),
+        write_csv(result.per_query, out / "per_query.csv", index=False),
+        write_csv(result.significance, out / "significance.csv", index=False),
+        write_csv(result.curves, out / "curves.csv", index=False),
+    ]
+    for spec, run in result.runs.items():
+        path = out / f"run.{file_stem(spec)}.trec"
+        write_trec_run(run, path, tag=file_stem(spec))
+        files.append(path)
+    files += write_report(build_report(result, depth), out)
+    return files
+
+
+def per_query_differences(result: CompareResult, metric: str) -> dict[str, pd.Series]:
+    """Per-query ``retriever - baseline`` on ``metric`` for every non-baseline retriever."""
+    wide = result.per_query[result.per_query["metric"] == metric].pivot(
+        index="query_id", columns="retriever", values="value"
+    )
+    return {s: wide[s] - wide[result.baseline] for s in result.summary.index if s != result.baseline}
+
+
+def build_report(result: CompareResult, depth: int) -> Report:
+    """The comparison as a report: marked summary, significance details, curves, per-query differences."""
+    primary = result.metrics[0]
+    report = Report(f"rankscope compare: {result.dataset}")
+    report.paragraph(
+        f"{len(result.summary)} retrievers searched to depth {depth} on {result.dataset}; baseline "
+        f"{result.baseline}; metrics scored with trec_eval semantics over the "
+        f"{result.per_query['query_id'].nunique()} queries in the qrels."
+    )
+    report.heading("Summary").table(result.marked(), caption=result.legend())
+    sig = result.significance[
+        ["metric", "system", "delta", "ci_low", "ci_high", "p_value", "p_adjusted", "significant"]
+    ]
+    report.heading("Significance against the baseline").table(sig, index=False)
+    curves = {
+        spec: frame.set_index("K")[["hit", "recall"]] for spec, frame in result.curves.groupby("retriever", sort=False)
+    }
+    wide = result.curves.pivot(index="K", columns="retriever", values=["hit", "recall"])
+    wide.columns = [f"{m}@K {s}" for m, s in wide.columns]
+    report.heading("Hit@K and Recall@K").table(wide)
+    report.image("hit_recall_at_k.png", plots.cutoff_curves(curves), "Hit@K and Recall@K against K")
+    diffs = per_query_differences(result, primary)
+    if diffs:
+        report.heading(f"Per-query difference to {result.baseline} ({primary})")
+        report.image(
+            "per_query_difference.png",
+            plots.per_query_difference(diffs, primary, result.baseline),
+            f"{primary} of each retriever minus {result.baseline}, per query, sorted",
+        )
+    return report

@@ -1,0 +1,200 @@
+"""Diagnose where a retriever loses: recall (nothing relevant retrieved) or ranking (retrieved too low).
+
+For each cutoff K the queries that miss are split into ranking misses and
+recall misses (see :mod:`rankscope.workflows.misses`); the worst queries are
+listed with their text; plain-language findings are generated from the numbers
+(:mod:`rankscope.workflows.findings`); and the sampled protocol's numbers are
+set beside the full-ranking ones (:mod:`rankscope.workflows.sampling`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from corpora.dataset import Dataset
+from rankscope.errors import RankscopeError
+from rankscope.progress import progress
+from rankscope.workflows import plots
+from rankscope.workflows.findings import comparison_findings, retriever_findings, sampled_findings
+from rankscope.workflows.misses import CUTOFFS, first_relevant_ranks, miss_breakdown, rank_distribution
+from rankscope.workflows.report import Report, write_csv, write_report
+from rankscope.workflows.runs import check_depth, check_specs, cutoff_table, file_stem, resolve_dataset, run_system
+from rankscope.workflows.sampling import sampled_table
+from rankscope.workflows.tables import text_table
+
+WORST = 10
+
+
+@dataclass(frozen=True)
+class Diagnosis:
+    """One retriever's diagnosis. ``cutoffs``: Hit/Recall/MRR@K (index K); ``misses``: the miss
+    breakdown (index K); ``first_ranks``: per judged query (NaN = none within depth);
+    ``sampled``: see :func:`rankscope.workflows.sampling.sampled_table` (empty when skipped)."""
+
+    retriever: str
+    cutoffs: pd.DataFrame
+    misses: pd.DataFrame
+    first_ranks: pd.Series
+    sampled: pd.DataFrame
+    findings: tuple[str, ...]
+
+    def table(self) -> pd.DataFrame:
+        """Cutoff metrics and miss counts side by side, one row per K."""
+        labels = {"hit": "Hit@K", "recall": "Recall@K", "mrr": "MRR@K"}
+        joined = self.cutoffs.rename(columns=labels).join(
+            self.misses[["hits", "ranking_misses", "recall_misses", "ranking_share_of_misses"]]
+        )
+        return joined
+
+
+@dataclass(frozen=True)
+class DiagnoseResult:
+    """Diagnoses of the retriever (and of ``--vs``), the worst queries and the comparison findings."""
+
+    dataset: str
+    depth: int
+    queries: pd.DataFrame
+    diagnoses: tuple[Diagnosis, ...]
+    comparison: tuple[str, ...]
+    sampled_settings: str
+    files: tuple[Path, ...] = field(default=())
+
+    def worst(self, diagnosis: Diagnosis, n: int = WORST) -> pd.DataFrame:
+        """The ``n`` queries whose first relevant document is lowest (none within depth first), with text."""
+        ranks = diagnosis.first_ranks
+        order = pd.DataFrame({"query_id": ranks.index, "rank": ranks.to_numpy()})
+        order["key"] = order["rank"].fillna(np.inf)
+        order = order.sort_values(["key", "query_id"], ascending=[False, True], kind="stable").head(n)
+        texts = self.queries.set_index("query_id")["text"]
+        return pd.DataFrame(
+            {
+                "query_id": order["query_id"].to_numpy(),
+                "first_relevant_rank": [rank_text(r, self.depth) for r in order["rank"]],
+                "text": [texts.get(q, "") for q in order["query_id"]],
+            }
+        )
+
+    def first_rank_table(self) -> pd.DataFrame:
+        """Per judged query: its text and the first relevant rank under each retriever (empty = none)."""
+        frame = pd.DataFrame({d.retriever: d.first_ranks.astype("Int64") for d in self.diagnoses})
+        texts = self.queries.set_index("query_id")["text"]
+        frame.insert(0, "text", [texts.get(q, "") for q in frame.index])
+        frame.index.name = "query_id"
+        return frame
+
+    def to_text(self) -> str:
+        parts = []
+        for d in self.diagnoses:
+            parts += [
+                f"== {d.retriever} on {self.dataset}: {len(d.first_ranks)} judged queries, depth {self.depth}",
+                text_table(d.table()),
+                "",
+            ]
+            if len(d.sampled):
+                parts += [f"sampled protocol ({self.sampled_settings}) next to the full ranking:", text_table(d.sampled, index=False), ""]
+            worst = self.worst(d).assign(text=lambda f: f["text"].str.slice(0, 70))
+            parts += ["worst queries:", text_table(worst, index=False), ""]
+        parts += ["findings:", *(f"- {f}" for d in self.diagnoses for f in d.findings), *(f"- {f}" for f in self.comparison)]
+        return "\n".join(parts)
+
+
+def rank_text(rank: float, depth: int) -> str:
+    return f"none in top {depth}" if np.isnan(rank) else str(int(rank))
+
+
+def diagnose(
+    dataset: str | Dataset = "cranfield",
+    retriever: str = "bm25",
+    vs: str | None = None,
+    depth: int = 1000,
+    out: str | Path | None = None,
+    *,
+    sampled_negatives: int = 100,
+    sampled_repeats: int = 10,
+    seed: int = 0,
+) -> DiagnoseResult:
+    """Diagnose ``retriever`` (and ``vs``, if given) to ``depth``; write files to ``out``.
+
+    ``sampled_repeats=0`` skips the sampled protocol.
+    """
+    specs = [retriever] if vs is None else [retriever, vs]
+    check_specs(specs)
+    check_depth(depth)
+    if sampled_repeats < 0:
+        raise RankscopeError(f"--sampled-repeats must be 0 (skip) or more, got {sampled_repeats}")
+    data = resolve_dataset(dataset)
+    cutoffs = [k for k in CUTOFFS if k <= depth]
+    diagnoses = []
+    for spec in progress(specs, desc="retrievers", total=len(specs)):
+        system = run_system(spec, data, depth)
+        ranks = first_relevant_ranks(system.run, data.qrels, depth)
+        if ranks.empty:
+            raise RankscopeError(f"dataset {data.name!r} has no query with a relevant document: nothing to diagnose")
+        table = cutoff_table(data.qrels, system.run, cutoffs, exclude_unjudged=True)
+        misses = miss_breakdown(ranks, cutoffs)
+        sampled = (
+            sampled_table(system.retriever, data, system.run, n_negatives=sampled_negatives, repeats=sampled_repeats, seed=seed)
+            if sampled_repeats
+            else pd.DataFrame()
+        )
+        findings = retriever_findings(spec, table, misses, depth)
+        if len(sampled):
+            findings += sampled_findings(spec, sampled)
+        diagnoses.append(Diagnosis(spec, table, misses, ranks, sampled, tuple(findings)))
+    comparison = ()
+    if vs is not None:
+        a, b = diagnoses
+        comparison = tuple(comparison_findings(a.retriever, a.cutoffs, a.first_ranks, b.retriever, b.cutoffs, b.first_ranks, depth))
+    result = DiagnoseResult(
+        dataset=data.name,
+        depth=depth,
+        queries=data.queries,
+        diagnoses=tuple(diagnoses),
+        comparison=comparison,
+        sampled_settings=f"{sampled_negatives} negatives, {sampled_repeats} repeats, seed {seed}",
+    )
+    if out is None:
+        return result
+    return replace(result, files=tuple(write_outputs(result, Path(out))))
+
+
+def write_outputs(result: DiagnoseResult, out: Path) -> list[Path]:
+    """Per retriever: cutoffs and sampled CSVs; first_ranks.csv; the report with its plots."""
+    files = [write_csv(result.first_rank_table(), out / "first_ranks.csv")]
+    for d in result.diagnoses:
+        stem = file_stem(d.retriever)
+        files.append(write_csv(d.table(), out / f"cutoffs.{stem}.csv"))
+        if len(d.sampled):
+            files.append(write_csv(d.sampled, out / f"sampled.{stem}.csv", index=False))
+    return files + write_report(build_report(result), out)
+
+
+def build_report(result: DiagnoseResult) -> Report:
+    names = " vs ".join(d.retriever for d in result.diagnoses)
+    report = Report(f"rankscope diagnose: {names} on {result.dataset}")
+    report.heading("Findings").bullets([f for d in result.diagnoses for f in d.findings] + list(result.comparison))
+    report.paragraph(
+        "A ranking miss at K: the first relevant document was retrieved, but below K (a reranker can fix it). "
+        f"A recall miss: no relevant document within the top {result.depth} (only a better first stage can fix it)."
+    )
+    for d in result.diagnoses:
+        report.heading(f"{d.retriever}: Hit@K, Recall@K, MRR@K and misses").table(d.table())
+        if len(d.sampled):
+            report.table(d.sampled, caption=f"sampled protocol ({result.sampled_settings}) next to the full ranking", index=False)
+        report.heading(f"{d.retriever}: worst queries").table(result.worst(d), index=False)
+    report.heading("Distributions")
+    report.image(
+        "first_relevant_rank.png",
+        plots.rank_histogram({d.retriever: rank_distribution(d.first_ranks, result.depth) for d in result.diagnoses}),
+        "rank of the first relevant document per query",
+    )
+    report.image(
+        "misses.png",
+        plots.miss_bars({d.retriever: d.misses for d in result.diagnoses}),
+        "hits, ranking misses and recall misses at each K",
+    )
+    return report

@@ -1,0 +1,89 @@
+"""What every workflow does first: resolve the dataset, run retrievers on it, score at cutoffs."""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import pandas as pd
+
+from corpora.dataset import Dataset
+from rankscope.errors import RankscopeError
+
+
+@dataclass(frozen=True)
+class SystemRun:
+    """One retriever's run on a dataset, with the retriever kept for scoring candidates later."""
+
+    spec: str
+    retriever: object
+    run: pd.DataFrame
+    index_seconds: float
+    search_seconds: float
+
+
+def resolve_dataset(dataset: str | Dataset) -> Dataset:
+    """A Dataset as given, or loaded by name/path through :func:`corpora.load_dataset`."""
+    if isinstance(dataset, Dataset):
+        return dataset
+    from corpora import load_dataset
+
+    return load_dataset(dataset)
+
+
+def run_system(spec: str, dataset: Dataset, depth: int) -> SystemRun:
+    """Build the retriever from its spec, index the corpus, search every query to ``depth``."""
+    from retrieval.registry import make_retriever
+
+    retriever = make_retriever(spec)
+    start = time.perf_counter()
+    retriever.index(dataset.corpus)
+    indexed = time.perf_counter()
+    run = retriever.search(dataset.queries, k=depth)
+    return SystemRun(spec, retriever, run, indexed - start, time.perf_counter() - indexed)
+
+
+def check_specs(specs: Sequence[str]) -> None:
+    """Refuse an empty list and repeated specs (their results would overwrite each other)."""
+    if not specs:
+        raise RankscopeError("no retrievers given")
+    seen = set()
+    for spec in specs:
+        if spec in seen:
+            raise RankscopeError(f"retriever {spec!r} is listed twice")
+        seen.add(spec)
+    names = [file_stem(s) for s in specs]
+    if len(set(names)) != len(names):
+        raise RankscopeError(f"retrievers {list(specs)} would share output file names {names}")
+
+
+def file_stem(spec: str) -> str:
+    """A file-name-safe form of a retriever spec: ``bm25:k1=0.9,b=0.4`` -> ``bm25_k1=0.9_b=0.4``."""
+    return re.sub(r"[^A-Za-z0-9.=+-]+", "_", spec).strip("_") or "retriever"
+
+
+def check_depth(depth: int) -> None:
+    if depth < 1:
+        raise RankscopeError(f"--depth must be at least 1, got {depth}")
+
+
+def cutoff_table(
+    qrels: pd.DataFrame,
+    run: pd.DataFrame,
+    cutoffs: Sequence[int],
+    measures: Sequence[str] = ("hit", "recall", "mrr"),
+    exclude_unjudged: bool = False,
+) -> pd.DataFrame:
+    """``measure@K`` for every K, as a frame indexed by K with one column per measure.
+
+    Scored by :func:`evaluation.evaluate` (trec_eval semantics; ``exclude_unjudged``
+    leaves out queries without a relevant document, which can be neither hit nor missed).
+    """
+    from evaluation import evaluate
+
+    names = [f"{m}@{k}" for k in cutoffs for m in measures]
+    means = evaluate(qrels, run, names, exclude_unjudged=exclude_unjudged).mean
+    rows = {k: {m: means[f"{m}@{k}"] for m in measures} for k in cutoffs}
+    return pd.DataFrame.from_dict(rows, orient="index").rename_axis("K")

@@ -1,0 +1,89 @@
+"""How much the sampled protocol flatters a retriever, measured against its full ranking.
+
+The sampled protocol ranks each relevant document among ``n`` sampled
+non-relevant ones. Its full-ranking counterpart ranks the same relevant
+document among *every* non-relevant document the retriever returned (the other
+relevant documents removed, as the sampled protocol removes them). Both are
+per relevant document, averaged per query, then over queries, so the gap
+between them is the flattery due to sampling alone; the ordinary per-query
+full-ranking value is shown beside them for reference.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+
+from corpora.dataset import Dataset
+from corpora.schema import sort_run, validate
+
+SAMPLED_METRICS = ("hit@10", "mrr@10", "ndcg@10")
+
+
+def per_document_full(qrels: pd.DataFrame, run: pd.DataFrame, metrics: Sequence[str], relevance_level: int = 1) -> dict[str, float]:
+    """Metrics of each relevant document ranked among all non-relevant documents of the run.
+
+    One evaluation unit per (query, relevant document): its candidates are the
+    run's documents for the query minus the query's other relevant documents.
+    A relevant document not in the run scores 0 at every cutoff within the run's depth.
+    """
+    from evaluation import evaluate
+
+    run = sort_run(validate(run, "run", "run"))
+    qrels = validate(qrels, "qrels", "qrels")
+    relevant = qrels.loc[qrels["relevance"] >= relevance_level, ["query_id", "doc_id"]]
+    relevant = relevant.sort_values(["query_id", "doc_id"], kind="stable").reset_index(drop=True)
+    relevant["unit"] = relevant["query_id"] + "\t" + relevant.index.astype(str)
+    is_relevant = run.merge(relevant[["query_id", "doc_id"]].assign(rel=True), on=["query_id", "doc_id"], how="left")
+    negatives = run.loc[is_relevant["rel"].isna().to_numpy()]
+    units = relevant.merge(negatives, on="query_id", how="inner", suffixes=("_target", ""))
+    targets = relevant.merge(run, on=["query_id", "doc_id"], how="inner")
+    unit_run = pd.concat(
+        [units[["unit", "doc_id", "score"]], targets[["unit", "doc_id", "score"]]], ignore_index=True
+    ).rename(columns={"unit": "query_id"})
+    unit_qrels = relevant[["unit", "doc_id"]].rename(columns={"unit": "query_id"}).assign(relevance=1)
+    per_unit = evaluate(unit_qrels, unit_run, list(metrics)).per_query
+    per_unit = per_unit.assign(query_id=per_unit["query_id"].str.split("\t").str[0])
+    per_query = per_unit.groupby(["metric", "query_id"], sort=False)["value"].mean()
+    return {m: float(per_query[m].mean()) for m in metrics}
+
+
+def sampled_table(
+    retriever: object,
+    data: Dataset,
+    run: pd.DataFrame,
+    metrics: Sequence[str] = SAMPLED_METRICS,
+    n_negatives: int = 100,
+    repeats: int = 10,
+    seed: int = 0,
+) -> pd.DataFrame:
+    """Per metric: full ranking per query, full ranking per relevant document, sampled mean and spread."""
+    from evaluation import evaluate
+    from evaluation.sampled import sampled_evaluate
+
+    full = evaluate(data.qrels, run, list(metrics), exclude_unjudged=True).mean
+    per_doc = per_document_full(data.qrels, run, metrics)
+    sampled = sampled_evaluate(
+        data.qrels,
+        retriever,
+        data.corpus["doc_id"].tolist(),
+        list(metrics),
+        queries=data.queries,
+        n_negatives=n_negatives,
+        repeats=repeats,
+        seed=seed,
+    )
+    return pd.DataFrame(
+        {
+            "metric": list(metrics),
+            "full": [full[m] for m in metrics],
+            "full_per_document": [per_doc[m] for m in metrics],
+            "sampled": [sampled.mean[m] for m in metrics],
+            "sampled_std": [sampled.std[m] for m in metrics],
+            "flattery": [
+                sampled.mean[m] / per_doc[m] if per_doc[m] > 0 else np.nan for m in metrics
+            ],
+        }
+    )

@@ -1,0 +1,35 @@
+"""The compare table marks the best value per metric and significance against the baseline."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from rankscope.workflows.compare import mark_summary
+
+SUMMARY = pd.DataFrame(
+    {"ndcg@10": [0.30, 0.40, 0.40], "map": [0.25, 0.20, 0.10]},
+    index=pd.Index(["tfidf", "bm25", "w2v"], name="retriever"),
+)
+# compare_results columns that mark_summary reads
+SIGNIFICANCE = pd.DataFrame(
+    {
+        "metric": ["ndcg@10", "ndcg@10", "map", "map"],
+        "system": ["tfidf", "w2v", "tfidf", "w2v"],
+        "delta": [-0.10, 0.0, 0.05, -0.10],
+        "significant": [True, False, False, True],
+    }
+)
+
+
+def test_best_and_significance_marks() -> None:
+    marked = mark_summary(SUMMARY, SIGNIFICANCE, "bm25")
+    assert list(marked.index) == ["tfidf", "bm25 (baseline)", "w2v"]
+    assert marked["ndcg@10"].tolist() == ["0.3000-", "0.4000*", "0.4000*"]  # tie: both best
+    assert marked["map"].tolist() == ["0.2500*", "0.2000", "0.1000-"]  # tfidf best but not significant
+
+
+def test_significant_improvement_marked_plus() -> None:
+    sig = SIGNIFICANCE.assign(significant=[False, False, True, False])
+    marked = mark_summary(SUMMARY, sig, "bm25", digits=2)
+    assert marked.loc["tfidf", "map"] == "0.25*+"
+    assert marked.loc["tfidf", "ndcg@10"] == "0.30"

@@ -1,0 +1,128 @@
+"""compare and diagnose end to end on a five-document collection whose numbers are worked out by hand.
+
+Two fixed "retrievers" return the runs below; ``retrieval.registry.make_retriever``
+is patched to build them, so these tests do not depend on any real retriever.
+
+qrels: q1 -> d1; q2 -> d3 (grade 2), d4; q3 -> d5; q4 -> d5.
+
+A: q1 d2 .9, d1 .8           first relevant at 2
+   q2 d3 .9                  first relevant at 1
+   q3 d1 .5                  nothing relevant: recall miss
+   q4 d1 .9 d2 .8 d3 .7 d5 .6 first relevant at 4
+B: q1 d1 .9 -> 1; q2 d1 .9 d2 .8 d4 .7 -> 3; q3 d5 .9 -> 1; q4 d5 .9 -> 1
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from corpora.dataset import Dataset
+from evaluation import evaluate
+from retrieval.base import Retriever, make_run
+from rankscope.workflows.compare import compare
+from rankscope.workflows.diagnose import diagnose
+from rankscope.workflows.sampling import per_document_full
+
+RUNS = {
+    "A": {"q1": {"d2": 0.9, "d1": 0.8}, "q2": {"d3": 0.9}, "q3": {"d1": 0.5},
+          "q4": {"d1": 0.9, "d2": 0.8, "d3": 0.7, "d5": 0.6}},
+    "B": {"q1": {"d1": 0.9}, "q2": {"d1": 0.9, "d2": 0.8, "d4": 0.7}, "q3": {"d5": 0.9}, "q4": {"d5": 0.9}},
+}
+DATA = Dataset.from_dicts(
+    "tiny",
+    {f"d{i}": f"document {i}" for i in range(1, 6)},
+    {"q1": "one", "q2": "two", "q3": "three", "q4": "four"},
+    {"q1": {"d1": 1}, "q2": {"d3": 2, "d4": 1}, "q3": {"d5": 1}, "q4": {"d5": 1}},
+)
+
+
+class Fixed(Retriever):
+    """Returns a fixed table of scores; documents it does not list score 0."""
+
+    name = "fixed"
+
+    def __init__(self, system: str = "A") -> None:
+        self.system = system
+
+    def index(self, corpus: pd.DataFrame) -> Fixed:
+        self.texts_ = {}
+        return self
+
+    def search(self, queries: pd.DataFrame, k: int = 1000) -> pd.DataFrame:
+        table = RUNS[self.system]
+        qids = list(queries["query_id"])
+        run = make_run(qids, [np.array(list(table[q])) for q in qids], [np.array(list(table[q].values())) for q in qids])
+        return run[run["rank"] <= k].reset_index(drop=True)
+
+    def score(self, query: str, doc_ids) -> np.ndarray:
+        qid = dict(zip(DATA.queries["text"], DATA.queries["query_id"]))[query]
+        return np.array([RUNS[self.system][qid].get(d, 0.0) for d in doc_ids])
+
+
+@pytest.fixture(autouse=True)
+def fixed_retrievers(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("retrieval.registry.make_retriever", lambda spec: Fixed(spec))
+
+
+def test_diagnose_by_hand() -> None:
+    result = diagnose(DATA, "A", vs="B", depth=5, sampled_repeats=0)
+    a, b = result.diagnoses
+    assert a.first_ranks.to_dict() == {"q1": 2, "q2": 1, "q3": pytest.approx(math.nan, nan_ok=True), "q4": 4}
+    assert list(a.misses.index) == [1, 3, 5]
+    assert a.misses["hits"].tolist() == [1, 2, 3]
+    assert a.misses["ranking_misses"].tolist() == [2, 1, 0]
+    assert a.misses["recall_misses"].tolist() == [1, 1, 1]
+    assert b.misses["hits"].tolist() == [3, 4, 4] and b.misses["recall_misses"].tolist() == [0, 0, 0]
+    # the miss counts agree with evaluate's Hit@K, and MRR is as computed by hand
+    assert a.cutoffs["hit"].tolist() == [0.25, 0.5, 0.75]
+    assert a.cutoffs.loc[5, "mrr"] == pytest.approx((1 / 2 + 1 + 0 + 1 / 4) / 4)
+    assert b.cutoffs.loc[5, "mrr"] == pytest.approx((1 + 1 / 3 + 1 + 1) / 4)
+    worst = result.worst(a, n=2)
+    assert worst["query_id"].tolist() == ["q3", "q4"]
+    assert worst["first_relevant_rank"].tolist() == ["none in top 5", "4"]
+    assert worst["text"].tolist() == ["three", "four"]
+    text = " ".join(result.comparison)
+    assert "A finds a relevant document for 0 queries where B finds none, and misses 1" in text
+    assert "of 3 queries both retrieve, A ranks the first relevant document higher on 1, lower on 2" in text
+    assert "4 ranking misses" not in text
+
+
+def test_per_document_full_by_hand() -> None:
+    # pairs (q1,d1): rank 2; (q2,d3): 1; (q2,d4): not retrieved; (q3,d5): not retrieved; (q4,d5): 4
+    run = Fixed("A").search(DATA.queries)
+    values = per_document_full(DATA.qrels, run, ["hit@1", "mrr@10"])
+    assert values["hit@1"] == pytest.approx((0 + 0.5 + 0 + 0) / 4)
+    assert values["mrr@10"] == pytest.approx((0.5 + 0.5 + 0 + 0.25) / 4)
+
+
+def test_compare_by_hand(tmp_path) -> None:
+    from corpora.trec import read_trec_run
+
+    result = compare(DATA, ["A", "B"], ["mrr@10", "hit@1"], baseline="A", out=tmp_path, depth=5)
+    assert result.summary.loc["A", "mrr@10"] == pytest.approx(0.4375)
+    assert result.summary.loc["B", "hit@1"] == pytest.approx(0.75)
+    assert result.marked().loc["B", "hit@1"].startswith("0.7500*")
+    for spec in ("A", "B"):
+        rerun = evaluate(DATA.qrels, read_trec_run(tmp_path / f"run.{spec}.trec"), ["mrr@10", "hit@1"])
+        summary = pd.read_csv(tmp_path / "summary.csv", index_col="retriever")
+        assert summary.loc[spec].to_dict() == pytest.approx(rerun.mean)
+    curves = pd.read_csv(tmp_path / "curves.csv")
+    assert curves.query("retriever == 'A' and K == 3")["hit"].item() == pytest.approx(0.5)
+    per_query = pd.read_csv(tmp_path / "per_query.csv", dtype={"query_id": str})
+    assert len(per_query) == 2 * 4 * 2
+    assert "p_adjusted" in pd.read_csv(tmp_path / "significance.csv").columns
+    for name in ("report.md", "report.html", "hit_recall_at_k.png", "per_query_difference.png"):
+        assert (tmp_path / name).stat().st_size > 0
+
+
+def test_baseline_must_be_compared(tmp_path) -> None:
+    from rankscope.errors import RankscopeError
+
+    with pytest.raises(RankscopeError, match="baseline 'bm25' is not among the retrievers"):
+        compare(DATA, ["A", "B"], ["mrr@10"])
+    with pytest.raises(RankscopeError, match="listed twice"):
+        compare(DATA, ["A", "A"], ["mrr@10"], baseline="A")
