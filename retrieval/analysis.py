@@ -217,3 +217,18 @@ def get_analyzer(analyzer: str | Analyzer) -> Analyzer:
     if analyzer not in PRESETS:
         raise ValueError(f"unknown analyzer preset {analyzer!r}; known: {sorted(PRESETS)}")
     return Analyzer(**PRESETS[analyzer])
+
+
+def saved_analyzer_param(analyzer: str | Analyzer) -> str | None:
+    """The ``analyzer`` parameter as stored in an index's params: the preset name, or None
+    for an :class:`Analyzer` object (the index's analyzer config is what rebuilds it)."""
+    return analyzer if isinstance(analyzer, str) else None
+
+
+def restore_analyzer(saved_param: str | None, config: Mapping[str, Any]) -> tuple[str | Analyzer, Analyzer]:
+    """(parameter, analyzer) of a loaded index: the preset name is kept if it still means the
+    saved config, so ``get_params()`` is the same as before saving; otherwise the saved config wins."""
+    analyzer = Analyzer.from_config(config)
+    if isinstance(saved_param, str) and saved_param in PRESETS and get_analyzer(saved_param) == analyzer:
+        return saved_param, analyzer
+    return analyzer, analyzer

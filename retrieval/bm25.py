@@ -19,7 +19,7 @@ import scipy.sparse as sp
 
 from retrieval.analysis import Analyzer
 from retrieval.base import check_k, make_run, query_texts
-from retrieval.bm25_weights import DEFAULT_DELTA, VARIANTS, posting_weights
+from retrieval.bm25_weights import DEFAULT_DELTA, VARIANTS, check_params, posting_weights
 from retrieval.counts_retriever import CountsRetriever
 from retrieval.registry import register
 from retrieval.topk import top_k_rows
@@ -32,6 +32,8 @@ QUERY_BATCH = 256
 class BM25(CountsRetriever):
     """BM25 with a choice of variant; ``delta`` applies to bm25l (default 0.5) and bm25+ (default 1.0)."""
 
+    variants: tuple[str, ...] = VARIANTS
+
     def __init__(
         self,
         variant: str = "okapi",
@@ -41,16 +43,7 @@ class BM25(CountsRetriever):
         epsilon: float = 0.25,
         analyzer: str | Analyzer = "english",
     ) -> None:
-        if variant not in VARIANTS:
-            raise ValueError(f"unknown BM25 variant {variant!r}; known: {', '.join(VARIANTS)}")
-        if not k1 >= 0:
-            raise ValueError(f"k1 must be >= 0, got {k1!r}")
-        if not 0 <= b <= 1:
-            raise ValueError(f"b must be between 0 and 1, got {b!r}")
-        if delta is not None and variant not in DEFAULT_DELTA:
-            raise ValueError(f"delta applies to {' and '.join(DEFAULT_DELTA)} only, not {variant!r}")
-        if delta is not None and not delta >= 0:
-            raise ValueError(f"delta must be >= 0, got {delta!r}")
+        check_params(variant, k1, b, delta, self.variants)
         self.variant = variant
         self.k1 = k1
         self.b = b

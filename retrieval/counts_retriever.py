@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 
 from rankscope.errors import RankscopeError
-from retrieval.analysis import PRESETS, Analyzer, get_analyzer
+from retrieval.analysis import Analyzer, get_analyzer, restore_analyzer, saved_analyzer_param
 from retrieval.base import Retriever, document_texts
 from retrieval.storage import IndexFormatError, load_index, require_fields, save_index
 from retrieval.termcounts import TermCounts
@@ -54,9 +54,7 @@ class CountsRetriever(Retriever):
     def save(self, directory: str | os.PathLike[str]) -> None:
         """Write the counts, the analyzer config and the parameters (pickle-free, atomic)."""
         self._check_fitted("counts_")
-        params = self.get_params()
-        if isinstance(params["analyzer"], Analyzer):
-            params["analyzer"] = None  # the full config below is what rebuilds it
+        params = {**self.get_params(), "analyzer": saved_analyzer_param(self.analyzer)}
         meta = {"params": params, "analyzer": self.analyzer_.to_config()}
         save_index(directory, self.name, meta, self.counts_.to_arrays())
 
@@ -67,12 +65,9 @@ class CountsRetriever(Retriever):
         require_fields(meta, directory, ["params", "analyzer"])
         params: dict[str, Any] = dict(meta["params"])
         try:
-            analyzer = Analyzer.from_config(meta["analyzer"])
+            params["analyzer"], analyzer = restore_analyzer(params.get("analyzer"), meta["analyzer"])
         except ValueError as exc:
             raise IndexFormatError(Path(directory) / "meta.json", None, f"analyzer: {exc}") from None
-        preset = params.get("analyzer")
-        if not (isinstance(preset, str) and preset in PRESETS and get_analyzer(preset) == analyzer):
-            params["analyzer"] = analyzer
         try:
             retriever = cls(**params)
         except (TypeError, ValueError) as exc:

@@ -6,7 +6,14 @@ import json
 
 import pytest
 
-from retrieval.analysis import Analyzer, get_analyzer, register_stopwords, register_tokenizer
+from retrieval.analysis import (
+    Analyzer,
+    get_analyzer,
+    register_stopwords,
+    register_tokenizer,
+    restore_analyzer,
+    saved_analyzer_param,
+)
 
 
 def test_default_pipeline_normalises_lowercases_drops_stopwords_and_stems() -> None:
@@ -75,3 +82,13 @@ def test_jieba_segments_chinese_words() -> None:
     # \w+ keeps a run of Chinese characters as one token; jieba splits it into words.
     assert Analyzer().tokenize("我爱北京天安门") == ["我爱北京天安门"]
     assert get_analyzer("chinese").tokenize("我爱北京天安门！") == ["我", "爱", "北京", "天安门"]
+
+
+def test_restore_analyzer_keeps_the_preset_name_only_if_it_still_matches() -> None:
+    english = get_analyzer("english").to_config()
+    assert restore_analyzer(saved_analyzer_param("english"), english) == ("english", Analyzer())
+    porter = Analyzer(stemmer="porter")
+    param, analyzer = restore_analyzer(saved_analyzer_param(porter), porter.to_config())
+    assert param == analyzer == porter
+    param, _ = restore_analyzer("english", porter.to_config())  # the preset means something else now
+    assert param == porter

@@ -15,6 +15,7 @@ from rankscope.errors import NotFittedError
 from retrieval.base import document_texts, query_texts
 from retrieval.bm25 import BM25
 from retrieval.counts_retriever import UnknownDocumentError
+from retrieval.rank_bm25_backend import RankBM25
 
 
 def reference_scores(
@@ -160,3 +161,20 @@ def test_clear_errors(tiny_corpus: pd.DataFrame, tiny_queries: pd.DataFrame) -> 
         model.search(tiny_queries, k=0)
     with pytest.raises(ValueError, match="unknown BM25 variant 'okapii'"):
         BM25(variant="okapii")
+
+
+@pytest.mark.parametrize("variant", ["okapi", "bm25l", "bm25+"])
+def test_rank_bm25_backend_gives_rank_bm25_scores(tiny_corpus: pd.DataFrame, variant: str) -> None:
+    backend = RankBM25(variant=variant, k1=1.2, b=0.5).index(tiny_corpus)
+    doc_ids, texts = document_texts(tiny_corpus)
+    cls = {"okapi": rank_bm25.BM25Okapi, "bm25l": rank_bm25.BM25L, "bm25+": rank_bm25.BM25Plus}[variant]
+    direct = cls(backend.analyzer_.tokenize_many(texts), k1=1.2, b=0.5)
+    tokens = backend.analyzer_.tokenize("boundary flow flow heat")
+    np.testing.assert_allclose(backend.score("boundary flow flow heat", doc_ids), direct.get_scores(tokens), atol=1e-12)
+
+
+def test_rank_bm25_backend_and_bm25_agree_for_okapi(tiny_corpus: pd.DataFrame, tiny_queries: pd.DataFrame) -> None:
+    ours = BM25().index(tiny_corpus).search(tiny_queries)
+    theirs = RankBM25().index(tiny_corpus).search(tiny_queries)
+    pd.testing.assert_frame_equal(ours[["query_id", "doc_id", "rank"]], theirs[["query_id", "doc_id", "rank"]])
+    np.testing.assert_allclose(ours["score"], theirs["score"], atol=1e-12)
