@@ -1,0 +1,58 @@
+"""``rankscope search`` end to end on Cranfield: the file equals the in-process run; indexes are reused safely."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from rankscope.cli import main
+from retrieval.bm25 import BM25
+
+
+@pytest.fixture(scope="module")
+def cranfield(data_dir: Path):
+    corpora = pytest.importorskip("corpora")
+    if not hasattr(corpora, "load_dataset"):  # TEMPORARY until corpora.load_dataset lands
+        pytest.skip("corpora.load_dataset not written yet")
+    return data_dir / "cranfield", corpora.load_dataset(str(data_dir / "cranfield"))
+
+
+def test_search_writes_the_run_and_reuses_the_index(cranfield, tmp_path: Path, capsys) -> None:
+    from corpora.trec import read_trec_run
+
+    folder, dataset = cranfield
+    args = ["search", "--dataset", str(folder), "--retriever", "bm25:k1=0.9,b=0.4", "--k", "5"]
+    index_dir = tmp_path / "idx"
+    assert main([*args, "--out", str(tmp_path / "a.trec"), "--index-dir", str(index_dir)]) == 0
+    expected = BM25(k1=0.9, b=0.4).index(dataset.corpus).search(dataset.queries, k=5)
+    written = read_trec_run(tmp_path / "a.trec")
+    pd.testing.assert_frame_equal(
+        written.sort_values(["query_id", "rank"]).reset_index(drop=True)[["query_id", "doc_id", "rank"]],
+        expected.sort_values(["query_id", "rank"]).reset_index(drop=True)[["query_id", "doc_id", "rank"]],
+    )
+    assert (index_dir / "meta.json").is_file()
+
+    # second call loads the saved index and writes the same file
+    assert main([*args, "--out", str(tmp_path / "b.trec"), "--index-dir", str(index_dir)]) == 0
+    assert (tmp_path / "b.trec").read_text() == (tmp_path / "a.trec").read_text()
+
+    # another spec on that index is refused, not silently answered with the old parameters
+    other = ["search", "--dataset", str(folder), "--retriever", "bm25:k1=1.2", "--out", str(tmp_path / "c.trec")]
+    assert main([*other, "--index-dir", str(index_dir)]) == 2
+    assert "was built as bm25:" in capsys.readouterr().err
+
+    # an index of another corpus is refused
+    source = json.loads((index_dir / "source.json").read_text())
+    (index_dir / "source.json").write_text(json.dumps({**source, "doc_ids_sha256": "0" * 64}))
+    assert main([*args, "--out", str(tmp_path / "d.trec"), "--index-dir", str(index_dir)]) == 2
+    assert "another corpus" in capsys.readouterr().err
+    assert not (tmp_path / "c.trec").exists() and not (tmp_path / "d.trec").exists()
+
+
+def test_unknown_retriever_is_a_one_line_error(cranfield, tmp_path: Path, capsys) -> None:
+    folder, _ = cranfield
+    assert main(["search", "--dataset", str(folder), "--retriever", "bm26", "--out", str(tmp_path / "r")]) == 2
+    assert "unknown retriever 'bm26'; known: " in capsys.readouterr().err
