@@ -18,6 +18,11 @@ class Dataset:
     frames passed in are never modified. Duplicate document or query ids are an
     error, as are duplicate judgments of one (query, document) pair: a silently
     dropped duplicate would change the numbers.
+
+    Judgments naming a document missing from the corpus or a query missing from
+    the queries are kept (a retriever can never find such a document, which is
+    the honest score) and counted in ``warnings``, as are queries without any
+    relevant document (kept, listed by :attr:`unjudged_query_ids`).
     """
 
     name: str
@@ -38,6 +43,8 @@ class Dataset:
         object.__setattr__(self, "corpus", corpus)
         object.__setattr__(self, "queries", queries)
         object.__setattr__(self, "qrels", qrels)
+        found = [w for w in _reference_warnings(corpus, queries, qrels) if w not in self.warnings]
+        object.__setattr__(self, "warnings", tuple(self.warnings) + tuple(found))
 
     # --- views -------------------------------------------------------------------
     @property
@@ -129,3 +136,25 @@ def _refuse_duplicates(frame: pd.DataFrame, key: list[str], source: str) -> None
         raise SchemaError(
             f"{source}: {int(dup.sum())} rows share a duplicate {'/'.join(key)}; first: {shown}{extra}"
         )
+
+
+def _reference_warnings(corpus: pd.DataFrame, queries: pd.DataFrame, qrels: pd.DataFrame) -> list[str]:
+    """Counted, human-readable notes on judgments that point nowhere and queries never judged."""
+    notes = []
+    for column, known, what, where in (
+        ("doc_id", corpus["doc_id"], "document(s)", "the corpus"),
+        ("query_id", queries["query_id"], "query id(s)", "the queries"),
+    ):
+        unknown = qrels.loc[~qrels[column].isin(known), column]
+        if len(unknown):
+            notes.append(
+                f"{len(unknown)} judgment(s) name {unknown.nunique()} {what} not in {where} "
+                f"(kept; e.g. {sorted(set(unknown))[:3]})"
+            )
+    judged = queries["query_id"].isin(qrels.loc[qrels["relevance"] > 0, "query_id"])
+    if not judged.all():
+        notes.append(
+            f"{int((~judged).sum())} of {len(queries)} queries have no relevant document "
+            "(kept; see Dataset.unjudged_query_ids)"
+        )
+    return notes
