@@ -1,0 +1,83 @@
+"""TF-IDF retrieval in two documented variants, scored with sparse matrix products.
+
+- ``cosine`` (default, the better of the two on Cranfield and CISI, see
+  ``docs/retrievers-dense-and-fusion.md``): the vector-space model of
+  scikit-learn's ``TfidfVectorizer(sublinear_tf=True)``: weight (1 + ln tf) x idf
+  with idf = ln((1 + N) / (1 + df)) + 1, document and query vectors L2-normalised,
+  score = their cosine. The weighting is scikit-learn's own ``TfidfTransformer``
+  applied to the shared analyzer's term counts.
+- ``classic``: TF = term count / document length, IDF = ln(N / df),
+  score(q, d) = sum over query terms t of TF(t, d) x IDF(t) x count of t in q.
+
+Both keep the parameter-free term counts (:class:`retrieval.termcounts.TermCounts`),
+so ``set_params(variant=...)`` re-weights without re-tokenising, and only those
+counts are saved. Only documents sharing a term with the query are candidates.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+import scipy.sparse as sp
+from sklearn.feature_extraction.text import TfidfTransformer
+
+from retrieval.analysis import Analyzer
+from retrieval.base import check_k, make_run, query_texts
+from retrieval.counts_retriever import CountsRetriever
+from retrieval.registry import register
+from retrieval.topk import top_k_rows
+
+VARIANTS = ("cosine", "classic")
+
+
+@register("tfidf")
+class TfidfRetriever(CountsRetriever):
+    """TF-IDF, ``variant="cosine"`` (scikit-learn's sublinear TF-IDF cosine) or ``"classic"``."""
+
+    def __init__(self, variant: str = "cosine", analyzer: str | Analyzer = "english") -> None:
+        if variant not in VARIANTS:
+            raise ValueError(f"tfidf variant must be one of {list(VARIANTS)}, got {variant!r}")
+        self.variant = variant
+        self.analyzer = analyzer
+
+    def _fit(self) -> None:
+        """Weight the stored counts for the current variant (terms x documents)."""
+        counts = self.counts_
+        if self.variant == "classic":
+            idf = np.log(counts.n_docs / np.maximum(counts.df, 1))
+            term_of_posting = np.repeat(np.arange(counts.n_terms), counts.df)
+            values = counts.tf / counts.doc_len[counts.postings] * idf[term_of_posting]
+            self.weights_ = counts.matrix(values)
+            self.transformer_ = None
+        else:
+            by_doc = counts.matrix(counts.tf).T.tocsr()
+            transformer = TfidfTransformer(sublinear_tf=True).fit(by_doc)
+            self.weights_ = sp.csr_matrix(transformer.transform(by_doc).T)
+            self.transformer_ = transformer
+        self.weights_.eliminate_zeros()  # terms in every document have classic idf 0: not a match
+
+    def _scores(self, query_terms: sp.csr_matrix) -> sp.csr_matrix:
+        """Queries x documents, holding only documents that share a weighted term with the query."""
+        if self.transformer_ is not None:
+            query_terms = self.transformer_.transform(query_terms)
+        scores = sp.csr_matrix(query_terms @ self.weights_)
+        scores.eliminate_zeros()
+        return scores
+
+    def search(self, queries: pd.DataFrame, k: int = 1000) -> pd.DataFrame:
+        """Top-k documents per query among those sharing a term with it; ties by doc_id descending."""
+        self._check_fitted("weights_")
+        k = check_k(k)
+        query_ids, texts = query_texts(queries)
+        scores = self._scores(self.counts_.query_matrix(self.analyzer_, texts))
+        positions, values = top_k_rows(scores, k, self.counts_.doc_id_rank)
+        return make_run(query_ids, [self.counts_.doc_ids[p] for p in positions], values)
+
+    def score(self, query: str, doc_ids: Sequence[str]) -> np.ndarray:
+        """The score of each given document for ``query`` (0 for documents sharing no term)."""
+        self._check_fitted("weights_")
+        positions = self._doc_positions(doc_ids)
+        row = self._scores(self.counts_.query_matrix(self.analyzer_, [query]))
+        return row[:, positions].toarray()[0].astype(np.float64)

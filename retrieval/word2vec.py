@@ -1,0 +1,349 @@
+"""Word2Vec + FAISS: documents and queries as pooled word vectors, searched by cosine.
+
+Word vectors are either trained with gensim on the indexed corpus (skip-gram,
+parameters suited to small collections, deterministic: one worker thread and a
+fixed seed; gensim draws its initial vectors from the seed, not from Python's
+string hash, so PYTHONHASHSEED does not matter) or loaded from a pretrained
+file in word2vec format (``.bin`` = binary, anything else = text). They are
+pooled per text (:mod:`retrieval.pooling`), L2-normalised and searched with a
+FAISS inner-product index (:mod:`retrieval.dense_index`); the candidates FAISS
+returns are rescored in float64 so that ``search`` and ``score`` agree exactly.
+
+A query without any word the model knows gets an empty ranking, an
+:class:`EmptyQueryWarning` and increments ``n_empty_queries_``; a document
+without any known word is left out of the FAISS index (it scores 0 in ``score``).
+
+Saved pickle-free: the word vectors in word2vec binary format (readable by any
+word2vec tool), the FAISS index as ``faiss.write_index`` bytes, the rest as
+``.npy`` + ``meta.json`` (:mod:`retrieval.storage`); checksums in ``meta.json``
+tie the three together.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import tempfile
+import warnings
+from collections.abc import Sequence
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import scipy.sparse as sp
+
+from rankscope.errors import FormatError
+from rankscope.fileio import atomic_write
+from retrieval.analysis import Analyzer, get_analyzer, restore_analyzer, saved_analyzer_param
+from retrieval.base import Retriever, check_k, document_texts, make_run, query_texts
+from retrieval.dense_index import INDEX_KINDS, W2V_EXTRA, build_index, candidates, from_bytes, to_bytes
+from retrieval.pooling import POOLINGS, first_component, l2_normalise, pool, remove_component, word_weights
+from retrieval.registry import register
+from retrieval.storage import IndexFormatError, load_index, require_fields, save_index
+
+VECTORS_FILE = "vectors.bin"
+FAISS_FILE = "index.faiss"
+_SEARCH_TIME = ("ef_search",)
+"""Parameters that only affect searching."""
+_ENCODING = ("pooling", "faiss_index", "hnsw_m")
+"""Parameters that change document vectors or the FAISS index but not the word vectors."""
+
+
+class EmptyQueryWarning(UserWarning):
+    """A query has no word the model knows: it gets an empty ranking."""
+
+
+def import_gensim_models() -> ModuleType:
+    """gensim.models, or an ImportError naming the extra that installs it."""
+    try:
+        from gensim import models
+    except ImportError:
+        raise ImportError(W2V_EXTRA) from None
+    return models
+
+
+@register("w2v")
+class Word2VecRetriever(Retriever):
+    """Pooled Word2Vec vectors searched with FAISS (``faiss_index`` ``flat``: exact, ``hnsw``: approximate)."""
+
+    def __init__(
+        self,
+        *,
+        pooling: str = "sif",
+        faiss_index: str = "flat",
+        vectors: str | None = None,
+        vector_size: int = 100,
+        window: int = 5,
+        min_count: int = 1,
+        epochs: int = 20,
+        sg: int = 1,
+        seed: int = 0,
+        hnsw_m: int = 32,
+        ef_search: int = 128,
+        analyzer: str | Analyzer = "english",
+    ) -> None:
+        if pooling not in POOLINGS:
+            raise ValueError(f"pooling must be one of {list(POOLINGS)}, got {pooling!r}")
+        if faiss_index not in INDEX_KINDS:
+            raise ValueError(f"faiss_index must be one of {list(INDEX_KINDS)}, got {faiss_index!r}")
+        if sg not in (0, 1):
+            raise ValueError(f"sg must be 1 (skip-gram) or 0 (CBOW), got {sg!r}")
+        sizes = {"vector_size": vector_size, "window": window, "min_count": min_count, "epochs": epochs}
+        for key, value in {**sizes, "hnsw_m": hnsw_m, "ef_search": ef_search}.items():
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"{key} must be a positive integer, got {value!r}")
+        self.pooling = pooling
+        self.faiss_index = faiss_index
+        self.vectors = vectors
+        self.vector_size = vector_size
+        self.window = window
+        self.min_count = min_count
+        self.epochs = epochs
+        self.sg = sg
+        self.seed = seed
+        self.hnsw_m = hnsw_m
+        self.ef_search = ef_search
+        self.analyzer = analyzer
+
+    # --- building ----------------------------------------------------------------
+    def index(self, corpus: pd.DataFrame) -> Word2VecRetriever:
+        """Train (or load) word vectors, pool the documents and build the FAISS index."""
+        analyzer = get_analyzer(self.analyzer)
+        doc_ids, texts = document_texts(corpus)
+        tokens = analyzer.tokenize_many(texts)
+        keyed = self._word_vectors(tokens)
+        self.n_empty_queries_ = 0
+        self.analyzer_ = analyzer
+        self.keyed_vectors_ = keyed
+        self.doc_ids_ = np.asarray(doc_ids, dtype=object)
+        self.counts_ = _count_matrix(tokens, keyed.key_to_index)
+        self.total_tokens_ = sum(len(t) for t in tokens)
+        self._encode_documents()
+        return self
+
+    def _word_vectors(self, tokens: list[list[str]]) -> Any:
+        models = import_gensim_models()
+        if self.vectors is not None:
+            return load_vectors(self.vectors)
+        if not any(tokens):
+            raise ValueError("cannot train Word2Vec: the corpus has no index terms after analysis")
+        model = models.Word2Vec(
+            sentences=tokens,
+            vector_size=self.vector_size,
+            window=self.window,
+            min_count=self.min_count,
+            epochs=self.epochs,
+            sg=self.sg,
+            seed=self.seed,
+            workers=1,
+        )
+        if len(model.wv) == 0:
+            raise ValueError(f"cannot train Word2Vec: no word occurs at least min_count={self.min_count} times")
+        return model.wv
+
+    def _encode_documents(self) -> None:
+        """Pool, remove the SIF component, normalise and index the documents (from stored counts)."""
+        counts = self.counts_
+        self.weights_ = word_weights(
+            self.pooling,
+            term_counts=np.asarray(counts.sum(axis=0)).ravel(),
+            doc_freqs=np.diff(counts.tocsc().indptr),
+            n_docs=counts.shape[0],
+            total_tokens=self.total_tokens_,
+        )
+        pooled = pool(counts, self.keyed_vectors_.vectors, self.weights_, self.pooling)
+        self.component_ = first_component(pooled) if self.pooling == "sif" else None
+        nonempty = np.asarray(counts.sum(axis=1)).ravel() > 0
+        self.rows_ = np.flatnonzero(nonempty)
+        self.doc_vectors_ = self._finish(pooled[self.rows_]).astype(np.float32)
+        self.faiss_ = build_index(self.doc_vectors_, self.faiss_index, self.hnsw_m)
+
+    def _finish(self, pooled: np.ndarray) -> np.ndarray:
+        if self.component_ is not None:
+            pooled = remove_component(pooled, self.component_)
+        return l2_normalise(pooled)
+
+    def set_params(self, **params: Any) -> Word2VecRetriever:
+        """Change parameters: pooling/index changes re-encode from stored counts; training ones need index()."""
+        old = self.get_params()
+        type(self)(**{**old, **params})  # same validation as the constructor, before anything changes
+        super().set_params(**params)
+        changed = {key for key, value in params.items() if old[key] != value}
+        if not hasattr(self, "counts_") or changed <= set(_SEARCH_TIME):
+            return self
+        if changed <= set(_SEARCH_TIME + _ENCODING):
+            self._encode_documents()
+        else:  # other word vectors or terms: what was learned no longer applies
+            for attribute in [a for a in vars(self) if a.endswith("_") and not a.startswith("_")]:
+                delattr(self, attribute)
+        return self
+
+    # --- scoring -----------------------------------------------------------------
+    def _encode_queries(self, texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+        """Unit query vectors (float64) and a mask of queries without any known word."""
+        counts = _count_matrix(self.analyzer_.tokenize_many(texts), self.keyed_vectors_.key_to_index)
+        pooled = pool(counts, self.keyed_vectors_.vectors, self.weights_, self.pooling)
+        empty = np.asarray(counts.sum(axis=1)).ravel() == 0
+        return self._finish(pooled), empty
+
+    def _warn_empty(self, query_ids: Sequence[str], empty: np.ndarray) -> None:
+        n_empty = int(empty.sum())
+        if n_empty:
+            self.n_empty_queries_ += n_empty
+            shown = [query_ids[i] for i in np.flatnonzero(empty)[:5]]
+            warnings.warn(
+                f"{n_empty} query(ies) have no word known to the model (e.g. {shown}): empty ranking",
+                EmptyQueryWarning,
+                stacklevel=3,
+            )
+
+    def search(self, queries: pd.DataFrame, k: int = 1000) -> pd.DataFrame:
+        """Top-k documents by cosine; ties by doc_id descending; empty ranking for unknown-word queries."""
+        k = check_k(k)
+        self._check_fitted("faiss_")
+        query_ids, texts = query_texts(queries)
+        query_vectors, empty = self._encode_queries(texts)
+        self._warn_empty(query_ids, empty)
+        active = np.flatnonzero(~empty)
+        found = candidates(self.faiss_, query_vectors[active], k, self.ef_search)
+        doc_lists, score_lists = [], []
+        for query, rows in zip(active, found):
+            doc_lists.append(self.doc_ids_[self.rows_[rows]])
+            score_lists.append(self.doc_vectors_[rows].astype(np.float64) @ query_vectors[query])
+        run = make_run([query_ids[i] for i in active], doc_lists, score_lists)
+        return run[run["rank"] <= k].reset_index(drop=True)
+
+    def score(self, query: str, doc_ids: Sequence[str]) -> np.ndarray:
+        """Cosine of ``query`` with each given document (0 for a document without known words)."""
+        self._check_fitted("faiss_")
+        if not hasattr(self, "_doc_index"):
+            self._doc_index = {doc: i for i, doc in enumerate(self.doc_ids_)}
+            self._row_of = np.full(len(self.doc_ids_), -1, dtype=np.int64)
+            self._row_of[self.rows_] = np.arange(len(self.rows_))
+        positions = _positions(self._doc_index, doc_ids)
+        query_vectors, empty = self._encode_queries([query])
+        self._warn_empty(["<score() query>"], empty)
+        rows = self._row_of[positions]
+        scores = np.zeros(len(positions), dtype=np.float64)
+        known = rows >= 0
+        scores[known] = self.doc_vectors_[rows[known]].astype(np.float64) @ query_vectors[0]
+        return scores
+
+    # --- persistence -------------------------------------------------------------
+    def save(self, directory: str | Path) -> None:
+        """Word vectors (word2vec binary), FAISS index (write_index format), arrays and meta."""
+        self._check_fitted("faiss_")
+        vector_bytes = _word2vec_bytes(self.keyed_vectors_)
+        faiss_bytes = to_bytes(self.faiss_)
+        params = {**self.get_params(), "analyzer": saved_analyzer_param(self.analyzer)}
+        meta = {
+            "params": params,
+            "analyzer": self.analyzer_.to_config(),
+            "total_tokens": self.total_tokens_,
+            "sha256": {VECTORS_FILE: _sha256(vector_bytes), FAISS_FILE: _sha256(faiss_bytes)},
+        }
+        counts = self.counts_
+        arrays = {
+            "doc_ids": self.doc_ids_,
+            "counts_indptr": counts.indptr.astype(np.int64),
+            "counts_indices": counts.indices.astype(np.int64),
+            "counts_data": counts.data,
+            "weights": self.weights_,
+            "component": self.component_ if self.component_ is not None else np.empty(0),
+            "rows": self.rows_,
+            "doc_vectors": self.doc_vectors_,
+        }
+        save_index(directory, self.name, meta, arrays)
+        for name, data in ((VECTORS_FILE, vector_bytes), (FAISS_FILE, faiss_bytes)):
+            with atomic_write(Path(directory) / name, "wb") as handle:
+                handle.write(data)
+
+    @classmethod
+    def load(cls, directory: str | Path) -> Word2VecRetriever:
+        meta, arrays = load_index(directory, cls.name)
+        require_fields(meta, directory, ["params", "analyzer", "total_tokens", "sha256"])
+        params = dict(meta["params"])
+        try:
+            params["analyzer"], analyzer = restore_analyzer(params.get("analyzer"), meta["analyzer"])
+            retriever = cls(**params)
+        except (TypeError, ValueError) as exc:
+            raise IndexFormatError(Path(directory) / "meta.json", None, f"params: {exc}") from None
+        blobs = {name: _read_checked(Path(directory) / name, meta["sha256"][name]) for name in (VECTORS_FILE, FAISS_FILE)}
+        keyed = load_vectors(Path(directory) / VECTORS_FILE)
+        n_docs = len(arrays["doc_ids"])
+        retriever.n_empty_queries_ = 0
+        retriever.analyzer_ = analyzer
+        retriever.keyed_vectors_ = keyed
+        retriever.doc_ids_ = arrays["doc_ids"]
+        retriever.counts_ = sp.csr_matrix(
+            (arrays["counts_data"], arrays["counts_indices"], arrays["counts_indptr"]), shape=(n_docs, len(keyed))
+        )
+        retriever.total_tokens_ = int(meta["total_tokens"])
+        retriever.weights_ = np.asarray(arrays["weights"])
+        retriever.component_ = np.asarray(arrays["component"]) if len(arrays["component"]) else None
+        retriever.rows_ = np.asarray(arrays["rows"])
+        retriever.doc_vectors_ = np.asarray(arrays["doc_vectors"])
+        retriever.faiss_ = from_bytes(blobs[FAISS_FILE])
+        if retriever.faiss_.ntotal != len(retriever.rows_):
+            raise IndexFormatError(Path(directory) / FAISS_FILE, None, "holds a different number of documents")
+        return retriever
+
+
+def load_vectors(path: str | Path) -> Any:
+    """Pretrained word vectors in word2vec format: ``.bin`` binary, otherwise text."""
+    models = import_gensim_models()
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"{path}: no such word-vector file")
+    binary = path.suffix == ".bin"
+    try:
+        return models.KeyedVectors.load_word2vec_format(str(path), binary=binary)
+    except (ValueError, EOFError, UnicodeDecodeError, IndexError) as exc:
+        kind = "binary" if binary else "text"
+        raise FormatError(path, None, f"not a word2vec {kind} file ({exc})") from None
+
+
+def _word2vec_bytes(keyed: Any) -> bytes:
+    bad = next((word for word in keyed.index_to_key if not word or any(c.isspace() for c in word)), None)
+    if bad is not None:
+        raise ValueError(f"word {bad!r} contains whitespace: the word2vec format cannot store it")
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / VECTORS_FILE
+        keyed.save_word2vec_format(str(path), binary=True)
+        return path.read_bytes()
+
+
+def _read_checked(path: Path, expected: str) -> bytes:
+    if not path.is_file():
+        raise IndexFormatError(path, None, "missing from the index directory")
+    data = path.read_bytes()
+    if _sha256(data) != expected:
+        raise IndexFormatError(path, None, "checksum differs from meta.json (damaged or from another save)")
+    return data
+
+
+def _sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _count_matrix(token_lists: Sequence[Sequence[str]], key_to_index: dict[str, int]) -> sp.csr_matrix:
+    """Texts x embedding vocabulary: how often each known word occurs in each text."""
+    lengths = np.fromiter((len(t) for t in token_lists), dtype=np.int64, count=len(token_lists))
+    ids = np.fromiter(
+        (key_to_index.get(tok, -1) for toks in token_lists for tok in toks), dtype=np.int64, count=int(lengths.sum())
+    )
+    rows = np.repeat(np.arange(len(token_lists)), lengths)
+    known = ids >= 0
+    matrix = sp.csr_matrix(
+        (np.ones(int(known.sum())), (rows[known], ids[known])), shape=(len(token_lists), len(key_to_index))
+    )
+    matrix.sum_duplicates()
+    return matrix
+
+
+def _positions(doc_index: dict[str, int], doc_ids: Sequence[str]) -> np.ndarray:
+    missing = [d for d in doc_ids if d not in doc_index]
+    if missing:
+        raise KeyError(f"{len(missing)} doc_id(s) not in the index, e.g. {missing[:3]}")
+    return np.fromiter((doc_index[d] for d in doc_ids), dtype=np.int64, count=len(doc_ids))

@@ -1,0 +1,85 @@
+"""TF-IDF: the classic variant against a hand computation, the cosine one against scikit-learn."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.feature_extraction.text import TfidfVectorizer
+from sklearn.metrics.pairwise import cosine_similarity
+
+from retrieval.analysis import get_analyzer
+from retrieval.tfidf import TfidfRetriever
+
+FRUIT = pd.DataFrame(
+    {
+        "doc_id": ["d1", "d2", "d3", "d4"],
+        "title": ["", "", "", ""],
+        "text": ["apple banana apple egg banana", "banana cherry egg", "cherry cherry date egg", "egg"],
+    }
+)
+
+
+def test_classic_scores_equal_a_hand_computation() -> None:
+    retriever = TfidfRetriever(variant="classic", analyzer="plain").index(FRUIT)
+    run = retriever.search(pd.DataFrame({"query_id": ["q"], "text": ["apple cherry cherry egg"]}))
+    # N = 4; df: apple 1, cherry 2, egg 4 (idf ln 1 = 0: no evidence). TF = count / length.
+    expected = {
+        "d1": (2 / 5) * math.log(4 / 1) * 1,  # apple, query count 1
+        "d2": (1 / 3) * math.log(4 / 2) * 2,  # cherry, query count 2
+        "d3": (2 / 4) * math.log(4 / 2) * 2,
+    }
+    assert dict(zip(run["doc_id"], run["score"])) == pytest.approx(expected, rel=1e-12)
+    assert list(run["doc_id"]) == ["d3", "d1", "d2"]  # d4 holds only "egg" (idf 0): not a candidate
+    np.testing.assert_allclose(retriever.score("apple cherry cherry egg", ["d4", "d2"]), [0.0, expected["d2"]])
+
+
+def _sklearn_cosine(corpus: pd.DataFrame, queries: list[str], analyzer: str) -> np.ndarray:
+    tokenize = get_analyzer(analyzer).tokenize
+    texts = [f"{t}\n{x}" if t else x for t, x in zip(corpus["title"], corpus["text"])]
+    vectorizer = TfidfVectorizer(analyzer=tokenize, sublinear_tf=True)
+    docs = vectorizer.fit_transform(texts)
+    return cosine_similarity(vectorizer.transform(queries), docs)
+
+
+def _assert_cosine_matches_sklearn(corpus: pd.DataFrame, queries: pd.DataFrame, analyzer: str) -> None:
+    retriever = TfidfRetriever(variant="cosine", analyzer=analyzer).index(corpus)
+    expected = _sklearn_cosine(corpus, list(queries["text"]), analyzer)
+    run = retriever.search(queries, k=len(corpus))
+    doc_pos = {d: i for i, d in enumerate(corpus["doc_id"])}
+    for qi, qid in enumerate(queries["query_id"]):
+        found = run[run["query_id"] == qid]
+        got = np.zeros(len(corpus))
+        got[[doc_pos[d] for d in found["doc_id"]]] = found["score"]
+        np.testing.assert_allclose(got, expected[qi], rtol=1e-10, atol=1e-12)
+        assert (found["score"] > 0).all()  # only documents sharing a term are returned
+
+
+def test_cosine_scores_equal_sklearn_on_a_small_corpus(tiny_corpus: pd.DataFrame, tiny_queries: pd.DataFrame) -> None:
+    _assert_cosine_matches_sklearn(tiny_corpus, tiny_queries, "english")
+    _assert_cosine_matches_sklearn(FRUIT, pd.DataFrame({"query_id": ["a", "b"], "text": ["egg", "apple apple date"]}), "plain")
+
+
+def test_cosine_scores_equal_sklearn_on_cranfield(data_dir) -> None:
+    corpora = pytest.importorskip("corpora")
+    if not hasattr(corpora, "load_dataset"):
+        pytest.skip("corpora.load_dataset not available")
+    dataset = corpora.load_dataset(str(data_dir / "cranfield"))
+    _assert_cosine_matches_sklearn(dataset.corpus, dataset.queries.head(40), "english")
+
+
+def test_changing_the_variant_reweights_the_stored_counts(tiny_corpus: pd.DataFrame, tiny_queries: pd.DataFrame) -> None:
+    retriever = TfidfRetriever(variant="cosine").index(tiny_corpus)
+    retriever.set_params(variant="classic")
+    fresh = TfidfRetriever(variant="classic").index(tiny_corpus)
+    pd.testing.assert_frame_equal(retriever.search(tiny_queries), fresh.search(tiny_queries))
+    assert not retriever.search(tiny_queries).equals(TfidfRetriever().index(tiny_corpus).search(tiny_queries))
+
+
+def test_unknown_variant_is_refused() -> None:
+    with pytest.raises(ValueError, match="variant must be one of"):
+        TfidfRetriever(variant="bm25")
+    with pytest.raises(ValueError, match="variant must be one of"):
+        TfidfRetriever().set_params(variant="okapi")
