@@ -190,7 +190,10 @@ def _score_function(scorer: object, queries: pd.DataFrame | Mapping[str, str] | 
             raise TypeError(f"scorer must have a score(query_text, doc_ids) method or be callable, got {type(scorer).__name__}")
         return scorer  # type: ignore[return-value]
     if queries is None:
-        raise SchemaError("a scorer with a score(query_text, doc_ids) method needs `queries` to give each query's text")
+        raise SchemaError(
+            "a scorer with a score(query_text, doc_ids) method needs `queries` to give each query's text; "
+            "for a recommender pass a callable f(query_id, doc_ids) such as recommender.score"
+        )
     if isinstance(queries, pd.DataFrame):
         table = validate(queries, "queries", "queries")
         texts = dict(zip(table["query_id"], table["text"]))
