@@ -55,6 +55,11 @@ class SampledResult:
         """Standard deviation over repeats per metric."""
         return dict(zip(self.summary["metric"], self.summary["std"]))
 
+    def wide(self) -> pd.DataFrame:
+        """Per-query means over repeats: index ``query_id``, one column per metric (for significance tests)."""
+        table = self.per_query.pivot(index="query_id", columns="metric", values="value")
+        return table.reindex(columns=list(self.summary["metric"]))
+
 
 def sampled_evaluate(
     qrels: pd.DataFrame,

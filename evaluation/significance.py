@@ -27,7 +27,7 @@ the family-wise error over the comparisons passed together.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -92,6 +92,8 @@ def t_test(system: np.ndarray, baseline: np.ndarray) -> float:
     diffs = _differences(system, baseline)
     if not np.any(diffs):
         return 1.0
+    if len(diffs) < 2:
+        raise ValueError("the paired t-test needs at least 2 queries with values")
     if np.all(diffs == diffs[0]):
         return 0.0  # constant non-zero difference: the variance is zero and the effect certain
     return float(stats.ttest_rel(system, baseline).pvalue)
@@ -242,14 +244,16 @@ def compare_results(
     test: str = "randomization",
     correction: str = "holm",
     seed: int = 0,
-    **options: float,
+    **options: Any,
 ) -> pd.DataFrame:
     """:func:`compare_systems` for several metrics at once, from :class:`EvaluationResult` objects.
 
     ``metrics`` defaults to the metrics of the baseline's result, in its order.
     The correction is applied within each metric (the family is "all systems
-    against the baseline on one metric"). Returns a long frame: ``metric`` then
-    the columns of :func:`compare_systems`.
+    against the baseline on one metric"); ``options`` (alpha, n_permutations,
+    n_bootstrap, confidence) go to :func:`compare_systems`. Any result with a
+    ``wide()`` table works, e.g. :class:`evaluation.sampled.SampledResult`.
+    Returns a long frame: ``metric`` then the columns of :func:`compare_systems`.
     """
     if baseline not in results:
         raise SchemaError(f"baseline {baseline!r} is not among the systems {list(results)}")

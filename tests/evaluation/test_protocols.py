@@ -154,6 +154,9 @@ def test_sampled_candidates_exclude_relevant_and_seen_and_metrics_follow() -> No
     assert result.mean["hit@5"] == pytest.approx(np.mean(per_repeat))
     assert result.std["hit@5"] == pytest.approx(np.std(per_repeat, ddof=1))
     assert result.tied_fraction == 0.0
+    wide = result.wide()
+    assert list(wide.columns) == ["hit@5", "ndcg@10"] and sorted(wide.index) == ["q1", "q2"]
+    assert wide.loc["q1", "hit@5"] == pytest.approx(np.mean([np.mean(expected[(r, "one")]) for r in range(4)]))
     again = sampled_evaluate(qrels, _Recorder(), docs, ["hit@5", "ndcg@10"], queries={"q1": "one", "q2": "two"}, exclude=exclude, n_negatives=20, repeats=4, seed=3)
     pd.testing.assert_frame_equal(again.per_query, result.per_query)
 

@@ -9,10 +9,12 @@ import pandas as pd
 import pytest
 from scipy import stats
 
+from evaluation import evaluate
 from evaluation.significance import (
     adjust_pvalues,
     align,
     bootstrap_ci,
+    compare_results,
     compare_systems,
     randomization_test,
     t_test,
@@ -116,3 +118,33 @@ def test_missing_query_is_an_error_naming_it() -> None:
         align(per_query)
     with pytest.raises(SchemaError, match="baseline 'zzz'"):
         compare_systems(per_query, "zzz")
+
+
+def test_t_test_needs_two_queries() -> None:
+    with pytest.raises(ValueError, match="at least 2 queries"):
+        t_test(np.array([0.5]), np.array([0.2]))
+
+
+def _random_run(rng: np.random.Generator, queries: list[str], docs: list[str]) -> pd.DataFrame:
+    rows = [(q, d, float(rng.integers(0, 5))) for q in queries for d in docs]  # integer scores: many ties
+    return pd.DataFrame(rows, columns=["query_id", "doc_id", "score"])
+
+
+def test_compare_results_per_metric_from_evaluation_results() -> None:
+    rng = np.random.default_rng(5)
+    queries, docs = [f"q{i}" for i in range(25)], [f"d{i}" for i in range(12)]
+    qrels = pd.DataFrame([(q, d, int(rng.integers(0, 3))) for q in queries for d in docs[:6]], columns=["query_id", "doc_id", "relevance"])
+    results = {name: evaluate(qrels, _random_run(rng, queries, docs), ["ndcg@10", "hit@3"]) for name in ("base", "a", "b")}
+    table = compare_results(results, "base", test="wilcoxon", correction="holm")
+    assert list(table["metric"]) == ["ndcg@10", "ndcg@10", "hit@3", "hit@3"]
+    assert list(table["system"]) == ["a", "b", "a", "b"]
+    for metric in ("ndcg@10", "hit@3"):
+        rows = table[table["metric"] == metric]
+        expected = [
+            stats.wilcoxon(results[s].wide()[metric], results["base"].wide()[metric]).pvalue for s in ("a", "b")
+        ]
+        np.testing.assert_allclose(rows["p_value"], expected, rtol=1e-12)
+        np.testing.assert_allclose(rows["p_adjusted"], adjust_pvalues(expected, "holm"))  # family = one metric
+        assert rows["baseline_mean"].iloc[0] == pytest.approx(results["base"].mean[metric])
+    with pytest.raises(SchemaError, match="no per-query values for metric 'map'"):
+        compare_results(results, "base", ["map"])
