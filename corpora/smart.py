@@ -36,6 +36,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from corpora.checks import integer, numeric_id, refuse_repeats
 from corpora.dataset import Dataset
 from rankscope.errors import FormatError
 from rankscope.fileio import PathLike, read_lines
@@ -176,7 +177,7 @@ def read_cranfield_qrels(path: PathLike) -> list[Judgment]:
     """``query_position doc_id code`` with codes mapped by :data:`CRANFIELD_GRADES`."""
     out = []
     for number, (q, d, code) in _judgment_lines(path, 3):
-        grade = _integer(code, path, number, "relevance code")
+        grade = integer(code, path, number, "relevance code")
         if grade not in CRANFIELD_GRADES:
             raise FormatError(path, number, f"unknown Cranfield relevance code {code!r}; expected 1, 2, 3, 4 or -1")
         out.append(_judgment(path, number, q, d, CRANFIELD_GRADES[grade]))
@@ -191,7 +192,7 @@ def read_pair_qrels(path: PathLike) -> list[Judgment]:
 def read_med_qrels(path: PathLike) -> list[Judgment]:
     """MED.REL is TREC-style: ``query_id 0 doc_id relevance``."""
     return [
-        _judgment(path, number, f[0], f[2], _integer(f[3], path, number, "relevance"))
+        _judgment(path, number, f[0], f[2], integer(f[3], path, number, "relevance"))
         for number, f in _judgment_lines(path, 4)
     ]
 
@@ -219,20 +220,7 @@ def read_block_qrels(path: PathLike) -> list[Judgment]:
 
 
 def _judgment(path: PathLike, line: int, query: str, doc: str, relevance: int) -> Judgment:
-    return Judgment(_numeric_id(query, path, line, "query id"), _numeric_id(doc, path, line, "document id"), relevance, line)
-
-
-def _integer(token: str, path: PathLike, line: int, what: str) -> int:
-    if not re.fullmatch(r"[+-]?\d+", token):
-        raise FormatError(path, line, f"{what} must be an integer, found {token!r}")
-    return int(token)
-
-
-def _numeric_id(token: str, path: PathLike, line: int, what: str) -> str:
-    """Ids in these collections are numbers; dropping leading zeros makes '001' and '1' agree."""
-    if not token.isdigit():
-        raise FormatError(path, line, f"{what} must be a number, found {token!r}")
-    return str(int(token))
+    return Judgment(numeric_id(query, path, line, "query id"), numeric_id(doc, path, line, "document id"), relevance, line)
 
 
 # --- collections -----------------------------------------------------------------------------
@@ -342,16 +330,11 @@ def _records_table(
     path: Path, records: list[Record], spec: SmartSpec, by_position: bool, warnings: list[str]
 ) -> pd.DataFrame:
     """Normalise ids (or number by position), refuse duplicates, pick title/text sections."""
-    ids: list[str] = []
-    seen: dict[str, int] = {}
-    for position, record in enumerate(records, start=1):
-        rec_id = str(position) if by_position else _numeric_id(record.id, path, record.line, "record id")
-        if by_position:
-            _numeric_id(record.id, path, record.line, "record id")  # still refuse a garbled id
-        if rec_id in seen:
-            raise FormatError(path, record.line, f"duplicate id {rec_id!r} (first at line {seen[rec_id]})")
-        seen[rec_id] = record.line
-        ids.append(rec_id)
+    ids = [numeric_id(record.id, path, record.line, "record id") for record in records]
+    if by_position:
+        ids = [str(position) for position in range(1, len(records) + 1)]
+    refuse_repeats(path, ids, [r.line for r in records], "id")
+    for record in records:
         text_repeats = [r for r in record.repeated if r[0] in (spec.title_section, spec.text_section)]
         if text_repeats:
             warnings.append(
@@ -369,16 +352,13 @@ def _records_table(
 
 def _qrels_table(path: Path, judgments: list[Judgment]) -> pd.DataFrame:
     """Judgments as a table; a (query, document) pair listed twice is an error naming both lines."""
-    seen: dict[tuple[str, str], Judgment] = {}
-    for j in judgments:
-        first = seen.setdefault((j.query_id, j.doc_id), j)
-        if first is not j:
-            grades = "" if first.relevance == j.relevance else f" with conflicting grades {first.relevance} and {j.relevance}"
-            raise FormatError(
-                path,
-                j.line,
-                f"query {j.query_id!r}, document {j.doc_id!r} judged twice (first at line {first.line}){grades}",
-            )
+    refuse_repeats(
+        path,
+        [(j.query_id, j.doc_id) for j in judgments],
+        [j.line for j in judgments],
+        "judgment of query, document",
+        grades=[j.relevance for j in judgments],
+    )
     if not judgments:
         raise FormatError(path, None, "no judgments found")
     return pd.DataFrame(

@@ -1,0 +1,143 @@
+"""BEIR folders: ``corpus.jsonl``, ``queries.jsonl`` and ``qrels/<split>.tsv``.
+
+- corpus lines ``{"_id", "title", "text"}`` (title optional, other fields ignored);
+- query lines ``{"_id", "text"}``;
+- qrels: tab-separated with the header ``query-id corpus-id score``; integer scores.
+
+As BEIR's own loader does, a split holds the queries named in its qrels file; the
+other queries of ``queries.jsonl`` (other splits) are not loaded, and the
+Dataset's warnings say how many were left out. Any of the files may be gzipped
+(``corpus.jsonl.gz``).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from corpora.checks import integer, refuse_repeats
+from corpora.dataset import Dataset
+from corpora.jsonl import read_jsonl, string_field, write_jsonl
+from rankscope.errors import FormatError
+from rankscope.fileio import PathLike, atomic_write, read_lines
+
+QRELS_HEADER = ("query-id", "corpus-id", "score")
+_HEADER_LINE = "\t".join(QRELS_HEADER)
+
+
+def is_beir_folder(folder: PathLike) -> bool:
+    """True when ``folder`` holds a BEIR corpus file."""
+    return _optional(Path(folder), "corpus.jsonl") is not None
+
+
+def beir_splits(folder: PathLike) -> list[str]:
+    """Names of the qrels splits in a BEIR folder (``qrels/test.tsv`` -> ``test``)."""
+    qrels_dir = Path(folder) / "qrels"
+    names = [p.name.removesuffix(".gz").removesuffix(".tsv") for p in qrels_dir.glob("*.tsv*")] if qrels_dir.is_dir() else []
+    return sorted(names)
+
+
+def read_beir(folder: PathLike, split: str = "test", name: str | None = None) -> Dataset:
+    """Load one split of a BEIR folder."""
+    folder = Path(folder)
+    corpus_path = _required(folder, "corpus.jsonl")
+    queries_path = _required(folder, "queries.jsonl")
+    qrels_path = _optional(folder / "qrels", f"{split}.tsv")
+    if qrels_path is None:
+        raise FileNotFoundError(f"{folder}: no qrels/{split}.tsv; splits found: {beir_splits(folder) or 'none'}")
+    qrels = read_beir_qrels(qrels_path)
+    all_queries = read_beir_queries(queries_path)
+    in_split = all_queries["query_id"].isin(qrels["query_id"])
+    warnings = []
+    if not in_split.all():
+        warnings.append(
+            f"{int((~in_split).sum())} of {len(all_queries)} queries in {queries_path.name} are not in "
+            f"qrels/{qrels_path.name} (other splits; not loaded)"
+        )
+    return Dataset(
+        name=name or folder.name,
+        corpus=read_beir_corpus(corpus_path),
+        queries=all_queries[in_split].reset_index(drop=True),
+        qrels=qrels,
+        split=split,
+        warnings=tuple(warnings),
+    )
+
+
+def read_beir_corpus(path: PathLike) -> pd.DataFrame:
+    rows = [
+        (
+            string_field(path, n, obj, "_id"),
+            string_field(path, n, obj, "title", required=False),
+            string_field(path, n, obj, "text"),
+        )
+        for n, obj in _objects(path, "_id")
+    ]
+    return pd.DataFrame(rows, columns=["doc_id", "title", "text"])
+
+
+def read_beir_queries(path: PathLike) -> pd.DataFrame:
+    rows = [(string_field(path, n, obj, "_id"), string_field(path, n, obj, "text")) for n, obj in _objects(path, "_id")]
+    return pd.DataFrame(rows, columns=["query_id", "text"])
+
+
+def read_beir_qrels(path: PathLike) -> pd.DataFrame:
+    """A BEIR qrels TSV; the header is required, scores must be integers, pairs unique."""
+    lines = read_lines(path)
+    if not lines:
+        raise FormatError(path, None, f"empty qrels file: expected the header {_HEADER_LINE!r}")
+    if tuple(lines[0].split("\t")) != QRELS_HEADER:
+        raise FormatError(path, 1, f"expected the header {_HEADER_LINE!r}, found {lines[0][:60]!r}")
+    rows: list[tuple[str, str, int]] = []
+    numbers: list[int] = []
+    for number, line in enumerate(lines[1:], start=2):
+        if not line.strip():
+            continue
+        parts = line.split("\t")
+        if len(parts) != 3:
+            raise FormatError(path, number, f"expected 3 tab-separated fields {_HEADER_LINE!r}, found {len(parts)}")
+        rows.append((parts[0], parts[1], integer(parts[2], path, number, "score")))
+        numbers.append(number)
+    refuse_repeats(path, [r[:2] for r in rows], numbers, "judgment of query, document", [r[2] for r in rows])
+    if not rows:
+        raise FormatError(path, None, "no judgments after the header")
+    return pd.DataFrame(rows, columns=["query_id", "doc_id", "relevance"])
+
+
+def write_beir(dataset: Dataset, folder: PathLike) -> None:
+    """Write a Dataset as a BEIR folder (each file atomically); the qrels go to ``qrels/<split>.tsv``."""
+    folder = Path(folder)
+    corpus = dataset.corpus
+    write_jsonl(
+        ({"_id": d, "title": t, "text": x} for d, t, x in zip(corpus["doc_id"], corpus["title"], corpus["text"])),
+        folder / "corpus.jsonl",
+    )
+    queries = dataset.queries
+    write_jsonl(({"_id": q, "text": t} for q, t in zip(queries["query_id"], queries["text"])), folder / "queries.jsonl")
+    with atomic_write(folder / "qrels" / f"{dataset.split}.tsv") as handle:
+        handle.write(_HEADER_LINE + "\n")
+        for q, d, r in dataset.qrels.itertuples(index=False):
+            handle.write(f"{q}\t{d}\t{r}\n")
+
+
+def _objects(path: PathLike, key: str) -> list[tuple[int, dict[str, Any]]]:
+    """JSON objects with a unique ``key``; a repeated id is an error naming both lines."""
+    objects = list(read_jsonl(path))
+    if not objects:
+        raise FormatError(path, None, "empty file: expected one JSON object per line")
+    ids = [string_field(path, number, obj, key) for number, obj in objects]
+    refuse_repeats(path, ids, [number for number, _ in objects], key)
+    return objects
+
+
+def _optional(folder: Path, name: str) -> Path | None:
+    return next((p for p in (folder / name, folder / f"{name}.gz") if p.is_file()), None)
+
+
+def _required(folder: Path, name: str) -> Path:
+    found = _optional(folder, name)
+    if found is None:
+        raise FileNotFoundError(f"{folder}: no {name} (a BEIR folder holds corpus.jsonl, queries.jsonl, qrels/<split>.tsv)")
+    return found

@@ -1,0 +1,44 @@
+"""JSON Lines: one object per line, read strictly with file and line in every error."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+from rankscope.errors import FormatError
+from rankscope.fileio import PathLike, atomic_write, read_lines
+
+
+def read_jsonl(path: PathLike) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Yield ``(line_number, object)`` for each non-blank line; anything but an object is an error."""
+    for number, line in enumerate(read_lines(path), start=1):
+        if not line.strip():
+            continue
+        try:
+            value = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise FormatError(path, number, f"invalid JSON ({exc.msg} at column {exc.colno})") from None
+        if not isinstance(value, dict):
+            raise FormatError(path, number, f"expected a JSON object, found {type(value).__name__}")
+        yield number, value
+
+
+def string_field(path: PathLike, line: int, obj: dict[str, Any], key: str, *, required: bool = True) -> str:
+    """A string (or integer id) field of a JSON object; missing or other types are errors."""
+    if key not in obj:
+        if required:
+            raise FormatError(path, line, f"missing field {key!r}; found fields {sorted(obj)}")
+        return ""
+    value = obj[key]
+    if isinstance(value, bool) or not isinstance(value, (str, int)):
+        raise FormatError(path, line, f"field {key!r} must be a string, found {json.dumps(value)[:40]}")
+    return str(value)
+
+
+def write_jsonl(rows: Iterable[dict[str, Any]], path: PathLike) -> None:
+    """Write one compact JSON object per line (UTF-8, not ASCII-escaped), atomically."""
+    with atomic_write(path) as handle:
+        for row in rows:
+            handle.write(json.dumps(row, ensure_ascii=False))
+            handle.write("\n")

@@ -1,0 +1,172 @@
+"""Tables people already have: JSONL, CSV or TSV files and pandas DataFrames, with a column mapping.
+
+A mapping renames the user's columns to the schema's, ``{schema_name: their_name}``,
+e.g. ``{"doc_id": "pid", "text": "passage"}``; unmapped schema columns are looked
+up under their own name. The file format follows the extension (``.jsonl``,
+``.csv``, ``.tsv``, each optionally ``.gz``); CSV/TSV files need a header row.
+Values are read as text, so ids like ``"007"`` or ``"NA"`` stay as written.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Mapping
+from pathlib import Path
+
+import pandas as pd
+
+from corpora.checks import integer, refuse_repeats
+from corpora.dataset import Dataset
+from corpora.jsonl import read_jsonl
+from corpora.schema import KINDS, validate
+from rankscope.errors import FormatError, SchemaError
+from rankscope.fileio import PathLike, read_text
+
+Columns = Mapping[str, str]
+_KEYS = {"corpus": ("doc_id",), "queries": ("query_id",), "qrels": ("query_id", "doc_id"), "run": ("query_id", "doc_id")}
+_DELIMITERS = {".csv": ",", ".tsv": "\t"}
+_OPTIONAL = {"corpus": {"title"}, "run": {"rank"}}
+
+
+def read_table(path: PathLike, kind: str, columns: Columns | None = None) -> pd.DataFrame:
+    """Read one table (``corpus``, ``queries``, ``qrels`` or ``run``) from a JSONL/CSV/TSV file.
+
+    Errors name the file and line: a row with the wrong number of fields, a
+    missing JSON field, a non-integer relevance, a repeated id or judgment.
+    """
+    path = Path(path)
+    if kind not in KINDS:
+        raise ValueError(f"unknown table kind {kind!r}; expected one of {sorted(KINDS)}")
+    suffix = Path(path.name.removesuffix(".gz")).suffix.lower()
+    if suffix == ".jsonl":
+        records, lines = _jsonl_records(path)
+    elif suffix in _DELIMITERS:
+        records, lines = _delimited_records(path, _DELIMITERS[suffix])
+    else:
+        raise FormatError(path, None, f"unknown table format {suffix!r}; expected .jsonl, .csv or .tsv (optionally .gz)")
+    if not records:
+        raise FormatError(path, None, f"empty {kind} file: no rows")
+    _check_rows(path, records, lines, kind, _full_mapping(kind, columns))
+    frame = pd.DataFrame.from_records(records)
+    title = _full_mapping(kind, columns).get("title")
+    if title in frame.columns:
+        frame[title] = frame[title].fillna("")  # a JSONL corpus may give some documents no title
+    table = from_frame(frame, kind, columns, source=str(path))
+    keys = list(zip(*(table[k] for k in _KEYS[kind])))
+    grades = table["relevance"].tolist() if kind == "qrels" else None
+    refuse_repeats(path, keys, lines, "/".join(_KEYS[kind]), grades)
+    return table
+
+
+def from_frame(frame: pd.DataFrame, kind: str, columns: Columns | None = None, source: str = "<DataFrame>") -> pd.DataFrame:
+    """Rename a DataFrame's columns by ``columns`` and validate it as ``kind`` (a new frame)."""
+    mapping = _full_mapping(kind, columns)
+    present = {theirs: ours for ours, theirs in mapping.items() if theirs in frame.columns}
+    optional = _OPTIONAL.get(kind, set())
+    missing = [
+        f"{ours} (as {theirs!r})"
+        for ours, theirs in mapping.items()
+        if theirs not in frame.columns and ours not in optional
+    ]
+    if missing:
+        raise SchemaError(f"{source}: {kind} table lacks {', '.join(missing)}; found columns {list(map(str, frame.columns))}")
+    return validate(frame[list(present)].rename(columns=present), kind, source)
+
+
+def dataset_from_frames(
+    name: str,
+    corpus: pd.DataFrame,
+    queries: pd.DataFrame,
+    qrels: pd.DataFrame,
+    columns: Mapping[str, Columns] | None = None,
+    split: str = "test",
+) -> Dataset:
+    """A Dataset from three DataFrames; ``columns`` maps each kind to its column mapping."""
+    columns = columns or {}
+    unknown = set(columns) - {"corpus", "queries", "qrels"}
+    if unknown:
+        raise ValueError(f"columns keys must be 'corpus', 'queries', 'qrels'; got {sorted(unknown)}")
+    return Dataset(
+        name=name,
+        corpus=from_frame(corpus, "corpus", columns.get("corpus"), f"{name} corpus"),
+        queries=from_frame(queries, "queries", columns.get("queries"), f"{name} queries"),
+        qrels=from_frame(qrels, "qrels", columns.get("qrels"), f"{name} qrels"),
+        split=split,
+    )
+
+
+def read_tabular_dataset(
+    name: str,
+    corpus: PathLike,
+    queries: PathLike,
+    qrels: PathLike,
+    columns: Mapping[str, Columns] | None = None,
+    split: str = "test",
+) -> Dataset:
+    """A Dataset from three table files (any mix of JSONL/CSV/TSV)."""
+    columns = columns or {}
+    return Dataset(
+        name=name,
+        corpus=read_table(corpus, "corpus", columns.get("corpus")),
+        queries=read_table(queries, "queries", columns.get("queries")),
+        qrels=read_table(qrels, "qrels", columns.get("qrels")),
+        split=split,
+    )
+
+
+def _full_mapping(kind: str, columns: Columns | None) -> dict[str, str]:
+    columns = dict(columns or {})
+    unknown = set(columns) - set(KINDS[kind])
+    if unknown:
+        raise SchemaError(f"column mapping names {sorted(unknown)}, which are not {kind} columns {list(KINDS[kind])}")
+    return {col: columns.get(col, col) for col in KINDS[kind]}
+
+
+def _jsonl_records(path: Path) -> tuple[list[dict], list[int]]:
+    records, lines = [], []
+    for number, obj in read_jsonl(path):
+        bad = [k for k, v in obj.items() if v is None or isinstance(v, (dict, list))]
+        if bad:
+            found = "null" if obj[bad[0]] is None else f"a JSON {type(obj[bad[0]]).__name__}"
+            raise FormatError(path, number, f"field {bad[0]!r} is {found}; expected a string or number")
+        records.append({k: v if isinstance(v, str) else str(v) for k, v in obj.items()})
+        lines.append(number)
+    return records, lines
+
+
+def _delimited_records(path: Path, delimiter: str) -> tuple[list[dict], list[int]]:
+    """Parse with the csv module to keep true line numbers (quoted fields may span lines)."""
+    reader = csv.reader(io.StringIO(read_text(path)), delimiter=delimiter, strict=True)
+    try:
+        header = next(reader, None)
+        if header is None:
+            return [], []
+        records, lines = [], []
+        for row in reader:
+            if not row:
+                continue
+            if len(row) != len(header):
+                raise FormatError(
+                    path, reader.line_num, f"expected {len(header)} fields as in the header {header}, found {len(row)}"
+                )
+            records.append(dict(zip(header, row)))
+            lines.append(reader.line_num)
+    except csv.Error as exc:
+        kind = "TSV" if delimiter == "\t" else "CSV"
+        raise FormatError(path, reader.line_num, f"malformed {kind} ({exc})") from None
+    return records, lines
+
+
+def _check_rows(path: Path, records: list[dict], lines: list[int], kind: str, mapping: Mapping[str, str]) -> None:
+    """Required fields present and integer columns integral, row by row, so errors name the line."""
+    optional = _OPTIONAL.get(kind, set())
+    required = [theirs for ours, theirs in mapping.items() if ours not in optional]
+    integral = [(ours, mapping[ours]) for ours in ("relevance", "rank") if ours in mapping]
+    for record, number in zip(records, lines):
+        missing = [name for name in required if name not in record]
+        if missing:
+            raise FormatError(path, number, f"missing field(s) {missing}; found {sorted(record)}")
+        for ours, theirs in integral:
+            if theirs in record:
+                integer(record[theirs], path, number, ours)
