@@ -122,7 +122,9 @@ def validate_interactions(frame: pd.DataFrame, source: str = "<DataFrame>") -> p
         if bad.any():
             row = int(np.flatnonzero(bad)[0])
             kind = "integers" if col == "timestamp" else "finite numbers"
-            raise SchemaError(f"{source}: interactions column {col!r} must hold {kind}; row {row} has {values.iloc[row]!r}")
+            raise SchemaError(
+                f"{source}: interactions column {col!r} must hold {kind}; row {row} has {values.iloc[row]!r}"
+            )
         out[col] = numeric.astype(np.int64) if col == "timestamp" else numeric
     return pd.DataFrame(out)
 

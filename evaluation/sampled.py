@@ -90,7 +90,8 @@ def sampled_evaluate(
     for repeat in range(repeats):
         rng = np.random.default_rng([seed, repeat])
         for pair, (query_id, target) in enumerate(zip(pair_query, pair_doc)):
-            candidates = np.concatenate(([target], universe[_draw(rng, len(universe), forbidden[query_id], n_negatives)]))
+            negatives = universe[_draw(rng, len(universe), forbidden[query_id], n_negatives)]
+            candidates = np.concatenate(([target], negatives))
             values = checked_scores(score(query_id, candidates), query_id, len(candidates))
             ties += bool(np.any(values[1:] == values[0]))
             run_parts.append((f"{repeat}:{pair}", candidates, values))
@@ -187,12 +188,16 @@ def _draw(rng: np.random.Generator, size: int, forbidden: np.ndarray, count: int
     return drawn[:count]
 
 
-def _score_function(scorer: object, queries: pd.DataFrame | Mapping[str, str] | None) -> Callable[[str, np.ndarray], object]:
+def _score_function(
+    scorer: object, queries: pd.DataFrame | Mapping[str, str] | None
+) -> Callable[[str, np.ndarray], object]:
     """``f(query_id, doc_ids)`` for a retriever-like object (via query text) or a recommender callable."""
     method = getattr(scorer, "score", None)
     if method is None:
         if not callable(scorer):
-            raise TypeError(f"scorer must have a score(query_text, doc_ids) method or be callable, got {type(scorer).__name__}")
+            raise TypeError(
+                f"scorer must have a score(query_text, doc_ids) method or be callable, got {type(scorer).__name__}"
+            )
         return scorer  # type: ignore[return-value]
     if queries is None:
         raise SchemaError(

@@ -59,7 +59,9 @@ def align(per_query: Mapping[str, pd.Series]) -> pd.DataFrame:
     columns: dict[str, pd.Series] = {}
     for name, values in per_query.items():
         if not isinstance(values, pd.Series):
-            raise SchemaError(f"system {name!r}: expected a pandas Series indexed by query_id, got {type(values).__name__}")
+            raise SchemaError(
+                f"system {name!r}: expected a pandas Series indexed by query_id, got {type(values).__name__}"
+            )
         series = pd.Series(values.to_numpy(), index=values.index.astype(str), name=name)
         duplicated = series.index[series.index.duplicated()]
         if len(duplicated):
@@ -231,7 +233,8 @@ def compare_systems(
                 "ci_high": ci_high,
             }
         )
-    frame = pd.DataFrame(rows, columns=["system", "baseline", "n_queries", "mean", "baseline_mean", "delta", "p_value", "ci_low", "ci_high"])
+    columns = ["system", "baseline", "n_queries", "mean", "baseline_mean", "delta", "p_value", "ci_low", "ci_high"]
+    frame = pd.DataFrame(rows, columns=columns)
     frame.insert(7, "p_adjusted", adjust_pvalues(frame["p_value"].to_numpy(), correction))
     frame.insert(8, "significant", frame["p_adjusted"].to_numpy() < alpha)
     return frame
@@ -263,7 +266,9 @@ def compare_results(
     for metric in wanted:
         for name, table in wide.items():
             if metric not in table.columns:
-                raise SchemaError(f"system {name!r} has no per-query values for metric {metric!r}; it has {list(table.columns)}")
+                raise SchemaError(
+                    f"system {name!r} has no per-query values for metric {metric!r}; it has {list(table.columns)}"
+                )
         per_query = {name: table[metric] for name, table in wide.items()}
         frame = compare_systems(per_query, baseline, test, correction, seed, **options)
         frame.insert(0, "metric", metric)

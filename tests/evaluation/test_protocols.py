@@ -134,13 +134,13 @@ class _Recorder:
 
 def test_sampled_candidates_exclude_relevant_and_seen_and_metrics_follow() -> None:
     docs = [f"d{i:03d}" for i in range(60)]
-    qrels = pd.DataFrame({"query_id": ["q1", "q1", "q2", "q2"], "doc_id": ["d050", "d010", "d030", "d031"], "relevance": [1, 2, 0, 1]})
+    qrels = pd.DataFrame(
+        {"query_id": ["q1", "q1", "q2", "q2"], "doc_id": ["d050", "d010", "d030", "d031"], "relevance": [1, 2, 0, 1]}
+    )
     exclude = pd.DataFrame({"query_id": ["q2"], "doc_id": ["d059"]})
     recorder = _Recorder()
-    result = sampled_evaluate(
-        qrels, recorder, docs, ["hit@5", "ndcg@10"], queries={"q1": "one", "q2": "two"},
-        exclude=exclude, n_negatives=20, repeats=4, seed=3,
-    )
+    settings = {"queries": {"q1": "one", "q2": "two"}, "exclude": exclude, "n_negatives": 20, "repeats": 4, "seed": 3}
+    result = sampled_evaluate(qrels, recorder, docs, ["hit@5", "ndcg@10"], **settings)
     assert len(recorder.calls) == 3 * 4 and result.n_pairs == 3
     expected: dict[tuple[int, str], list[float]] = {}
     for call, (text, candidates) in enumerate(recorder.calls):
@@ -157,14 +157,15 @@ def test_sampled_candidates_exclude_relevant_and_seen_and_metrics_follow() -> No
     wide = result.wide()
     assert list(wide.columns) == ["hit@5", "ndcg@10"] and sorted(wide.index) == ["q1", "q2"]
     assert wide.loc["q1", "hit@5"] == pytest.approx(np.mean([np.mean(expected[(r, "one")]) for r in range(4)]))
-    again = sampled_evaluate(qrels, _Recorder(), docs, ["hit@5", "ndcg@10"], queries={"q1": "one", "q2": "two"}, exclude=exclude, n_negatives=20, repeats=4, seed=3)
+    again = sampled_evaluate(qrels, _Recorder(), docs, ["hit@5", "ndcg@10"], **settings)
     pd.testing.assert_frame_equal(again.per_query, result.per_query)
 
 
 def test_sampled_ties_follow_the_trec_eval_rule() -> None:
     docs = [f"d{i:02d}" for i in range(11)]
     qrels = pd.DataFrame({"query_id": ["u"], "doc_id": ["d05"], "relevance": [1]})
-    result = sampled_evaluate(qrels, lambda user, ids: np.zeros(len(ids)), docs, ["hit@5", "hit@10", "ndcg@10"], n_negatives=10, repeats=2)
+    metrics = ["hit@5", "hit@10", "ndcg@10"]
+    result = sampled_evaluate(qrels, lambda user, ids: np.zeros(len(ids)), docs, metrics, n_negatives=10, repeats=2)
     # every score ties: d06..d10 sort before d05 (doc_id descending), so the target is 6th
     assert result.mean == pytest.approx({"hit@5": 0.0, "hit@10": 1.0, "ndcg@10": 1 / math.log2(7)})
     assert result.std == pytest.approx({"hit@5": 0.0, "hit@10": 0.0, "ndcg@10": 0.0})

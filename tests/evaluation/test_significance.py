@@ -133,8 +133,10 @@ def _random_run(rng: np.random.Generator, queries: list[str], docs: list[str]) -
 def test_compare_results_per_metric_from_evaluation_results() -> None:
     rng = np.random.default_rng(5)
     queries, docs = [f"q{i}" for i in range(25)], [f"d{i}" for i in range(12)]
-    qrels = pd.DataFrame([(q, d, int(rng.integers(0, 3))) for q in queries for d in docs[:6]], columns=["query_id", "doc_id", "relevance"])
-    results = {name: evaluate(qrels, _random_run(rng, queries, docs), ["ndcg@10", "hit@3"]) for name in ("base", "a", "b")}
+    judgments = [(q, d, int(rng.integers(0, 3))) for q in queries for d in docs[:6]]
+    qrels = pd.DataFrame(judgments, columns=["query_id", "doc_id", "relevance"])
+    metrics = ["ndcg@10", "hit@3"]
+    results = {name: evaluate(qrels, _random_run(rng, queries, docs), metrics) for name in ("base", "a", "b")}
     table = compare_results(results, "base", test="wilcoxon", correction="holm")
     assert list(table["metric"]) == ["ndcg@10", "ndcg@10", "hit@3", "hit@3"]
     assert list(table["system"]) == ["a", "b", "a", "b"]
