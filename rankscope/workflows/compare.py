@@ -182,7 +182,9 @@ def build_report(result: CompareResult, depth: int) -> Report:
         spec: frame.set_index("K")[["hit", "recall"]] for spec, frame in result.curves.groupby("retriever", sort=False)
     }
     wide = result.curves.pivot(index="K", columns="retriever", values=["hit", "recall"])
-    wide.columns = [f"{m}@K {s}" for m, s in wide.columns]
+    order = [(m, s) for m in ("hit", "recall") for s in result.summary.index]
+    wide = wide[order]
+    wide.columns = [f"{m.capitalize()}@K {s}" for m, s in order]
     report.heading("Hit@K and Recall@K").table(wide)
     report.image("hit_recall_at_k.png", plots.cutoff_curves(curves), "Hit@K and Recall@K against K")
     diffs = per_query_differences(result, primary)

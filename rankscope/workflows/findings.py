@@ -81,21 +81,22 @@ def retriever_findings(name: str, cutoffs: pd.DataFrame, misses: pd.DataFrame, d
 
 
 def sampled_findings(name: str, table: pd.DataFrame) -> list[str]:
-    """Call out metrics the sampled protocol inflates.
+    """Call out the metrics the sampled protocol inflates by at least :data:`FLATTERS`.
 
     ``table`` has columns metric, full_per_document and sampled: the same relevant
     documents ranked among every non-relevant document versus among a sample.
     """
-    out = []
-    for metric, full, sampled in table[["metric", "full_per_document", "sampled"]].itertuples(index=False):
-        if full > 0 and sampled >= FLATTERS * full:
-            out.append(
-                f"{name}: sampled {metric} is {sampled:.3f} against {full:.3f} when the same relevant documents "
-                f"are ranked among all non-relevant ones ({sampled / full:.1f}x): sampling flatters the retriever."
-            )
-        elif full == 0 and sampled > 0:
-            out.append(f"{name}: sampled {metric} is {sampled:.3f} although the full-ranking value is 0.")
-    return out
+    inflated = [
+        f"{metric} {sampled:.3f} vs {full:.3f}" + (f" ({sampled / full:.1f}x)" if full > 0 else "")
+        for metric, full, sampled in table[["metric", "full_per_document", "sampled"]].itertuples(index=False)
+        if (full > 0 and sampled >= FLATTERS * full) or (full == 0 and sampled > 0)
+    ]
+    if not inflated:
+        return []
+    return [
+        f"{name}: the sampled protocol flatters it: {', '.join(inflated)}, sampled vs the same relevant "
+        "documents ranked among all non-relevant ones."
+    ]
 
 
 def comparison_findings(

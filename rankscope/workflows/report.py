@@ -92,7 +92,7 @@ def to_markdown(report: Report) -> str:
         elif block.kind == "table":
             out += [markdown_table(block.frame, index=block.index), ""]
             if block.text:
-                out += [f"*{block.text}*", ""]
+                out += [block.text, ""]
         elif block.kind == "image":
             out += [f"![{block.text}]({block.name})", "", f"*{block.text}*", ""]
     return "\n".join(out)

@@ -50,6 +50,30 @@ def per_document_full(qrels: pd.DataFrame, run: pd.DataFrame, metrics: Sequence[
     return {m: float(per_query[m].mean()) for m in metrics}
 
 
+class QueryScoreCache:
+    """``f(query_id, doc_ids)`` for the sampled protocol that scores each query's documents once.
+
+    The protocol asks for scores of a few candidates many times per query (one
+    call per relevant document and repeat); scoring the whole collection once per
+    query and picking the candidates is the same numbers for far fewer calls.
+    Only the latest query is kept, so memory stays one vector of the collection.
+    """
+
+    def __init__(self, retriever: object, queries: pd.DataFrame, doc_ids: Sequence[str]) -> None:
+        self.retriever = retriever
+        self.texts = dict(zip(queries["query_id"], queries["text"]))
+        self.doc_ids = list(doc_ids)
+        self.position = pd.Index(self.doc_ids)
+        self.query_id: str | None = None
+        self.scores = np.empty(0)
+
+    def __call__(self, query_id: str, doc_ids: Sequence[str]) -> np.ndarray:
+        if query_id != self.query_id:
+            self.scores = np.asarray(self.retriever.score(self.texts[query_id], self.doc_ids), dtype=np.float64)
+            self.query_id = query_id
+        return self.scores[self.position.get_indexer(doc_ids)]
+
+
 def sampled_table(
     retriever: object,
     data: Dataset,
@@ -65,12 +89,12 @@ def sampled_table(
 
     full = evaluate(data.qrels, run, list(metrics), exclude_unjudged=True).mean
     per_doc = per_document_full(data.qrels, run, metrics)
+    doc_ids = data.corpus["doc_id"].tolist()
     sampled = sampled_evaluate(
         data.qrels,
-        retriever,
-        data.corpus["doc_id"].tolist(),
+        QueryScoreCache(retriever, data.queries, doc_ids),
+        doc_ids,
         list(metrics),
-        queries=data.queries,
         n_negatives=n_negatives,
         repeats=repeats,
         seed=seed,

@@ -91,10 +91,20 @@ class TuneResult:
             f"in-sample gain {self.in_sample_gain:+.4f}",
             f"  {len(self.cv.choices)}-fold CV (seed {self.seed})  held-out {m} {self.cv.mean:.4f}  "
             f"cross-validated gain {self.cv_gain:+.4f}  <- expect this on new queries",
-            "",
-            text_table(self.fold_table()),
         ]
-        return "\n".join(lines)
+        lines += [f"  note: {note}" for note in self.edge_notes()]
+        folds = self.fold_table().astype({"k1": str, "b": str})
+        return "\n".join([*lines, "", text_table(folds)])
+
+    def edge_notes(self) -> list[str]:
+        """Warn when the best point lies on the border of the grid: the optimum may lie outside it."""
+        notes = []
+        for name in ("k1", "b"):
+            values = self.grid[name]
+            value = self.best[name]
+            if values.nunique() > 1 and value in (values.min(), values.max()):
+                notes.append(f"the best {name}={value:g} is on the edge of the grid; consider widening --{name}")
+        return notes
 
 
 def search_depth(metric: str) -> int:

@@ -60,4 +60,8 @@ def test_comparison_recall_gain() -> None:
 def test_sampled_flattery() -> None:
     table = pd.DataFrame({"metric": ["mrr@10", "hit@10"], "full_per_document": [0.2, 0.6], "sampled": [0.5, 0.65]})
     found = sampled_findings("bm25", table)
-    assert len(found) == 1 and "sampled mrr@10 is 0.500 against 0.200" in found[0] and "(2.5x)" in found[0]
+    assert found == [
+        "bm25: the sampled protocol flatters it: mrr@10 0.500 vs 0.200 (2.5x), sampled vs the same relevant "
+        "documents ranked among all non-relevant ones."
+    ]
+    assert sampled_findings("bm25", table.assign(sampled=[0.2, 0.6])) == []

@@ -126,3 +126,20 @@ def test_baseline_must_be_compared(tmp_path) -> None:
         compare(DATA, ["A", "B"], ["mrr@10"])
     with pytest.raises(RankscopeError, match="listed twice"):
         compare(DATA, ["A", "A"], ["mrr@10"], baseline="A")
+
+
+def test_sampled_table_cache_gives_the_protocol_numbers() -> None:
+    from evaluation.sampled import sampled_evaluate
+    from rankscope.workflows.sampling import sampled_table
+
+    retriever = Fixed("A")
+    run = retriever.search(DATA.queries)
+    table = sampled_table(retriever, DATA, run, ["hit@1", "mrr@10"], n_negatives=2, repeats=3, seed=5)
+    direct = sampled_evaluate(
+        DATA.qrels, retriever, DATA.corpus["doc_id"].tolist(), ["hit@1", "mrr@10"],
+        queries=DATA.queries, n_negatives=2, repeats=3, seed=5,
+    )
+    assert table["sampled"].tolist() == pytest.approx([direct.mean["hit@1"], direct.mean["mrr@10"]])
+    assert table["sampled_std"].tolist() == pytest.approx([direct.std["hit@1"], direct.std["mrr@10"]])
+    assert table["full_per_document"].tolist() == pytest.approx([0.125, 0.3125])
+    assert table["full"].tolist() == pytest.approx([0.25, 0.4375])
