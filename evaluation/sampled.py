@@ -32,6 +32,7 @@ import pandas as pd
 from corpora.schema import validate
 from evaluation import evaluate
 from evaluation.loo import checked_scores
+from evaluation.metrics import parse_metric
 from rankscope.errors import SchemaError
 
 
@@ -77,6 +78,8 @@ def sampled_evaluate(
     """Rank each relevant document among ``n_negatives`` sampled ones, ``repeats`` times (see module doc)."""
     if n_negatives < 1 or repeats < 1:
         raise ValueError(f"n_negatives and repeats must be at least 1, got {n_negatives} and {repeats}")
+    for name in metrics:
+        parse_metric(name)  # fail before scoring thousands of candidate lists
     judged = validate(qrels, "qrels", "qrels")
     relevant = judged[judged["relevance"] >= relevance_level].sort_values(["query_id", "doc_id"], kind="stable")
     if relevant.empty:
@@ -112,7 +115,7 @@ def sampled_evaluate(
         ),
         list(metrics),
     )
-    return _summarise(result.per_query, pair_query, list(metrics), repeats, ties, len(pair_query))
+    return _summarise(result.per_query, pair_query, result.metrics, repeats, ties, len(pair_query))
 
 
 def _summarise(

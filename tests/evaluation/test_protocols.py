@@ -15,7 +15,7 @@ from evaluation import evaluate
 from evaluation.loo import LeaveOneOutSplit, full_ranking_run, leave_one_out
 from evaluation.recommenders import ItemKNN, MostPopular
 from evaluation.sampled import sampled_evaluate
-from rankscope.errors import FormatError, SchemaError
+from rankscope.errors import FormatError, RankscopeError, SchemaError
 
 
 def _write(path: Path, text: str) -> Path:
@@ -174,6 +174,8 @@ def test_sampled_ties_follow_the_trec_eval_rule() -> None:
 
 def test_sampled_errors_name_the_query() -> None:
     qrels = pd.DataFrame({"query_id": ["u"], "doc_id": ["d1"], "relevance": [1]})
+    with pytest.raises(RankscopeError, match=r"unknown metric 'NDCG@10'"):
+        sampled_evaluate(qrels, lambda u, ids: np.zeros(len(ids)), ["d1", "d2", "d3"], ["NDCG@10"], n_negatives=1)
     with pytest.raises(SchemaError, match=r"query 'u': only 2 documents"):
         sampled_evaluate(qrels, lambda u, ids: np.zeros(len(ids)), ["d1", "d2", "d3"], n_negatives=5)
     with pytest.raises(SchemaError, match=r"query 'u' has relevant documents but no text"):
