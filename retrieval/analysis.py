@@ -101,7 +101,7 @@ class Analyzer:
         normalization: str | None = "NFKC",
         lowercase: bool = True,
         tokenizer: str = "regex",
-        token_pattern: str = r"\w+",
+        token_pattern: str = r"\w\w+",
         stopwords: str | None = "english",
         stemmer: str | None = "english",
     ) -> None:

@@ -36,7 +36,7 @@ class BM25(CountsRetriever):
 
     def __init__(
         self,
-        variant: str = "okapi",
+        variant: str = "lucene",
         k1: float = 1.5,
         b: float = 0.75,
         delta: float | None = None,

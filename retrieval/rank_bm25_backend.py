@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from retrieval.analysis import Analyzer
 from retrieval.base import check_k, make_run, query_texts
 from retrieval.bm25 import BM25
 from retrieval.bm25_weights import DEFAULT_DELTA
@@ -41,6 +42,17 @@ class RankBM25(BM25):
     """rank-bm25's BM25Okapi (``okapi``), BM25L (``bm25l``) or BM25Plus (``bm25+``)."""
 
     variants = ("okapi", "bm25l", "bm25+")
+
+    def __init__(
+        self,
+        variant: str = "okapi",
+        k1: float = 1.5,
+        b: float = 0.75,
+        delta: float | None = None,
+        epsilon: float = 0.25,
+        analyzer: str | Analyzer = "english",
+    ) -> None:
+        super().__init__(variant, k1, b, delta, epsilon, analyzer)  # rank-bm25 has no lucene: okapi by default
 
     def _fit(self) -> None:
         delta = DEFAULT_DELTA.get(self.variant) if self.delta is None else self.delta
