@@ -47,6 +47,7 @@ class CompareResult:
     baseline: str
     metrics: tuple[str, ...]
     test: str
+    depth: int
     summary: pd.DataFrame
     per_query: pd.DataFrame
     significance: pd.DataFrame
@@ -63,6 +64,10 @@ class CompareResult:
 
     def to_text(self) -> str:
         return f"{text_table(self.marked())}\n\n{self.legend()}"
+
+    def report(self) -> Report:
+        """Tables and plots as a :class:`Report` (shown inline in Jupyter)."""
+        return build_report(self)
 
 
 def mark_summary(summary: pd.DataFrame, significance: pd.DataFrame, baseline: str, digits: int = 4) -> pd.DataFrame:
@@ -126,6 +131,7 @@ def compare(
         baseline=baseline,
         metrics=metrics,
         test=test,
+        depth=depth,
         summary=summary,
         per_query=per_query,
         significance=significance,
@@ -134,11 +140,11 @@ def compare(
     )
     if out is None:
         return result
-    files = write_outputs(result, Path(out), depth)
+    files = write_outputs(result, Path(out))
     return replace(result, files=tuple(files))
 
 
-def write_outputs(result: CompareResult, out: Path, depth: int) -> list[Path]:
+def write_outputs(result: CompareResult, out: Path) -> list[Path]:
     """summary.csv, per_query.csv, significance.csv, curves.csv, one TREC run per retriever, the report."""
     from corpora.trec import write_trec_run
 
@@ -152,7 +158,7 @@ def write_outputs(result: CompareResult, out: Path, depth: int) -> list[Path]:
         path = out / f"run.{file_stem(spec)}.trec"
         write_trec_run(run, path, tag=file_stem(spec))
         files.append(path)
-    files += write_report(build_report(result, depth), out)
+    files += write_report(build_report(result), out)
     return files
 
 
@@ -164,12 +170,12 @@ def per_query_differences(result: CompareResult, metric: str) -> dict[str, pd.Se
     return {s: wide[s] - wide[result.baseline] for s in result.summary.index if s != result.baseline}
 
 
-def build_report(result: CompareResult, depth: int) -> Report:
+def build_report(result: CompareResult) -> Report:
     """The comparison as a report: marked summary, significance details, curves, per-query differences."""
     primary = result.metrics[0]
     report = Report(f"rankscope compare: {result.dataset}")
     report.paragraph(
-        f"{len(result.summary)} retrievers searched to depth {depth} on {result.dataset}; baseline "
+        f"{len(result.summary)} retrievers searched to depth {result.depth} on {result.dataset}; baseline "
         f"{result.baseline}; metrics scored with trec_eval semantics over the "
         f"{result.per_query['query_id'].nunique()} queries in the qrels."
     )

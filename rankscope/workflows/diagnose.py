@@ -86,6 +86,10 @@ class DiagnoseResult:
         frame.index.name = "query_id"
         return frame
 
+    def report(self) -> Report:
+        """Findings, tables and plots as a :class:`Report` (shown inline in Jupyter)."""
+        return build_report(self)
+
     def to_text(self) -> str:
         parts = []
         for d in self.diagnoses:

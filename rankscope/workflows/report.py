@@ -78,6 +78,10 @@ class Report:
     def images(self) -> dict[str, bytes]:
         return {b.name: b.png for b in self.blocks if b.kind == "image"}
 
+    def _repr_html_(self) -> str:
+        """Jupyter shows a report inline: the HTML body with its plots."""
+        return f"<h1>{html.escape(self.title)}</h1>\n{html_body(self)}"
+
 
 def to_markdown(report: Report) -> str:
     """Markdown; images are linked by file name, so write them beside it (:func:`write_report`)."""
@@ -100,13 +104,23 @@ def to_markdown(report: Report) -> str:
 
 def to_html(report: Report) -> str:
     """One self-contained HTML page: inline CSS, tables, plots as base64 data URIs."""
+    title = html.escape(report.title)
+    return "\n".join(
+        [
+            "<!DOCTYPE html>",
+            '<html lang="en"><head><meta charset="utf-8">',
+            f"<title>{title}</title><style>{_STYLE}</style></head><body>",
+            f"<h1>{title}</h1>",
+            html_body(report),
+            "</body></html>",
+        ]
+    )
+
+
+def html_body(report: Report) -> str:
+    """The blocks as HTML elements (no page wrapper, no title)."""
     esc = html.escape
-    out = [
-        "<!DOCTYPE html>",
-        '<html lang="en"><head><meta charset="utf-8">',
-        f"<title>{esc(report.title)}</title><style>{_STYLE}</style></head><body>",
-        f"<h1>{esc(report.title)}</h1>",
-    ]
+    out = []
     for block in report.blocks:
         if block.kind == "heading":
             out.append(f"<h2>{esc(block.text)}</h2>")
@@ -124,7 +138,6 @@ def to_html(report: Report) -> str:
                 f'<figure><img alt="{esc(block.text)}" src="data:image/png;base64,{data}">'
                 f"<figcaption>{esc(block.text)}</figcaption></figure>"
             )
-    out.append("</body></html>")
     return "\n".join(out)
 
 

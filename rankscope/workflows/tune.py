@@ -80,7 +80,8 @@ class TuneResult:
             "cross_validated": {"folds": folds, "seed": self.seed, "score": self.cv.mean, "gain": self.cv_gain},
         }
 
-    def to_text(self) -> str:
+    def headline(self) -> list[str]:
+        """The result in four lines: grid, defaults, best in-sample, cross-validated; plus edge notes."""
         d, best, m = self.default, self.best, self.metric
         n_k1, n_b = self.grid["k1"].nunique(), self.grid["b"].nunique()
         lines = [
@@ -92,9 +93,15 @@ class TuneResult:
             f"  {len(self.cv.choices)}-fold CV (seed {self.seed})  held-out {m} {self.cv.mean:.4f}  "
             f"cross-validated gain {self.cv_gain:+.4f}  <- expect this on new queries",
         ]
-        lines += [f"  note: {note}" for note in self.edge_notes()]
+        return lines + [f"  note: {note}" for note in self.edge_notes()]
+
+    def to_text(self) -> str:
         folds = self.fold_table().astype({"k1": str, "b": str})
-        return "\n".join([*lines, "", text_table(folds)])
+        return "\n".join([*self.headline(), "", text_table(folds)])
+
+    def report(self) -> Report:
+        """Result, folds and heatmap as a :class:`Report` (shown inline in Jupyter)."""
+        return build_report(self)
 
     def edge_notes(self) -> list[str]:
         """Warn when the best point lies on the border of the grid: the optimum may lie outside it."""
@@ -173,24 +180,27 @@ def heatmap_png(result: TuneResult) -> bytes:
     )
 
 
-def write_outputs(result: TuneResult, out: Path) -> list[Path]:
-    """grid.csv, folds.csv, summary.json and the report (with the heatmap)."""
+def build_report(result: TuneResult) -> Report:
+    """The tuning result, fold choices, heatmap and the ten best points."""
     report = Report(f"rankscope tune: {result.retriever} on {result.dataset}")
     report.paragraph(
         "The in-sample gain is the best grid point's gain on the queries it was chosen on; the "
         "cross-validated gain chooses (k1, b) on the training folds and scores the held-out fold, "
         "so it is what new queries can expect."
     )
-    report.heading("Result")
-    for line in result.to_text().split("\n\n")[0].splitlines():
-        report.paragraph(line.strip())
+    report.heading("Result").bullets([line.strip() for line in result.headline()])
     report.heading("Cross-validation folds").table(result.fold_table())
     report.heading("Grid").image("heatmap.png", heatmap_png(result), f"{result.metric} over the (k1, b) grid")
     top = result.grid.sort_values("mean", ascending=False, kind="stable").head(10)
     report.table(top, caption="the ten best grid points", index=False)
+    return report
+
+
+def write_outputs(result: TuneResult, out: Path) -> list[Path]:
+    """grid.csv, folds.csv, summary.json and the report (with the heatmap)."""
     return [
         write_csv(result.grid, out / "grid.csv", index=False),
         write_csv(result.fold_table(), out / "folds.csv"),
         write_text(out / "summary.json", json.dumps(result.summary(), indent=2) + "\n"),
-        *write_report(report, out),
+        *write_report(build_report(result), out),
     ]
