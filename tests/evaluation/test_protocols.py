@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from scipy import stats
 
 from corpora.interactions import read_interactions, read_movielens
 from evaluation import evaluate
@@ -159,6 +160,23 @@ def test_sampled_candidates_exclude_relevant_and_seen_and_metrics_follow() -> No
     assert wide.loc["q1", "hit@5"] == pytest.approx(np.mean([np.mean(expected[(r, "one")]) for r in range(4)]))
     again = sampled_evaluate(qrels, _Recorder(), docs, ["hit@5", "ndcg@10"], **settings)
     pd.testing.assert_frame_equal(again.per_query, result.per_query)
+
+
+def test_sampled_negatives_are_uniform_over_the_allowed_documents() -> None:
+    docs = [f"d{i:02d}" for i in range(30)]
+    qrels = pd.DataFrame({"query_id": ["u", "u"], "doc_id": ["d03", "d17"], "relevance": [1, 1]})
+    exclude = pd.DataFrame({"query_id": ["u"] * 3, "doc_id": ["d00", "d01", "d02"]})
+    drawn: list[str] = []
+
+    def record(user: str, ids: np.ndarray) -> np.ndarray:
+        drawn.extend(ids[1:])
+        return np.zeros(len(ids))
+
+    sampled_evaluate(qrels, record, docs, ["hit@1"], exclude=exclude, n_negatives=5, repeats=1000)
+    counts = pd.Series(drawn).value_counts()
+    assert sorted(counts.index) == sorted(set(docs) - {"d00", "d01", "d02", "d03", "d17"})
+    # 2 pairs x 1000 repeats x 5 draws spread over 25 documents: 400 expected each
+    assert stats.chisquare(counts.to_numpy()).pvalue > 1e-3
 
 
 def test_sampled_ties_follow_the_trec_eval_rule() -> None:
