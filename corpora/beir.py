@@ -19,6 +19,7 @@ import pandas as pd
 
 from corpora.checks import integer, refuse_repeats
 from corpora.dataset import Dataset
+from corpora.paths import first_file
 from corpora.jsonl import read_jsonl, string_field, write_jsonl
 from rankscope.errors import FormatError
 from rankscope.fileio import PathLike, atomic_write, read_lines
@@ -133,7 +134,7 @@ def _objects(path: PathLike, key: str) -> list[tuple[int, dict[str, Any]]]:
 
 
 def _optional(folder: Path, name: str) -> Path | None:
-    return next((p for p in (folder / name, folder / f"{name}.gz") if p.is_file()), None)
+    return first_file(folder, [name])
 
 
 def _required(folder: Path, name: str) -> Path:

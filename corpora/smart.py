@@ -38,6 +38,7 @@ import pandas as pd
 
 from corpora.checks import integer, numeric_id, refuse_repeats
 from corpora.dataset import Dataset
+from corpora.paths import first_file
 from rankscope.errors import FormatError
 from rankscope.fileio import PathLike, read_lines
 
@@ -245,15 +246,11 @@ class SmartSpec:
     docs_by_position: bool = False
     notes: tuple[str, ...] = field(default=())
 
-    def find(self, folder: Path) -> dict[str, Path] | None:
+    def find(self, folder: Path) -> dict[str, Path | None] | None:
         """The spec's three files in ``folder`` (plain or ``.gz``), or None if any is missing."""
-        found = {}
-        for role, names in (("docs", self.docs), ("queries", self.queries), ("qrels", self.qrels)):
-            hit = next((folder / n for name in names for n in (name, f"{name}.gz") if (folder / n).is_file()), None)
-            if hit is None:
-                return None
-            found[role] = hit
-        return found
+        roles = {"docs": self.docs, "queries": self.queries, "qrels": self.qrels}
+        found = {role: first_file(folder, names) for role, names in roles.items()}
+        return None if None in found.values() else found
 
 
 SPECS: Mapping[str, SmartSpec] = {

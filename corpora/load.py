@@ -1,0 +1,159 @@
+"""``load_dataset``: a known collection by name, or any folder by path, into a Dataset.
+
+A name resolves, in order, to
+1. the folder ``$RANKSCOPE_DATA/<name>``,
+2. the user cache ``$XDG_CACHE_HOME/rankscope/<name>`` (default ``~/.cache/rankscope/<name>``),
+3. a download from the collection's official location into that cache (checksum
+   checked, progress bar shown on a terminal); ``RANKSCOPE_OFFLINE=1`` forbids it.
+If none works, :class:`DatasetNotFoundError` says which folders were tried and
+which files to put there.
+
+A folder's format is detected from its files: a SMART/Glasgow collection by its
+file names (``cran.all.1400``, ``CISI.ALL``, ...), a BEIR folder by
+``corpus.jsonl``, and a TREC-style folder by ``corpus.{jsonl,tsv,csv}`` +
+``queries.{jsonl,tsv,csv}`` + a TREC qrels file ``qrels`` / ``qrels.txt``.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from corpora.beir import is_beir_folder, read_beir
+from corpora.dataset import Dataset
+from corpora.download import fetch
+from corpora.paths import first_file
+from corpora.registry import COLLECTIONS, Collection, get_collection
+from corpora.smart import SPECS, detect_smart, read_smart
+from corpora.tabular import read_table
+from corpora.trec import read_trec_qrels
+from rankscope.errors import DatasetNotFoundError, FormatError
+from rankscope.fileio import PathLike
+
+_TABLE_SUFFIXES = (".jsonl", ".tsv", ".csv")
+_TREC_QRELS = ("qrels", "qrels.txt")
+
+
+@dataclass(frozen=True)
+class Location:
+    """Where a known collection resolves locally: a folder and which rule found it, or nothing."""
+
+    name: str
+    path: Path | None
+    source: str  # "RANKSCOPE_DATA", "cache" or "" when not found locally
+    tried: tuple[Path, ...]
+
+
+def data_root() -> Path | None:
+    value = os.environ.get("RANKSCOPE_DATA", "")
+    return Path(value).expanduser() if value else None
+
+
+def cache_root() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME", "")
+    return (Path(base).expanduser() if base else Path.home() / ".cache") / "rankscope"
+
+
+def locate(name: str) -> Location:
+    """Find a known collection locally, without downloading."""
+    collection = get_collection(name)
+    spec = SPECS[collection.layout]
+    candidates = []
+    root = data_root()
+    if root is not None:
+        candidates.append(("RANKSCOPE_DATA", root / collection.name))
+    candidates.append(("cache", cache_root() / collection.name))
+    for source, folder in candidates:
+        if folder.is_dir() and spec.find(folder) is not None:
+            return Location(collection.name, folder, source, tuple(f for _, f in candidates))
+    return Location(collection.name, None, "", tuple(f for _, f in candidates))
+
+
+def load_dataset(name_or_path: str | PathLike, split: str | None = None) -> Dataset:
+    """Load a known collection by name (see the module doc for the order) or a folder by path."""
+    text = str(name_or_path)
+    if text.lower() in COLLECTIONS and not _looks_like_path(text):
+        return _load_known(get_collection(text), split)
+    folder = Path(text).expanduser()
+    if folder.is_dir():
+        return load_folder(folder, split)
+    if folder.exists():
+        raise DatasetNotFoundError(f"{folder} is a file; pass the folder that holds the collection's files")
+    raise DatasetNotFoundError(
+        f"{text!r} is neither an existing folder nor a known collection; known collections: {', '.join(COLLECTIONS)}"
+    )
+
+
+def load_folder(folder: PathLike, split: str | None = None, name: str | None = None) -> Dataset:
+    """Load a folder in whichever supported format its files show."""
+    folder = Path(folder)
+    name = name or folder.name
+    spec = detect_smart(folder)
+    if spec is not None:
+        _only_test_split(split, folder, spec.name)
+        return read_smart(folder, spec, name=name)
+    if is_beir_folder(folder):
+        return read_beir(folder, split or "test", name=name)
+    trec = _trec_style_files(folder)
+    if trec is not None:
+        _only_test_split(split, folder, "TREC-style")
+        corpus, queries, qrels = trec
+        return Dataset(
+            name=name,
+            corpus=read_table(corpus, "corpus"),
+            queries=read_table(queries, "queries"),
+            qrels=read_trec_qrels(qrels),
+        )
+    raise FormatError(
+        folder,
+        None,
+        "cannot tell the format: expected a SMART collection ("
+        + "; ".join(f"{s.name}: {s.docs[0]}, {s.queries[0]}, {s.qrels[0]}" for s in SPECS.values())
+        + "), a BEIR folder (corpus.jsonl, queries.jsonl, qrels/<split>.tsv) or corpus.jsonl|tsv|csv + "
+        "queries.jsonl|tsv|csv + a TREC qrels file named qrels or qrels.txt",
+    )
+
+
+def _load_known(collection: Collection, split: str | None) -> Dataset:
+    found = locate(collection.name)
+    if found.path is not None:
+        return load_folder(found.path, split, name=collection.name)
+    destination = cache_root() / collection.name
+    if os.environ.get("RANKSCOPE_OFFLINE", "") not in ("", "0"):
+        raise DatasetNotFoundError(_missing(collection, found, "downloads are off (RANKSCOPE_OFFLINE is set)"))
+    try:
+        fetch(collection, destination)
+    except DatasetNotFoundError as exc:
+        raise DatasetNotFoundError(_missing(collection, found, str(exc))) from None
+    return load_folder(destination, split, name=collection.name)
+
+
+def _missing(collection: Collection, found: Location, reason: str) -> str:
+    spec = SPECS[collection.layout]
+    files = ", ".join(names[0] for names in (spec.docs, spec.queries, spec.qrels))
+    tried = " or ".join(str(p) for p in found.tried)
+    hint = "" if data_root() is not None else " (RANKSCOPE_DATA is not set)"
+    return (
+        f"{collection.name}: not found in {tried}{hint}, and {reason}. "
+        f"Put the files {files} (from {collection.url}) in one of those folders."
+    )
+
+
+def _only_test_split(split: str | None, folder: Path, kind: str) -> None:
+    if split not in (None, "test"):
+        raise DatasetNotFoundError(f"{folder}: a {kind} collection has a single split 'test', not {split!r}")
+
+
+def _trec_style_files(folder: Path) -> tuple[Path, Path, Path] | None:
+    corpus = first_file(folder, [f"corpus{s}" for s in _TABLE_SUFFIXES])
+    queries = first_file(folder, [f"queries{s}" for s in _TABLE_SUFFIXES])
+    qrels = first_file(folder, list(_TREC_QRELS))
+    if corpus is None or queries is None or qrels is None:
+        return None
+    return corpus, queries, qrels
+
+
+def _looks_like_path(text: str) -> bool:
+    """``./cranfield`` or ``data/cranfield`` mean a folder; a bare known name means the collection."""
+    return os.sep in text or "/" in text or text.startswith(".")
