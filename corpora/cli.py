@@ -1,0 +1,93 @@
+"""``rankscope datasets``: the known collections, where each resolves, and their counts.
+
+Collections found locally (under $RANKSCOPE_DATA or in the cache) are loaded to
+count documents, queries, judged queries and judgment lines; the others show
+the URL they would be downloaded from. Folders given as arguments are loaded
+and listed too. Nothing is downloaded.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+from corpora.load import cache_root, data_root, load_dataset, locate
+from corpora.registry import COLLECTIONS
+from rankscope.errors import RankscopeError
+
+COUNTS = ("documents", "queries", "judged_queries", "judgments")
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "datasets",
+        help="list known collections, where each resolves, and their counts",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("extra", nargs="*", metavar="FOLDER", help="also describe these collection folders")
+    parser.add_argument("--format", choices=("table", "json"), default="table", help="output format (default table)")
+    parser.set_defaults(func=run_datasets)
+
+
+def run_datasets(args: argparse.Namespace) -> int:
+    rows = [_known_row(name) for name in COLLECTIONS] + [_folder_row(folder) for folder in args.extra]
+    if args.format == "json":
+        json.dump(rows, sys.stdout, indent=2)
+        sys.stdout.write("\n")
+    else:
+        sys.stdout.write(format_table(rows))
+        root = data_root()
+        sys.stdout.write(f"searched: RANKSCOPE_DATA={root if root else '(unset)'}, then the cache {cache_root()}\n")
+    return 1 if any(row.get("error") for row in rows) else 0
+
+
+def _known_row(name: str) -> dict[str, Any]:
+    collection = COLLECTIONS[name]
+    found = locate(name)
+    row: dict[str, Any] = {"name": name, "description": collection.description, "url": collection.url}
+    if found.path is None:
+        row["location"] = None
+        row["source"] = "download"
+        return row
+    row["location"] = str(found.path)
+    row["source"] = found.source
+    return row | _counts(str(found.path))
+
+
+def _folder_row(folder: str) -> dict[str, Any]:
+    return {"name": folder, "description": "folder given on the command line", "location": folder, "source": "path"} | (
+        _counts(folder)
+    )
+
+
+def _counts(where: str) -> dict[str, Any]:
+    try:
+        stats = load_dataset(where).stats()
+    except (RankscopeError, FileNotFoundError) as exc:
+        return {"error": str(exc)}
+    return {key: stats[key] for key in COUNTS} | {"judgments_per_level": stats["judgments_per_level"]}
+
+
+def format_table(rows: Sequence[dict[str, Any]]) -> str:
+    """Fixed-width text table; counts blank for collections not available locally."""
+    header = ("name", "documents", "queries", "judged", "judgments", "location")
+    lines = [header]
+    for row in rows:
+        if row.get("error"):
+            where = f"error: {row['error']}"
+        elif row["location"] is None:
+            where = f"not local; downloads from {row['url']}"
+        else:
+            where = f"{row['location']} ({row['source']})"
+        counts = tuple(str(row[key]) if key in row else "-" for key in COUNTS)
+        lines.append((row["name"], *counts, where))
+    widths = [max(len(line[i]) for line in lines) for i in range(len(header) - 1)]
+    out = []
+    for line in lines:
+        cells = [cell.ljust(w) if i == 0 else cell.rjust(w) for i, (cell, w) in enumerate(zip(line, widths))]
+        out.append("  ".join(cells + [line[-1]]))
+    return "\n".join(out) + "\n"
