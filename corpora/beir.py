@@ -29,8 +29,9 @@ _HEADER_LINE = "\t".join(QRELS_HEADER)
 
 
 def is_beir_folder(folder: PathLike) -> bool:
-    """True when ``folder`` holds a BEIR corpus file."""
-    return _optional(Path(folder), "corpus.jsonl") is not None
+    """True when ``folder`` holds a BEIR corpus file and a ``qrels/`` folder."""
+    folder = Path(folder)
+    return _optional(folder, "corpus.jsonl") is not None and (folder / "qrels").is_dir()
 
 
 def beir_splits(folder: PathLike) -> list[str]:
