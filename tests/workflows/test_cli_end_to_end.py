@@ -1,0 +1,121 @@
+"""The three commands end to end on the real collections, through ``rankscope.cli.main``.
+
+Every written file is re-read and checked against an independent computation
+(evaluate() on the written run files, counts of the first-relevant ranks).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from corpora import load_dataset
+from corpora.trec import read_trec_run
+from evaluation import DEFAULT_METRICS, evaluate
+from rankscope.cli import main
+
+
+@pytest.fixture(scope="module")
+def compared(data_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    out = tmp_path_factory.mktemp("compare")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("RANKSCOPE_DATA", str(data_dir))
+        code = main(["--quiet", "compare", "--dataset", "cranfield", "--retrievers", "tfidf", "bm25", "--out", str(out)])
+    assert code == 0
+    return out, str(data_dir)
+
+
+def test_compare_writes_everything(compared: tuple[Path, str], capsys: pytest.CaptureFixture) -> None:
+    out, _ = compared
+    for name in ("summary.csv", "per_query.csv", "significance.csv", "curves.csv", "run.tfidf.trec", "run.bm25.trec",
+                 "report.md", "report.html", "hit_recall_at_k.png", "per_query_difference.png"):
+        assert (out / name).stat().st_size > 0, name
+
+
+def test_compare_summary_equals_evaluate_on_written_runs(compared: tuple[Path, str], monkeypatch) -> None:
+    out, data_dir = compared
+    monkeypatch.setenv("RANKSCOPE_DATA", data_dir)
+    qrels = load_dataset("cranfield").qrels
+    summary = pd.read_csv(out / "summary.csv", index_col="retriever")
+    assert list(summary.columns) == list(DEFAULT_METRICS) and list(summary.index) == ["tfidf", "bm25"]
+    per_query = pd.read_csv(out / "per_query.csv", dtype={"query_id": str})
+    for spec in summary.index:
+        run = read_trec_run(out / f"run.{spec}.trec")
+        assert run.groupby("query_id").size().max() == 1000
+        expected = evaluate(qrels, run, DEFAULT_METRICS).mean
+        assert summary.loc[spec].to_dict() == pytest.approx(expected, abs=1e-12)
+        means = per_query[per_query["retriever"] == spec].groupby("metric")["value"].mean()
+        assert means.to_dict() == pytest.approx(expected, abs=1e-12)
+    curves = pd.read_csv(out / "curves.csv").set_index(["retriever", "K"])
+    assert curves.loc[("bm25", 10), "hit"] == pytest.approx(summary.loc["bm25", "hit@10"])
+    assert curves.loc[("tfidf", 100), "recall"] == pytest.approx(summary.loc["tfidf", "recall@100"])
+    significance = pd.read_csv(out / "significance.csv")
+    assert len(significance) == len(DEFAULT_METRICS) and set(significance["system"]) == {"tfidf"}
+    delta = significance.set_index("metric")["delta"]
+    assert delta["map"] == pytest.approx(summary.loc["tfidf", "map"] - summary.loc["bm25", "map"])
+
+
+def test_compare_report_is_self_contained(compared: tuple[Path, str]) -> None:
+    out, _ = compared
+    html = (out / "report.html").read_text()
+    summary = pd.read_csv(out / "summary.csv", index_col="retriever")
+    assert html.count("data:image/png;base64,") == 2
+    assert 'src="http' not in html and "<script" not in html
+    assert f"{summary.loc['bm25', 'ndcg@10']:.4f}" in html
+    md = (out / "report.md").read_text()
+    assert "![Hit@K and Recall@K against K](hit_recall_at_k.png)" in md
+
+
+def test_tune_cli(data_dir: Path, tmp_path: Path, monkeypatch, capsys) -> None:
+    monkeypatch.setenv("RANKSCOPE_DATA", str(data_dir))
+    code = main(["tune", "--quiet", "--dataset", "cranfield", "--k1", "1.0:2.0:0.5", "--b", "0.55:0.95:0.2",
+                 "--folds", "3", "--out", str(tmp_path)])
+    assert code == 0
+    printed = capsys.readouterr().out
+    assert "in-sample gain" in printed and "cross-validated gain" in printed
+    grid = pd.read_csv(tmp_path / "grid.csv")
+    assert len(grid) == 9
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    # bm25's defaults (k1=1.5, b=0.75) are a grid point: re-weighting must give the fresh-index score
+    at_default = grid[(grid["k1"] == 1.5) & (grid["b"] == 0.75)]["mean"].item()
+    assert at_default == pytest.approx(summary["default"]["score"], abs=1e-12)
+    assert summary["best"]["score"] == pytest.approx(grid["mean"].max())
+    assert len(pd.read_csv(tmp_path / "folds.csv")) == 3
+    assert (tmp_path / "heatmap.png").stat().st_size > 0
+
+
+def test_diagnose_cli_on_cisi(data_dir: Path, tmp_path: Path, monkeypatch, capsys) -> None:
+    monkeypatch.setenv("RANKSCOPE_DATA", str(data_dir))
+    code = main(["--quiet", "diagnose", "--dataset", "cisi", "--retriever", "bm25", "--vs", "tfidf",
+                 "--sampled-repeats", "1", "--out", str(tmp_path)])
+    assert code == 0
+    printed = capsys.readouterr().out
+    assert "bm25 vs tfidf" in printed and "76 judged queries" in printed
+    ranks = pd.read_csv(tmp_path / "first_ranks.csv", dtype={"query_id": str}, index_col="query_id")
+    assert len(ranks) == 76
+    for spec in ("bm25", "tfidf"):
+        table = pd.read_csv(tmp_path / f"cutoffs.{spec}.csv", index_col="K")
+        found = ranks[spec].to_numpy(dtype=float)
+        for k in table.index:
+            hits = int(np.sum(found <= k))
+            assert table.loc[k, "hits"] == hits
+            assert table.loc[k, "Hit@K"] == pytest.approx(hits / 76)
+            assert table.loc[k, "recall_misses"] == int(np.isnan(found).sum())
+            assert table.loc[k, "ranking_misses"] == 76 - hits - int(np.isnan(found).sum())
+        sampled = pd.read_csv(tmp_path / f"sampled.{spec}.csv")
+        assert sampled["metric"].tolist() == ["hit@10", "mrr@10", "ndcg@10"]
+        assert sampled.set_index("metric").loc["hit@10", "full"] == pytest.approx(table.loc[10, "Hit@K"])
+    for name in ("report.md", "report.html", "first_relevant_rank.png", "misses.png"):
+        assert (tmp_path / name).stat().st_size > 0
+
+
+def test_user_errors_exit_2_with_one_line(capsys) -> None:
+    assert main(["compare", "--retrievers", "tfidf", "w2v"]) == 2
+    assert "baseline 'bm25' is not among the retrievers" in capsys.readouterr().err
+    assert main(["tune", "--k1", "0.2:2.0:0.25"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "whole number of steps" in err
