@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import warnings
 
 import numpy as np
 import pandas as pd
@@ -124,7 +123,9 @@ def test_hybrid_spec_builds_the_retriever_and_checks_names() -> None:
 def test_hybrid_search_is_the_fusion_of_its_parts(
     method: str, tiny_corpus: pd.DataFrame, tiny_queries: pd.DataFrame
 ) -> None:
-    hybrid = HybridRetriever(retrievers="[bm25:k1=0.9,b=0.4]+tfidf:variant=classic", method=method, k=10.0, depth=3)
+    hybrid = HybridRetriever(
+        retrievers="[bm25:k1=0.9,b=0.4]+tfidf:variant=classic", method=method, k=10.0, norm="minmax", depth=3
+    )
     hybrid.index(tiny_corpus)
     bm25 = make_retriever("bm25:k1=0.9,b=0.4").index(tiny_corpus)
     tfidf = make_retriever("tfidf:variant=classic").index(tiny_corpus)
@@ -138,11 +139,10 @@ def test_hybrid_search_is_the_fusion_of_its_parts(
 
 
 def test_hybrid_changing_its_parts_needs_a_new_index(tiny_corpus: pd.DataFrame, tiny_queries: pd.DataFrame) -> None:
-    hybrid = HybridRetriever(retrievers="bm25+tfidf").index(tiny_corpus)
-    hybrid.set_params(method="combsum")  # fusion settings apply to the fitted parts at once
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        assert len(hybrid.search(tiny_queries)) > 0
+    hybrid = HybridRetriever(retrievers="bm25+tfidf", depth=5).index(tiny_corpus)
+    hybrid.set_params(method="rrf", k=1.0)  # fusion settings apply to the fitted parts at once
+    parts = [make_retriever(spec).index(tiny_corpus).search(tiny_queries, k=5) for spec in ("bm25", "tfidf")]
+    pd.testing.assert_frame_equal(hybrid.search(tiny_queries), rrf(parts, k=1.0))
     hybrid.set_params(retrievers="bm25+tfidf:variant=classic")
     with pytest.raises(NotFittedError):
         hybrid.search(tiny_queries)
