@@ -25,6 +25,7 @@ from rankscope.workflows.tables import text_table
 
 DEFAULT_RETRIEVERS = ("tfidf", "bm25", "w2v")
 ALPHA = 0.05
+TIE_TOLERANCE = 1e-12
 LEGEND = (
     "* best on this metric; + significantly better than the baseline, - significantly worse "
     "(paired {test} test, Holm-corrected over the retrievers per metric, p < {alpha})"
@@ -71,7 +72,8 @@ class CompareResult:
 
 
 def mark_summary(summary: pd.DataFrame, significance: pd.DataFrame, baseline: str, digits: int = 4) -> pd.DataFrame:
-    """Means as text: ``*`` on the best value of each metric (all of them if tied),
+    """Means as text: ``*`` on the best value of each metric (all of them if tied within
+    :data:`TIE_TOLERANCE`, since equal means summed in another order differ in the last bits),
     ``+``/``-`` where a retriever is significantly better/worse than the baseline."""
     flags = {
         (row.metric, row.system): ("+" if row.delta > 0 else "-")
@@ -82,7 +84,7 @@ def mark_summary(summary: pd.DataFrame, significance: pd.DataFrame, baseline: st
     for metric in summary.columns:
         best = summary[metric].max()
         for system, value in summary[metric].items():
-            mark = ("*" if value == best else "") + flags.get((metric, system), "")
+            mark = ("*" if best - value <= TIE_TOLERANCE else "") + flags.get((metric, system), "")
             out.at[system, metric] = f"{value:.{digits}f}{mark}"
     out.index = [f"{s} (baseline)" if s == baseline else s for s in summary.index]
     out.index.name = "retriever"

@@ -69,20 +69,23 @@ class DiagnoseResult:
         order = pd.DataFrame({"query_id": ranks.index, "rank": ranks.to_numpy()})
         order["key"] = order["rank"].fillna(np.inf)
         order = order.sort_values(["key", "query_id"], ascending=[False, True], kind="stable").head(n)
-        texts = self.queries.set_index("query_id")["text"]
         return pd.DataFrame(
             {
                 "query_id": order["query_id"].to_numpy(),
                 "first_relevant_rank": [rank_text(r, self.depth) for r in order["rank"]],
-                "text": [texts.get(q, "") for q in order["query_id"]],
+                "text": self.texts(order["query_id"]),
             }
         )
+
+    def texts(self, query_ids: pd.Series | pd.Index) -> list[str]:
+        """Query texts on one line each (multi-line queries, as in CISI, would break tables)."""
+        texts = self.queries.set_index("query_id")["text"]
+        return [" ".join(texts.get(q, "").split()) for q in query_ids]
 
     def first_rank_table(self) -> pd.DataFrame:
         """Per judged query: its text and the first relevant rank under each retriever (empty = none)."""
         frame = pd.DataFrame({d.retriever: d.first_ranks.astype("Int64") for d in self.diagnoses})
-        texts = self.queries.set_index("query_id")["text"]
-        frame.insert(0, "text", [texts.get(q, "") for q in frame.index])
+        frame.insert(0, "text", self.texts(frame.index))
         frame.index.name = "query_id"
         return frame
 
@@ -131,7 +134,7 @@ def diagnose(
     if sampled_repeats < 0:
         raise RankscopeError(f"--sampled-repeats must be 0 (skip) or more, got {sampled_repeats}")
     data = resolve_dataset(dataset)
-    cutoffs = [k for k in CUTOFFS if k <= depth]
+    cutoffs = [k for k in CUTOFFS if k <= depth] + ([depth] if depth > max(CUTOFFS) else [])
     diagnoses = []
     for spec in progress(specs, desc="retrievers", total=len(specs)):
         system = run_system(spec, data, depth)

@@ -17,6 +17,9 @@ LOW_HIT = 0.5
 LOW_MRR_RATIO = 0.5
 """MRR@K / Hit@K below this means that, among queries with a hit, the first relevant
 document typically sits below rank 2 (the ratio is the mean reciprocal rank of the hits)."""
+LOW_RECALL = 0.5
+"""Recall@100 below this, with Hit@100 high, means most relevant documents are missed even
+though most queries get one: fine for finding an answer, weak for recall-oriented search."""
 SHARP_GAP = 0.15
 """Hit@20 - Hit@5 at least this means many first relevant documents sit at ranks 6-20."""
 RECALL_MISS_SHARE = 0.10
@@ -69,6 +72,15 @@ def retriever_findings(name: str, cutoffs: pd.DataFrame, misses: pd.DataFrame, d
         out.append(
             f"{name}: Hit@5 is low ({hit5:.3f}) but Hit@20 is {hit20:.3f}: the top of the list is not sharp; "
             f"{queries(moved)} have their first relevant document at ranks 6-20."
+        )
+    hit100, recall100 = _at(cutoffs, "hit", 100), _at(cutoffs, "recall", 100)
+    if hit100 is not None and recall100 is not None and hit100 >= HIGH_HIT and recall100 < LOW_RECALL:
+        deep = _at(cutoffs, "recall", depth)
+        beyond = f"; within the top {depth} Recall is {deep:.3f}" if deep is not None and depth != 100 else ""
+        out.append(
+            f"{name}: Hit@100 is {hit100:.3f} but Recall@100 only {recall100:.3f}: most queries get a relevant "
+            f"document, but {1 - recall100:.0%} of the relevant documents are not in the top 100{beyond}: "
+            "good for finding an answer, weak for recall-oriented search."
         )
     share = float(row["recall_miss_share"])
     if share >= RECALL_MISS_SHARE:
@@ -123,9 +135,10 @@ def comparison_findings(
         )
     better = [k for k in ks if d_hit[k] >= UNCHANGED]
     worse = [k for k in ks if d_hit[k] <= -UNCHANGED]
+    n = len(ranks)
     for group, word in ((better, "more"), (worse, "fewer")):
         if group:
-            detail = ", ".join(f"Hit@{k} {d_hit[k]:+.3f}" for k in group)
+            detail = ", ".join(f"Hit@{k} {d_hit[k]:+.3f} ({round(d_hit[k] * n):+d})" for k in group)
             out.append(f"{name} vs {other}: {name} puts a relevant document in the top K for {word} queries ({detail}).")
     both = pd.concat([ranks.rename("a"), other_ranks.rename("b")], axis=1)
     found_a, found_b = both["a"].notna(), both["b"].notna()

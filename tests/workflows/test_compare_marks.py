@@ -33,3 +33,9 @@ def test_significant_improvement_marked_plus() -> None:
     marked = mark_summary(SUMMARY, sig, "bm25", digits=2)
     assert marked.loc["tfidf", "map"] == "0.25*+"
     assert marked.loc["tfidf", "ndcg@10"] == "0.30"
+
+
+def test_float_noise_tie_marks_both() -> None:
+    summary = pd.DataFrame({"p@10": [55 / 225 + 1e-16, 55 / 225, 0.2]}, index=["tfidf", "bm25", "w2v"])
+    marked = mark_summary(summary, SIGNIFICANCE.iloc[:0], "bm25")
+    assert marked["p@10"].tolist() == ["0.2444*", "0.2444*", "0.2000"]

@@ -53,7 +53,7 @@ def test_comparison_recall_gain() -> None:
     a = pd.Series([1.0, 2.0], index=["p", "q"])
     b = pd.Series([1.0, np.nan], index=["p", "q"])
     text = " ".join(comparison_findings("a", cutoffs({5: 1.0}, {5: 0.75}), a, "b", cutoffs({5: 0.5}, {5: 0.5}), b, 50))
-    assert "for more queries (Hit@5 +0.500)" in text
+    assert "for more queries (Hit@5 +0.500 (+1))" in text
     assert "finds a relevant document for 1 query where b finds none, and misses 0" in text
 
 
@@ -65,3 +65,15 @@ def test_sampled_flattery() -> None:
         "documents ranked among all non-relevant ones."
     ]
     assert sampled_findings("bm25", table.assign(sampled=[0.2, 0.6])) == []
+
+
+def test_answers_found_but_recall_low() -> None:
+    ranks = pd.Series([1.0, 2.0, 3.0, 1.0], index=list("abcd"))
+    misses = miss_breakdown(ranks, (10, 100, 1000))
+    table = pd.DataFrame(
+        {"hit": [1.0, 1.0, 1.0], "recall": [0.1, 0.45, 0.8], "mrr": [0.7, 0.7, 0.7]}, index=[10, 100, 1000]
+    )
+    text = " ".join(retriever_findings("bm25", table, misses, depth=1000))
+    assert "Hit@100 is 1.000 but Recall@100 only 0.450" in text
+    assert "55% of the relevant documents are not in the top 100; within the top 1000 Recall is 0.800" in text
+    assert "Recall@100" not in " ".join(retriever_findings("bm25", table.assign(recall=0.6), misses, depth=1000))
