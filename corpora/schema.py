@@ -101,30 +101,41 @@ def _tie_order(run: pd.DataFrame) -> tuple[np.ndarray | None, np.ndarray]:
     """Row positions in (query first appearance, score desc, doc_id desc) order and each row's rank.
 
     The positions are ``None`` when the rows are already in that order (the common
-    case for run files), which saves the sort on large runs.
+    case for run files), which saves reordering large runs. Doc ids are compared
+    only within runs of tied scores, so a run with a million distinct documents
+    never has to sort all of them.
     """
     n = len(run)
     query_codes = pd.factorize(run["query_id"].to_numpy())[0]
-    doc_codes = pd.factorize(run["doc_id"].to_numpy(), sort=True)[0]
     scores = run["score"].to_numpy(dtype=np.float64)
-    order: np.ndarray | None = None
-    if not _in_tie_order(query_codes, scores, doc_codes):
-        order = np.lexsort((-doc_codes, -scores, query_codes))
-        query_codes = query_codes[order]
+    order = np.arange(n)
+    same_query = query_codes[1:] == query_codes[:-1]
+    if not ((query_codes[1:] > query_codes[:-1]) | (same_query & (scores[1:] <= scores[:-1]))).all():
+        order = np.lexsort((-scores, query_codes))
+    order = _break_ties(order, query_codes[order], scores[order], run["doc_id"].to_numpy())
+    sorted_codes = query_codes[order]
     new_query = np.ones(n, dtype=bool)
-    new_query[1:] = query_codes[1:] != query_codes[:-1]
+    new_query[1:] = sorted_codes[1:] != sorted_codes[:-1]
     starts = np.flatnonzero(new_query)
     block_start = np.repeat(starts, np.diff(np.append(starts, n)))
-    return order, np.arange(n, dtype=np.int64) - block_start + 1
+    ranks = np.arange(n, dtype=np.int64) - block_start + 1
+    return (None if (order == np.arange(n)).all() else order), ranks
 
 
-def _in_tie_order(query_codes: np.ndarray, scores: np.ndarray, doc_codes: np.ndarray) -> bool:
-    same_query = query_codes[1:] == query_codes[:-1]
-    if not (query_codes[1:] >= query_codes[:-1]).all():
-        return False
-    lower = scores[1:] < scores[:-1]
-    tie_ok = (scores[1:] == scores[:-1]) & (doc_codes[1:] < doc_codes[:-1])
-    return bool((~same_query | lower | tie_ok).all())
+def _break_ties(order: np.ndarray, queries: np.ndarray, scores: np.ndarray, doc_ids: np.ndarray) -> np.ndarray:
+    """Reorder each run of equal (query, score) rows by doc_id descending; ``order`` is not modified."""
+    tied = (queries[1:] == queries[:-1]) & (scores[1:] == scores[:-1])
+    if not tied.any():
+        return order
+    in_run = np.zeros(len(order), dtype=bool)
+    in_run[1:] |= tied
+    in_run[:-1] |= tied
+    rows = np.flatnonzero(in_run)
+    run_ids = np.cumsum(np.concatenate([[True], ~tied[rows[1:] - 1]]))
+    codes = pd.factorize(doc_ids[order[rows]], sort=True)[0]
+    result = order.copy()
+    result[rows] = order[rows][np.lexsort((-codes, run_ids))]
+    return result
 
 
 def _as_integer(values: pd.Series, col: str, kind: str, source: str) -> pd.Series:
