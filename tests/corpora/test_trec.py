@@ -176,3 +176,38 @@ def test_writer_does_not_mutate_input(tmp_path: Path) -> None:
     write_trec_run(run, tmp_path / "r")
     pd.testing.assert_frame_equal(run, before)
     assert (tmp_path / "r").read_text() == "q Q0 b 1 2.0 rankscope\nq Q0 a 2 1.0 rankscope\n"
+
+
+def test_sort_run_matches_the_tie_rule_by_brute_force() -> None:
+    """Random small runs with many ties, ordered by sorting with the rule's definition."""
+    import functools
+
+    import numpy as np
+
+    from corpora.schema import sort_run, trec_ranks
+
+    rng = np.random.default_rng(7)
+    for _ in range(200):
+        n = int(rng.integers(1, 30))
+        run = pd.DataFrame(
+            {
+                "query_id": rng.choice(["b", "a", "10", "9"], n),
+                "doc_id": [f"d{x}" for x in rng.choice(40, n, replace=False)],
+                "score": rng.integers(0, 3, n).astype(float),
+            }
+        )
+        first_seen = {q: i for i, q in enumerate(dict.fromkeys(run["query_id"]))}
+
+        def before(x, y) -> int:  # query first appearance, score desc, doc_id desc
+            kx, ky = (first_seen[x[0]], -x[2]), (first_seen[y[0]], -y[2])
+            if kx != ky:
+                return -1 if kx < ky else 1
+            return -1 if x[1] > y[1] else 1
+
+        expected = sorted(run.itertuples(index=False), key=functools.cmp_to_key(before))
+        got = sort_run(run)
+        assert list(zip(got["query_id"], got["doc_id"])) == [(r[0], r[1]) for r in expected]
+        for _, group in got.groupby("query_id", sort=False):
+            assert group["rank"].tolist() == list(range(1, len(group) + 1))
+        rank_of = dict(zip(zip(got["query_id"], got["doc_id"]), got["rank"]))
+        assert trec_ranks(run).tolist() == [rank_of[k] for k in zip(run["query_id"], run["doc_id"])]
