@@ -68,8 +68,9 @@ def first_component(doc_vectors: np.ndarray) -> np.ndarray:
     rows = doc_vectors[np.any(doc_vectors != 0, axis=1)]
     if len(rows) == 0:
         return np.zeros(doc_vectors.shape[1], dtype=np.float64)
-    _, _, vt = np.linalg.svd(rows, full_matrices=False)
-    component = vt[0]
+    # the top eigenvector of the d x d Gram matrix is the first right singular vector, without the n x d U
+    _, eigenvectors = np.linalg.eigh(rows.T @ rows)
+    component = eigenvectors[:, -1]
     pivot = int(np.argmax(np.abs(component)))
     return component if component[pivot] >= 0 else -component
 

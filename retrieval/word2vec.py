@@ -22,6 +22,7 @@ tie the three together.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import tempfile
 import warnings
 from collections.abc import Sequence
@@ -330,9 +331,8 @@ def _sha256(data: bytes) -> str:
 def _count_matrix(token_lists: Sequence[Sequence[str]], key_to_index: dict[str, int]) -> sp.csr_matrix:
     """Texts x embedding vocabulary: how often each known word occurs in each text."""
     lengths = np.fromiter((len(t) for t in token_lists), dtype=np.int64, count=len(token_lists))
-    ids = np.fromiter(
-        (key_to_index.get(tok, -1) for toks in token_lists for tok in toks), dtype=np.int64, count=int(lengths.sum())
-    )
+    tokens = itertools.chain.from_iterable(token_lists)
+    ids = np.fromiter(map(key_to_index.get, tokens, itertools.repeat(-1)), dtype=np.int64, count=int(lengths.sum()))
     rows = np.repeat(np.arange(len(token_lists)), lengths)
     known = ids >= 0
     matrix = sp.csr_matrix(
