@@ -1,0 +1,67 @@
+"""The metric-name grammar is strict: every accepted form, every refused one."""
+
+from __future__ import annotations
+
+import pytest
+
+from evaluation.metrics import Metric, known_forms, parse_metric, parse_metrics
+from rankscope.errors import RankscopeError
+
+
+@pytest.mark.parametrize(
+    ("name", "expected"),
+    [
+        ("ndcg@10", Metric("ndcg@10", "ndcg", k=10)),
+        ("ndcg", Metric("ndcg", "ndcg")),
+        ("ndcg_exp@5", Metric("ndcg_exp@5", "ndcg_exp", k=5)),
+        ("map", Metric("map", "map")),
+        ("map@100", Metric("map@100", "map", k=100)),
+        ("mrr", Metric("mrr", "mrr")),
+        ("hit@1", Metric("hit@1", "hit", k=1)),
+        ("bpref", Metric("bpref", "bpref")),
+        ("rprec", Metric("rprec", "rprec")),
+        ("precision", Metric("precision", "precision")),
+        ("precision(threshold=0.5)", Metric("precision(threshold=0.5)", "precision", threshold=0.5)),
+        ("f1(threshold=-2e-3)", Metric("f1(threshold=-2e-3)", "f1", threshold=-0.002)),
+        ("recall(threshold=3)", Metric("recall(threshold=3)", "recall", threshold=3.0)),
+    ],
+)
+def test_accepted_forms(name: str, expected: Metric) -> None:
+    assert parse_metric(name) == expected
+
+
+@pytest.mark.parametrize(
+    ("name", "message"),
+    [
+        ("P@10", "unknown metric 'P@10'; known metrics: precision, precision@k"),
+        ("NDCG@10", "unknown metric"),
+        ("ndcg@0", "unknown metric"),
+        ("ndcg@010", "unknown metric"),
+        ("ndcg@ 10", "unknown metric"),
+        ("ndcg@10 ", "unknown metric"),
+        ("precision(threshold=abc)", "unknown metric"),
+        ("precision(threshold=nan)", "unknown metric"),
+        ("hit", "needs a cutoff, e.g. hit@10"),
+        ("bpref@10", "bpref takes no cutoff"),
+        ("map(threshold=1)", "map takes no score threshold"),
+    ],
+)
+def test_refused_forms(name: str, message: str) -> None:
+    with pytest.raises(RankscopeError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        parse_metric(name)
+
+
+def test_error_lists_every_known_form() -> None:
+    with pytest.raises(RankscopeError) as info:
+        parse_metric("success@10")
+    for form in known_forms():
+        assert form in str(info.value)
+
+
+def test_several_names() -> None:
+    assert [m.name for m in parse_metrics(["map", "ndcg@10"])] == ["map", "ndcg@10"]
+    assert parse_metrics("map") == (Metric("map", "map"),)
+    with pytest.raises(RankscopeError, match="listed twice"):
+        parse_metrics(["map", "map"])
+    with pytest.raises(RankscopeError, match="no metric"):
+        parse_metrics([])

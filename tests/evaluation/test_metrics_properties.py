@@ -1,0 +1,94 @@
+"""Randomized (fixed seeds) checks: the result never depends on row order or on which internal
+path ran, and the metrics trec_eval lacks keep the relations their definitions imply."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from evaluation import evaluate, ranking
+from rankscope.errors import SchemaError
+from tests.evaluation.trec_reference import random_case
+
+METRICS = ["ndcg@5", "ndcg_exp@5", "ndcg_exp", "mrr@3", "mrr", "hit@3", "precision@3", "recall@3", "f1@3",
+           "map", "map@5", "bpref", "rprec", "recall", "recall@1000", "f1", "precision(threshold=1.5)"]  # fmt: skip
+
+
+def ranked(run: pd.DataFrame, doc_descending: bool) -> pd.DataFrame:
+    order = ["query_id", "score", "doc_id"]
+    return run.sort_values(order, ascending=[True, False, not doc_descending], ignore_index=True)
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_row_order_and_internal_paths_do_not_change_results(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    qrels, run = random_case(seed)
+    expected = evaluate(qrels, run, METRICS).per_query
+    in_order = ranked(run, doc_descending=True)  # already in trec_eval order: no sort at all
+    ties_wrong = ranked(run, doc_descending=False)  # only the ties need reordering
+    ascending = in_order.iloc[::-1]  # grouped, but worst first: full sort
+    for variant in (in_order, ties_wrong, ascending):
+        pd.testing.assert_frame_equal(evaluate(qrels, variant, METRICS).per_query, expected)
+    monkeypatch.setattr(ranking, "_KEY_BITS", 8)  # pair keys no longer packable: argsort path
+    pd.testing.assert_frame_equal(evaluate(qrels, run, METRICS).per_query, expected)
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_definitional_relations(seed: int) -> None:
+    qrels, run = random_case(seed)
+    w = evaluate(qrels, run, METRICS).wide()
+    assert ((w >= 0) & (w <= 1 + 1e-12)).all().all()
+    assert ((w["hit@3"] > 0) == (w["precision@3"] > 0)).all()
+    assert (w["mrr@3"] <= w["hit@3"]).all() and (w["mrr@3"] >= w["hit@3"] / 3).all()
+    assert (w["mrr@3"] <= w["mrr"] + 1e-12).all()
+    assert (w["map@5"] <= w["map"] + 1e-12).all()
+    assert np.allclose(w["recall@1000"], w["recall"])  # no ranking here is longer than 1000
+    p, r = w["precision@3"], w["recall@3"]
+    assert np.allclose(w["f1@3"], np.where(p + r > 0, 2 * p * r / np.where(p + r > 0, p + r, 1), 0))
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_exponential_gain_equals_linear_on_binary_labels(seed: int) -> None:
+    qrels, run = random_case(seed)
+    binary = qrels.assign(relevance=(qrels["relevance"] > 0).astype(int))
+    w = evaluate(binary, run, ["ndcg@5", "ndcg_exp@5"]).wide()
+    assert np.allclose(w["ndcg@5"], w["ndcg_exp@5"], atol=1e-12)
+    graded = evaluate(qrels, run, ["ndcg@5", "ndcg_exp@5"]).wide()
+    assert not np.allclose(graded["ndcg@5"], graded["ndcg_exp@5"])
+
+
+def test_ndcg_exp_hand_computed_with_labels_3_and_1() -> None:
+    qrels = pd.DataFrame({"query_id": "q", "doc_id": ["a", "b"], "relevance": [1, 3]})
+    run = pd.DataFrame({"query_id": "q", "doc_id": ["a", "b"], "score": [2.0, 1.0]})
+    # DCG = (2^1-1)/log2(2) + (2^3-1)/log2(3); IDCG = 7/log2(2) + 1/log2(3)
+    expected = (1 + 7 / np.log2(3)) / (7 + 1 / np.log2(3))
+    assert evaluate(qrels, run, ["ndcg_exp"]).mean["ndcg_exp"] == pytest.approx(expected, abs=1e-12)
+
+
+def test_equal_strings_in_distinct_objects_are_still_duplicates() -> None:
+    first, second = "".join(["d", "1"]), "".join(["d", "1"])
+    assert first is not second
+    run = pd.DataFrame({"query_id": ["q", "q"], "doc_id": np.array([first, second], dtype=object), "score": [1.0, 2.0]})
+    qrels = pd.DataFrame({"query_id": ["q"], "doc_id": ["d1"], "relevance": [1]})
+    with pytest.raises(SchemaError, match="'d1' more than once for query 'q'"):
+        evaluate(qrels, run)
+
+
+def test_object_coding_by_table_and_by_hash_agree() -> None:
+    rng = np.random.default_rng(3)
+    base = 1 << 40
+    near = base + 16 * rng.integers(0, 50, 400)  # a few hundred objects close together: table
+    far = near.copy()
+    far[::7] += 16 << 30  # spread over 2^30 slots: hash table
+    for addresses in (near, far):
+        codes, one_row = ranking._code_objects(addresses.astype(np.intp))
+        assert np.array_equal(addresses[one_row][codes], addresses)  # each code names one address
+        assert len(one_row) == len(np.unique(addresses))
+
+
+def test_query_order_radix_handles_more_than_65536_queries() -> None:
+    rng = np.random.default_rng(5)
+    run_q = rng.integers(0, 70_000, 200_000)
+    score = rng.permutation(200_000).astype(np.float64)  # distinct scores
+    order = ranking._order_by_query_score(run_q, score, 70_000)
+    assert np.array_equal(order, np.lexsort((-score, run_q)))
