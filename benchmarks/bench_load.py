@@ -48,9 +48,12 @@ def write_collections(root: Path, n_docs: int, n_queries: int = 200, seed: int =
     (smart / "cranqrel").write_text("".join(f"{q} {d} {5 - r}\n" for q, d, r in qrels))
     beir = root / "beir"
     (beir / "qrels").mkdir(parents=True)
-    (beir / "corpus.jsonl").write_text("".join(json.dumps({"_id": d, "title": t, "text": x}) + "\n" for d, t, x in docs))
+    (beir / "corpus.jsonl").write_text(
+        "".join(json.dumps({"_id": d, "title": t, "text": x}) + "\n" for d, t, x in docs)
+    )
     (beir / "queries.jsonl").write_text("".join(json.dumps({"_id": q, "text": x}) + "\n" for q, x in queries))
-    (beir / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\n" + "".join(f"{q}\t{d}\t{r}\n" for q, d, r in qrels))
+    beir_qrels = "".join(f"{q}\t{d}\t{r}\n" for q, d, r in qrels)
+    (beir / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\n" + beir_qrels)
     trec = root / "trec"
     trec.mkdir()
     (trec / "corpus.tsv").write_text("doc_id\ttitle\ttext\n" + "".join(f"{d}\t{t}\t{x}\n" for d, t, x in docs))
@@ -71,7 +74,9 @@ def write_run(path: Path, n_lines: int, per_query: int = 1000, seed: int = 0) ->
 RUN_READERS = {
     "rankscope read_trec_run": "from corpora.trec import read_trec_run as read\nload = lambda p: len(read(p))",
     "ir_measures read_trec_run": "import ir_measures\nload = lambda p: sum(1 for _ in ir_measures.read_trec_run(p))",
-    "ranx Run.from_file": "from ranx import Run\nload = lambda p: sum(len(v) for v in Run.from_file(p, kind='trec').run.values())",
+    "ranx Run.from_file": (
+        "from ranx import Run\nload = lambda p: sum(len(v) for v in Run.from_file(p, kind='trec').run.values())"
+    ),
 }
 _CHILD = """
 import statistics, sys, time

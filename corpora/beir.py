@@ -37,8 +37,9 @@ def is_beir_folder(folder: PathLike) -> bool:
 def beir_splits(folder: PathLike) -> list[str]:
     """Names of the qrels splits in a BEIR folder (``qrels/test.tsv`` -> ``test``)."""
     qrels_dir = Path(folder) / "qrels"
-    names = [p.name.removesuffix(".gz").removesuffix(".tsv") for p in qrels_dir.glob("*.tsv*")] if qrels_dir.is_dir() else []
-    return sorted(names)
+    if not qrels_dir.is_dir():
+        return []
+    return sorted(p.name.removesuffix(".gz").removesuffix(".tsv") for p in qrels_dir.glob("*.tsv*"))
 
 
 def read_beir(folder: PathLike, split: str = "test", name: str | None = None) -> Dataset:
@@ -141,5 +142,6 @@ def _optional(folder: Path, name: str) -> Path | None:
 def _required(folder: Path, name: str) -> Path:
     found = _optional(folder, name)
     if found is None:
-        raise FileNotFoundError(f"{folder}: no {name} (a BEIR folder holds corpus.jsonl, queries.jsonl, qrels/<split>.tsv)")
+        layout = "a BEIR folder holds corpus.jsonl, queries.jsonl, qrels/<split>.tsv"
+        raise FileNotFoundError(f"{folder}: no {name} ({layout})")
     return found

@@ -33,7 +33,9 @@ def fetch(collection: Collection, destination: Path, timeout: float = 60.0) -> P
     """Download ``collection`` into ``destination`` (which must not exist yet) and return it."""
     destination = Path(destination)
     if destination.exists():
-        raise DatasetNotFoundError(f"{destination} exists but does not hold the {collection.name} files; remove it first")
+        raise DatasetNotFoundError(
+            f"{destination} exists but does not hold the {collection.name} files; remove it first"
+        )
     destination.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix=f".{collection.name}.", dir=destination.parent) as tmp:
         archive = Path(tmp) / "archive"
@@ -43,7 +45,13 @@ def fetch(collection: Collection, destination: Path, timeout: float = 60.0) -> P
         _unpack(archive, unpacked)
         if SPECS[collection.layout].find(unpacked) is None:
             raise DatasetNotFoundError(f"the archive from {collection.url} lacks the {collection.name} files")
-        record = {"url": collection.url, "size": size, "sha256": sha256, "md5": md5, "verified": _verified_by(collection)}
+        record = {
+            "url": collection.url,
+            "size": size,
+            "sha256": sha256,
+            "md5": md5,
+            "verified": _verified_by(collection),
+        }
         (unpacked / RECORD).write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
         os.replace(unpacked, destination)
     return destination

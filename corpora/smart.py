@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
@@ -221,7 +221,8 @@ def read_block_qrels(path: PathLike) -> list[Judgment]:
 
 
 def _judgment(path: PathLike, line: int, query: str, doc: str, relevance: int) -> Judgment:
-    return Judgment(numeric_id(query, path, line, "query id"), numeric_id(doc, path, line, "document id"), relevance, line)
+    query_id = numeric_id(query, path, line, "query id")
+    return Judgment(query_id, numeric_id(doc, path, line, "document id"), relevance, line)
 
 
 # --- collections -----------------------------------------------------------------------------
@@ -244,7 +245,6 @@ class SmartSpec:
     text_section: str = "W"
     queries_by_position: bool = False
     docs_by_position: bool = False
-    notes: tuple[str, ...] = field(default=())
 
     def find(self, folder: Path) -> dict[str, Path | None] | None:
         """The spec's three files in ``folder`` (plain or ``.gz``), or None if any is missing."""

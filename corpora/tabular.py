@@ -24,7 +24,12 @@ from rankscope.errors import FormatError, SchemaError
 from rankscope.fileio import PathLike, read_text
 
 Columns = Mapping[str, str]
-_KEYS = {"corpus": ("doc_id",), "queries": ("query_id",), "qrels": ("query_id", "doc_id"), "run": ("query_id", "doc_id")}
+_KEYS = {
+    "corpus": ("doc_id",),
+    "queries": ("query_id",),
+    "qrels": ("query_id", "doc_id"),
+    "run": ("query_id", "doc_id"),
+}
 _DELIMITERS = {".csv": ",", ".tsv": "\t"}
 _OPTIONAL = {"corpus": {"title"}, "run": {"rank"}}
 
@@ -44,7 +49,8 @@ def read_table(path: PathLike, kind: str, columns: Columns | None = None) -> pd.
     elif suffix in _DELIMITERS:
         records, lines = _delimited_records(path, _DELIMITERS[suffix])
     else:
-        raise FormatError(path, None, f"unknown table format {suffix!r}; expected .jsonl, .csv or .tsv (optionally .gz)")
+        expected = "expected .jsonl, .csv or .tsv (optionally .gz)"
+        raise FormatError(path, None, f"unknown table format {suffix!r}; {expected}")
     if not records:
         raise FormatError(path, None, f"empty {kind} file: no rows")
     _check_rows(path, records, lines, kind, _full_mapping(kind, columns))
@@ -59,7 +65,9 @@ def read_table(path: PathLike, kind: str, columns: Columns | None = None) -> pd.
     return table
 
 
-def from_frame(frame: pd.DataFrame, kind: str, columns: Columns | None = None, source: str = "<DataFrame>") -> pd.DataFrame:
+def from_frame(
+    frame: pd.DataFrame, kind: str, columns: Columns | None = None, source: str = "<DataFrame>"
+) -> pd.DataFrame:
     """Rename a DataFrame's columns by ``columns`` and validate it as ``kind`` (a new frame)."""
     mapping = _full_mapping(kind, columns)
     present = {theirs: ours for ours, theirs in mapping.items() if theirs in frame.columns}
@@ -70,7 +78,8 @@ def from_frame(frame: pd.DataFrame, kind: str, columns: Columns | None = None, s
         if theirs not in frame.columns and ours not in optional
     ]
     if missing:
-        raise SchemaError(f"{source}: {kind} table lacks {', '.join(missing)}; found columns {list(map(str, frame.columns))}")
+        found = list(map(str, frame.columns))
+        raise SchemaError(f"{source}: {kind} table lacks {', '.join(missing)}; found columns {found}")
     return validate(frame[list(present)].rename(columns=present), kind, source)
 
 

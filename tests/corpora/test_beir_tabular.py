@@ -28,7 +28,10 @@ def _beir(folder: Path, qrels: str = "query-id\tcorpus-id\tscore\nq1\td1\t1\nq1\
         {"_id": "d2", "text": "gamma"},
         {"_id": 3, "title": "", "text": "délta"},
     ])
-    _jsonl(folder / "queries.jsonl", [{"_id": "q1", "text": "alpha?"}, {"_id": "q2", "text": "gamma?"}, {"_id": "q9", "text": "x"}])
+    _jsonl(
+        folder / "queries.jsonl",
+        [{"_id": "q1", "text": "alpha?"}, {"_id": "q2", "text": "gamma?"}, {"_id": "q9", "text": "x"}],
+    )
     (folder / "qrels").mkdir(exist_ok=True)
     (folder / "qrels" / "test.tsv").write_text(qrels, encoding="utf-8")
     return folder
@@ -148,7 +151,8 @@ def test_csv_tsv_jsonl_with_column_mapping(tmp_path: Path) -> None:
         ("q.tsv", "query_id\tdoc_id\trelevance\n1\ta\t1\n1\ta\t0\n", 3, "with conflicting grades 1 and 0"),
         ("q.jsonl", '{"query_id": "1", "doc_id": "a", "relevance": 1}\n{"query_id": "1", "doc_id": "b"}\n', 2,
          "missing field(s) ['relevance']"),
-        ("q.jsonl", '{"query_id": "1", "doc_id": "a", "relevance": 1.5}\n', 1, "relevance must be an integer, found '1.5'"),
+        ("q.jsonl", '{"query_id": "1", "doc_id": "a", "relevance": 1.5}\n', 1,
+         "relevance must be an integer, found '1.5'"),
         ("q.jsonl", '{"query_id": null, "doc_id": "a", "relevance": 1}\n', 1, "field 'query_id' is null"),
         ("q.csv", "query_id,doc_id,relevance\n", None, "empty qrels file: no rows"),
         ("q.xlsx", "", None, "unknown table format '.xlsx'"),

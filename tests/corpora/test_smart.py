@@ -23,7 +23,8 @@ def _raw_section(path: Path, rec_id: str, section: str) -> str:
     end = next((i for i, line in enumerate(body) if line.startswith(".I ")), len(body))
     record = body[:end]
     first = record.index(f".{section}") + 1
-    stop = next((i for i in range(first, len(record)) if record[i][:2] in {".T", ".A", ".B", ".W", ".X", ".K", ".C"}), len(record))
+    markers = {".T", ".A", ".B", ".W", ".X", ".K", ".C"}
+    stop = next((i for i in range(first, len(record)) if record[i][:2] in markers), len(record))
     return "\n".join(record[first:stop]).strip()
 
 
@@ -44,7 +45,8 @@ def test_cranfield_counts(cranfield, data_dir: Path) -> None:
     raw_codes = [line.split()[2] for line in _raw_lines(data_dir / "cranfield" / "cranqrel") if line.strip()]
     assert len(raw_codes) == 1837
     # cranqrel codes -1:225, 1:128, 2:387, 3:734, 4:363 -> grades 0,4,3,2,1 (higher is better)
-    assert {c: raw_codes.count(c) for c in sorted(set(raw_codes))} == {"-1": 225, "1": 128, "2": 387, "3": 734, "4": 363}
+    raw_levels = {c: raw_codes.count(c) for c in sorted(set(raw_codes))}
+    assert raw_levels == {"-1": 225, "1": 128, "2": 387, "3": 734, "4": 363}
     assert stats["judgments_per_level"] == {0: 225, 4: 128, 3: 387, 2: 734, 1: 363}
     # every judged code 1..4 is relevant at trec_eval's relevance >= 1; -1 is not
     assert len(cranfield.relevant) == 1837 - 225
@@ -125,13 +127,17 @@ def test_cacm_layout_zero_padded_qrels(tmp_path: Path) -> None:
         {
             "cacm.all": ".I 1\n.T\nPreliminary Report\n.B\nCACM December, 1958\n.A\nPerlis, A. J.\n.N\nCA581203 JB\n"
             ".X\n100\t5\t1\n.I 2\n.T\nExtraction of Roots\n.W\nA method is given.\n.B\nCACM 1958\n",
-            "query.text": ".I 1\n.W\n What articles exist on roots?\n.N\n 1. Richard Alexander\n.I 2\n.W\nPerlis\n.A\nX\n",
+            "query.text": ".I 1\n.W\n What articles exist on roots?\n.N\n 1. Richard Alexander\n"
+            ".I 2\n.W\nPerlis\n.A\nX\n",
             "qrels.text": "01 0002  0 0\n01 0001  0 0\n",
         },
     )
     ds = read_smart(folder)
     assert ds.name == "cacm"
-    assert ds.corpus.values.tolist() == [["1", "Preliminary Report", ""], ["2", "Extraction of Roots", "A method is given."]]
+    assert ds.corpus.values.tolist() == [
+        ["1", "Preliminary Report", ""],
+        ["2", "Extraction of Roots", "A method is given."],
+    ]
     assert ds.queries.values.tolist() == [["1", "What articles exist on roots?"], ["2", "Perlis"]]
     assert ds.qrels.values.tolist() == [["1", "2", 1], ["1", "1", 1]]
 
