@@ -34,22 +34,16 @@ class TermCounts:
     @classmethod
     def build(cls, analyzer: Analyzer, doc_ids: Sequence[str], texts: Sequence[str]) -> TermCounts:
         """Tokenise ``texts`` once and count terms per document."""
-        term_ids, doc_pos, vocabulary = encode(analyzer, texts, None)
-        n_docs, n_terms = len(texts), len(vocabulary)
-        # doc-major matrix with one entry per token; sum_duplicates turns entries into counts
-        by_doc = sp.csr_matrix(
-            (np.ones(len(term_ids)), (doc_pos, term_ids)), shape=(n_docs, n_terms), dtype=np.float64
-        )
-        by_doc.sum_duplicates()
-        by_term = by_doc.T.tocsr()
-        by_term.sort_indices()
+        term_ids, doc_len, vocabulary = encode(analyzer, texts, None)
+        by_term = _count_matrix(term_ids, doc_len, len(vocabulary)).tocsc()  # docs x terms, column = term
+        by_term.sum_duplicates()  # tocsc keeps documents in order within a term; this merges repeats into counts
         return cls(
             vocabulary=np.asarray(vocabulary, dtype=object),
             doc_ids=np.asarray(doc_ids, dtype=object),
             indptr=by_term.indptr.astype(np.int64),
             postings=by_term.indices.astype(np.int32),
-            tf=by_term.data,
-            doc_len=np.bincount(doc_pos, minlength=n_docs).astype(np.float64),
+            tf=by_term.data.astype(np.float64),
+            doc_len=doc_len.astype(np.float64),
         )
 
     @property
@@ -96,10 +90,8 @@ class TermCounts:
 
     def query_matrix(self, analyzer: Analyzer, texts: Sequence[str]) -> sp.csr_matrix:
         """Queries x terms, holding how often each known term occurs in each query."""
-        term_ids, query_pos, _ = encode(analyzer, texts, self.term_index)
-        matrix = sp.csr_matrix(
-            (np.ones(len(term_ids)), (query_pos, term_ids)), shape=(len(texts), self.n_terms), dtype=np.float64
-        )
+        term_ids, lengths, _ = encode(analyzer, texts, self.term_index)
+        matrix = _count_matrix(term_ids, lengths, self.n_terms).astype(np.float64)
         matrix.sum_duplicates()
         return matrix
 
@@ -111,29 +103,54 @@ class TermCounts:
         return cls(**{name: arrays[name] for name in _FIELDS})
 
 
+def _count_matrix(term_ids: np.ndarray, lengths: np.ndarray, n_terms: int) -> sp.csr_matrix:
+    """Texts x terms CSR with one entry of 1 per token (repeats not yet summed)."""
+    indptr = np.concatenate([[0], np.cumsum(lengths)])
+    data = np.ones(len(term_ids), dtype=np.float32)
+    return sp.csr_matrix((data, term_ids, indptr), shape=(len(lengths), n_terms))
+
+
 _FIELDS = ("vocabulary", "doc_ids", "indptr", "postings", "tf", "doc_len")
 
 
 def encode(
-    analyzer: Analyzer, texts: Sequence[str], vocabulary: Mapping[str, int] | None
+    analyzer: Analyzer, texts: Sequence[str], vocabulary: Mapping[str, int] | None, chunk: int = 4096
 ) -> tuple[np.ndarray, np.ndarray, list[str]]:
-    """Term ids and text positions of every kept token, and the vocabulary.
+    """Term ids of every kept token (texts concatenated), kept tokens per text, and the vocabulary built.
 
     With ``vocabulary=None`` the vocabulary is built (sorted terms); otherwise
-    tokens whose term is not in it are dropped (out-of-vocabulary query words).
+    tokens whose term is not in it are dropped (out-of-vocabulary query words)
+    and the returned vocabulary is empty.
+    Texts are analysed ``chunk`` at a time and token strings dropped as soon as
+    they are ids, so memory follows the number of tokens times 4 bytes, not Python strings.
     """
-    split = [analyzer.split(text) for text in texts]
-    term_of = analyzer.term_map(set(itertools.chain.from_iterable(split)))
-    if vocabulary is None:
-        terms = sorted({term for term in term_of.values() if term is not None})
-        vocabulary = {term: i for i, term in enumerate(terms)}
-    else:
-        terms = list(vocabulary)
-    token_id = {tok: vocabulary.get(term, -1) if term is not None else -1 for tok, term in term_of.items()}
-    lengths = np.fromiter((len(toks) for toks in split), dtype=np.int64, count=len(split))
-    ids = np.fromiter(
-        (token_id[tok] for toks in split for tok in toks), dtype=np.int64, count=int(lengths.sum())
-    )
-    positions = np.repeat(np.arange(len(split), dtype=np.int64), lengths)
-    keep = ids >= 0
-    return ids[keep], positions[keep], terms
+    building = vocabulary is None
+    found: dict[str, int] = {}  # term -> id in order of first sight (building) ...
+    known = found if building else vocabulary  # ... or the given vocabulary
+    token_id: dict[str, int] = {}  # surface token -> term id, -1 for stopwords and unknown terms
+    id_chunks, lengths = [], []
+    for start in range(0, len(texts), chunk):
+        split = [analyzer.split(text) for text in texts[start : start + chunk]]
+        new = set(itertools.chain.from_iterable(split)).difference(token_id)
+        for tok, term in analyzer.term_map(new).items():
+            if term is None:
+                token_id[tok] = -1
+            elif building:
+                token_id[tok] = found.setdefault(term, len(found))
+            else:
+                token_id[tok] = known.get(term, -1)
+        per_text = [len(toks) for toks in split]
+        flat = itertools.chain.from_iterable(split)
+        ids = np.fromiter(map(token_id.__getitem__, flat), dtype=np.int32, count=sum(per_text))
+        text_of = np.repeat(np.arange(len(split)), per_text)
+        kept = ids >= 0
+        lengths.append(np.bincount(text_of[kept], minlength=len(split)))
+        id_chunks.append(ids[kept])
+    all_ids = np.concatenate([np.empty(0, dtype=np.int32), *id_chunks])
+    all_lengths = np.concatenate([np.empty(0, dtype=np.int64), *lengths]).astype(np.int64)
+    if not building:
+        return all_ids, all_lengths, []
+    terms = sorted(found)
+    sorted_id = np.empty(len(found), dtype=np.int32)
+    sorted_id[np.fromiter(map(found.__getitem__, terms), dtype=np.int64, count=len(terms))] = np.arange(len(terms))
+    return sorted_id[all_ids], all_lengths, terms

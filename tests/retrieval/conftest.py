@@ -7,6 +7,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from corpora import load_dataset
+
 
 @pytest.fixture
 def tiny_corpus() -> pd.DataFrame:
@@ -35,7 +37,4 @@ def tiny_queries() -> pd.DataFrame:
 @pytest.fixture(scope="module", params=["cranfield", "cisi"])
 def collection(request: pytest.FixtureRequest, data_dir: Path):
     """A real collection, read by corpora.load_dataset."""
-    corpora = pytest.importorskip("corpora")
-    if not hasattr(corpora, "load_dataset"):  # TEMPORARY until corpora.load_dataset lands
-        pytest.skip("corpora.load_dataset not written yet")
-    return corpora.load_dataset(str(data_dir / request.param))
+    return load_dataset(str(data_dir / request.param))

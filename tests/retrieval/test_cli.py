@@ -8,16 +8,15 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from corpora import load_dataset
+
 from rankscope.cli import main
 from retrieval.bm25 import BM25
 
 
 @pytest.fixture(scope="module")
 def cranfield(data_dir: Path):
-    corpora = pytest.importorskip("corpora")
-    if not hasattr(corpora, "load_dataset"):  # TEMPORARY until corpora.load_dataset lands
-        pytest.skip("corpora.load_dataset not written yet")
-    return data_dir / "cranfield", corpora.load_dataset(str(data_dir / "cranfield"))
+    return data_dir / "cranfield", load_dataset(str(data_dir / "cranfield"))
 
 
 def test_search_writes_the_run_and_reuses_the_index(cranfield, tmp_path: Path, capsys) -> None:
