@@ -246,11 +246,15 @@ class SmartSpec:
     queries_by_position: bool = False
     docs_by_position: bool = False
 
-    def find(self, folder: Path) -> dict[str, Path | None] | None:
+    def find(self, folder: Path) -> dict[str, Path] | None:
         """The spec's three files in ``folder`` (plain or ``.gz``), or None if any is missing."""
-        roles = {"docs": self.docs, "queries": self.queries, "qrels": self.qrels}
-        found = {role: first_file(folder, names) for role, names in roles.items()}
-        return None if None in found.values() else found
+        found = {}
+        for role, names in (("docs", self.docs), ("queries", self.queries), ("qrels", self.qrels)):
+            path = first_file(folder, names)
+            if path is None:
+                return None
+            found[role] = path
+        return found
 
 
 SPECS: Mapping[str, SmartSpec] = {
@@ -302,16 +306,17 @@ def detect_smart(folder: PathLike) -> SmartSpec | None:
 def read_smart(folder: PathLike, collection: str | SmartSpec | None = None, name: str | None = None) -> Dataset:
     """Load a SMART/Glasgow collection from ``folder`` (detected from file names if not given)."""
     folder = Path(folder)
+    if isinstance(collection, str) and collection not in SPECS:
+        raise ValueError(f"unknown SMART collection {collection!r}; known: {', '.join(SPECS)}")
     spec = SPECS[collection] if isinstance(collection, str) else collection or detect_smart(folder)
     if spec is None:
         raise FormatError(folder, None, f"no SMART collection files found; known layouts: {_layouts()}")
     files = spec.find(folder)
     if files is None:
         raise FormatError(folder, None, f"{spec.name} needs files {_file_names(spec)}")
-    warnings: list[str] = []
-    corpus = _records_table(files["docs"], spec.parse_docs(files["docs"]), spec, spec.docs_by_position, warnings)
-    queries = _records_table(
-        files["queries"], spec.parse_queries(files["queries"]), spec, spec.queries_by_position, warnings
+    corpus, doc_notes = _records_table(files["docs"], spec.parse_docs(files["docs"]), spec, spec.docs_by_position)
+    queries, query_notes = _records_table(
+        files["queries"], spec.parse_queries(files["queries"]), spec, spec.queries_by_position
     )
     qrels = _qrels_table(files["qrels"], spec.parse_qrels(files["qrels"]))
     return Dataset(
@@ -319,32 +324,36 @@ def read_smart(folder: PathLike, collection: str | SmartSpec | None = None, name
         corpus=corpus.rename(columns={"id": "doc_id"}),
         queries=queries[["id", "text"]].rename(columns={"id": "query_id"}),
         qrels=qrels,
-        warnings=tuple(warnings),
+        warnings=tuple(doc_notes + query_notes),
     )
 
 
 def _records_table(
-    path: Path, records: list[Record], spec: SmartSpec, by_position: bool, warnings: list[str]
-) -> pd.DataFrame:
-    """Normalise ids (or number by position), refuse duplicates, pick title/text sections."""
+    path: Path, records: list[Record], spec: SmartSpec, by_position: bool
+) -> tuple[pd.DataFrame, list[str]]:
+    """Normalise ids (or number by position), refuse duplicates, pick title/text sections.
+
+    Also returns warnings for records whose title or text section was repeated.
+    """
     ids = [numeric_id(record.id, path, record.line, "record id") for record in records]
     if by_position:
         ids = [str(position) for position in range(1, len(records) + 1)]
     refuse_repeats(path, ids, [r.line for r in records], "id")
-    for record in records:
-        text_repeats = [r for r in record.repeated if r[0] in (spec.title_section, spec.text_section)]
-        if text_repeats:
-            warnings.append(
-                f"{path.name}: record {record.id} repeats section(s) {', '.join(text_repeats)}; "
-                "their lines were appended to that section"
-            )
-    return pd.DataFrame(
+    text_sections = (spec.title_section, spec.text_section)
+    notes = [
+        f"{path.name}: record {record.id} repeats section(s) {', '.join(repeats)}; "
+        "their lines were appended to that section"
+        for record in records
+        if (repeats := [r for r in record.repeated if r[0] in text_sections])
+    ]
+    table = pd.DataFrame(
         {
             "id": ids,
             "title": [r.sections.get(spec.title_section or "", "") for r in records],
             "text": [r.sections.get(spec.text_section, "") for r in records],
         }
     )
+    return table, notes
 
 
 def _qrels_table(path: Path, judgments: list[Judgment]) -> pd.DataFrame:
