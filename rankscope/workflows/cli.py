@@ -16,7 +16,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     _common(p)
     p.add_argument("--retrievers", nargs="+", default=list(DEFAULT_RETRIEVERS), metavar="SPEC",
                    help="retriever specs, e.g. tfidf bm25:k1=0.9,b=0.4 w2v (default: %(default)s)")
-    p.add_argument("--metrics", nargs="+", metavar="METRIC", help="default: ndcg@10 recall@100 mrr@10 hit@10 map precision@10")
+    p.add_argument("--metrics", nargs="+", metavar="METRIC",
+                   help="default: ndcg@10 recall@100 mrr@10 hit@10 map precision@10")
     p.add_argument("--baseline", default="bm25", help="spec the others are tested against (default: %(default)s)")
     p.add_argument("--depth", type=int, default=1000, help="documents retrieved per query (default: %(default)s)")
     p.add_argument("--test", choices=("randomization", "t", "wilcoxon"), default="randomization",

@@ -104,23 +104,25 @@ def compare(
 ) -> CompareResult:
     """Index and search with every retriever, score, test against ``baseline``; write files to ``out``."""
     from evaluation import DEFAULT_METRICS, evaluate
-    from evaluation.metrics import parse_metric
+    from evaluation.metrics import parse_metrics
     from evaluation.significance import compare_results
 
     metrics = tuple(DEFAULT_METRICS if metrics is None else metrics)
-    for name in metrics:
-        parse_metric(name)  # fail before spending minutes indexing
+    parse_metrics(metrics)  # unknown or repeated names fail before minutes of indexing
     check_specs(retrievers)
     check_depth(depth)
+    if len(retrievers) < 2:
+        raise RankscopeError(f"compare needs at least two retrievers, got {list(retrievers)}; diagnose studies one")
     if baseline not in retrievers:
         raise RankscopeError(f"baseline {baseline!r} is not among the retrievers {list(retrievers)}; use --baseline")
     data = resolve_dataset(dataset)
+    cutoffs = [k for k in CUTOFFS if k <= depth]  # beyond the depth Hit@K would just repeat Hit@depth
     runs, results, curves = {}, {}, []
     for spec in progress(retrievers, desc="retrievers", total=len(retrievers)):
         system = run_system(spec, data, depth)
         runs[spec] = system.run
         results[spec] = evaluate(data.qrels, system.run, metrics)
-        curve = cutoff_table(data.qrels, system.run, CUTOFFS, ("hit", "recall"))
+        curve = cutoff_table(data.qrels, system.run, cutoffs, ("hit", "recall"))
         curves.append(curve.reset_index().assign(retriever=spec))
     significance = compare_results(results, baseline, metrics, test=test, correction="holm", seed=seed, alpha=ALPHA)
     summary = pd.DataFrame({spec: result.mean for spec, result in results.items()}).T[list(metrics)]

@@ -43,12 +43,11 @@ class Diagnosis:
     findings: tuple[str, ...]
 
     def table(self) -> pd.DataFrame:
-        """Cutoff metrics and miss counts side by side, one row per K."""
+        """Cutoff metrics, miss counts and miss shares (of all queries) side by side, one row per K."""
         labels = {"hit": "Hit@K", "recall": "Recall@K", "mrr": "MRR@K"}
-        joined = self.cutoffs.rename(columns=labels).join(
-            self.misses[["hits", "ranking_misses", "recall_misses", "ranking_share_of_misses"]]
-        )
-        return joined
+        columns = ["hits", "ranking_misses", "recall_misses", "ranking_miss_share", "recall_miss_share",
+                   "ranking_share_of_misses"]
+        return self.cutoffs.rename(columns=labels).join(self.misses[columns])
 
 
 @dataclass(frozen=True)
@@ -102,11 +101,20 @@ class DiagnoseResult:
                 "",
             ]
             if len(d.sampled):
-                parts += [f"sampled protocol ({self.sampled_settings}) next to the full ranking:", text_table(d.sampled, index=False), ""]
+                parts += [f"{self.sampled_caption}:", text_table(d.sampled, index=False), ""]
             worst = self.worst(d).assign(text=lambda f: f["text"].str.slice(0, 70))
             parts += ["worst queries:", text_table(worst, index=False), ""]
-        parts += ["findings:", *(f"- {f}" for d in self.diagnoses for f in d.findings), *(f"- {f}" for f in self.comparison)]
+        parts += ["findings:", *(f"- {f}" for f in self.findings)]
         return "\n".join(parts)
+
+    @property
+    def findings(self) -> list[str]:
+        """Every retriever's findings, then the comparison's."""
+        return [f for d in self.diagnoses for f in d.findings] + list(self.comparison)
+
+    @property
+    def sampled_caption(self) -> str:
+        return f"sampled protocol ({self.sampled_settings}) next to the full ranking"
 
 
 def rank_text(rank: float, depth: int) -> str:
@@ -144,7 +152,9 @@ def diagnose(
         table = cutoff_table(data.qrels, system.run, cutoffs, exclude_unjudged=True)
         misses = miss_breakdown(ranks, cutoffs)
         sampled = (
-            sampled_table(system.retriever, data, system.run, n_negatives=sampled_negatives, repeats=sampled_repeats, seed=seed)
+            sampled_table(
+                system.retriever, data, system.run, n_negatives=sampled_negatives, repeats=sampled_repeats, seed=seed
+            )
             if sampled_repeats
             else pd.DataFrame()
         )
@@ -155,7 +165,9 @@ def diagnose(
     comparison = ()
     if vs is not None:
         a, b = diagnoses
-        comparison = tuple(comparison_findings(a.retriever, a.cutoffs, a.first_ranks, b.retriever, b.cutoffs, b.first_ranks, depth))
+        comparison = tuple(
+            comparison_findings(a.retriever, a.cutoffs, a.first_ranks, b.retriever, b.cutoffs, b.first_ranks, depth)
+        )
     result = DiagnoseResult(
         dataset=data.name,
         depth=depth,
@@ -183,7 +195,7 @@ def write_outputs(result: DiagnoseResult, out: Path) -> list[Path]:
 def build_report(result: DiagnoseResult) -> Report:
     names = " vs ".join(d.retriever for d in result.diagnoses)
     report = Report(f"rankscope diagnose: {names} on {result.dataset}")
-    report.heading("Findings").bullets([f for d in result.diagnoses for f in d.findings] + list(result.comparison))
+    report.heading("Findings").bullets(result.findings)
     report.paragraph(
         "A ranking miss at K: the first relevant document was retrieved, but below K (a reranker can fix it). "
         f"A recall miss: no relevant document within the top {result.depth} (only a better first stage can fix it)."
@@ -191,7 +203,7 @@ def build_report(result: DiagnoseResult) -> Report:
     for d in result.diagnoses:
         report.heading(f"{d.retriever}: Hit@K, Recall@K, MRR@K and misses").table(d.table())
         if len(d.sampled):
-            report.table(d.sampled, caption=f"sampled protocol ({result.sampled_settings}) next to the full ranking", index=False)
+            report.table(d.sampled, caption=result.sampled_caption, index=False)
         report.heading(f"{d.retriever}: worst queries").table(result.worst(d), index=False)
     report.heading("Distributions")
     report.image(

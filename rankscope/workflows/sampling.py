@@ -22,7 +22,9 @@ from corpora.schema import sort_run, validate
 SAMPLED_METRICS = ("hit@10", "mrr@10", "ndcg@10")
 
 
-def per_document_full(qrels: pd.DataFrame, run: pd.DataFrame, metrics: Sequence[str], relevance_level: int = 1) -> dict[str, float]:
+def per_document_full(
+    qrels: pd.DataFrame, run: pd.DataFrame, metrics: Sequence[str], relevance_level: int = 1
+) -> dict[str, float]:
     """Metrics of each relevant document ranked among all non-relevant documents of the run.
 
     One evaluation unit per (query, relevant document): its candidates are the

@@ -126,6 +126,17 @@ def test_baseline_must_be_compared(tmp_path) -> None:
         compare(DATA, ["A", "B"], ["mrr@10"])
     with pytest.raises(RankscopeError, match="listed twice"):
         compare(DATA, ["A", "A"], ["mrr@10"], baseline="A")
+    with pytest.raises(RankscopeError, match="unknown metric 'ndcg@x'"):
+        compare(DATA, ["A", "B"], ["ndcg@x"], baseline="A")
+
+
+def test_compare_needs_two_and_stops_curves_at_depth() -> None:
+    from rankscope.errors import RankscopeError
+
+    with pytest.raises(RankscopeError, match="at least two retrievers"):
+        compare(DATA, ["B"], ["hit@1"], baseline="B")
+    result = compare(DATA, ["A", "B"], ["hit@1"], baseline="A", depth=3)
+    assert sorted(result.curves["K"].unique()) == [1, 3]  # no K beyond the depth
 
 
 def test_sampled_table_cache_gives_the_protocol_numbers() -> None:
