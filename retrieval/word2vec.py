@@ -38,6 +38,7 @@ from rankscope.errors import FormatError
 from rankscope.fileio import atomic_write
 from retrieval.analysis import Analyzer, get_analyzer, restore_analyzer, saved_analyzer_param
 from retrieval.base import Retriever, check_k, document_texts, make_run, query_texts
+from retrieval.counts_retriever import UnknownDocumentError
 from retrieval.dense_index import INDEX_KINDS, W2V_EXTRA, build_index, candidates, from_bytes, to_bytes
 from retrieval.pooling import POOLINGS, first_component, l2_normalise, pool, remove_component, word_weights
 from retrieval.registry import register
@@ -118,6 +119,7 @@ class Word2VecRetriever(Retriever):
         self.analyzer_ = analyzer
         self.keyed_vectors_ = keyed
         self.doc_ids_ = np.asarray(doc_ids, dtype=object)
+        self.doc_index_ = {doc: i for i, doc in enumerate(doc_ids)}
         self.counts_ = _count_matrix(tokens, keyed.key_to_index)
         self.total_tokens_ = sum(len(t) for t in tokens)
         self._encode_documents()
@@ -156,9 +158,15 @@ class Word2VecRetriever(Retriever):
         pooled = pool(counts, self.keyed_vectors_.vectors, self.weights_, self.pooling)
         self.component_ = first_component(pooled) if self.pooling == "sif" else None
         nonempty = np.asarray(counts.sum(axis=1)).ravel() > 0
-        self.rows_ = np.flatnonzero(nonempty)
+        self._set_rows(np.flatnonzero(nonempty))
         self.doc_vectors_ = self._finish(pooled[self.rows_]).astype(np.float32)
         self.faiss_ = build_index(self.doc_vectors_, self.faiss_index, self.hnsw_m)
+
+    def _set_rows(self, rows: np.ndarray) -> None:
+        """Documents in the FAISS index (``rows_``: FAISS id -> corpus position) and the inverse map (-1: empty)."""
+        self.rows_ = rows
+        self.row_of_ = np.full(len(self.doc_ids_), -1, dtype=np.int64)
+        self.row_of_[rows] = np.arange(len(rows))
 
     def _finish(self, pooled: np.ndarray) -> np.ndarray:
         if self.component_ is not None:
@@ -218,14 +226,10 @@ class Word2VecRetriever(Retriever):
     def score(self, query: str, doc_ids: Sequence[str]) -> np.ndarray:
         """Cosine of ``query`` with each given document (0 for a document without known words)."""
         self._check_fitted("faiss_")
-        if not hasattr(self, "_doc_index"):
-            self._doc_index = {doc: i for i, doc in enumerate(self.doc_ids_)}
-            self._row_of = np.full(len(self.doc_ids_), -1, dtype=np.int64)
-            self._row_of[self.rows_] = np.arange(len(self.rows_))
-        positions = _positions(self._doc_index, doc_ids)
+        positions = _positions(self.doc_index_, doc_ids)
         query_vectors, empty = self._encode_queries([query])
         self._warn_empty(["<score() query>"], empty)
-        rows = self._row_of[positions]
+        rows = self.row_of_[positions]
         scores = np.zeros(len(positions), dtype=np.float64)
         known = rows >= 0
         scores[known] = self.doc_vectors_[rows[known]].astype(np.float64) @ query_vectors[0]
@@ -277,13 +281,14 @@ class Word2VecRetriever(Retriever):
         retriever.analyzer_ = analyzer
         retriever.keyed_vectors_ = keyed
         retriever.doc_ids_ = arrays["doc_ids"]
+        retriever.doc_index_ = {doc: i for i, doc in enumerate(retriever.doc_ids_)}
         retriever.counts_ = sp.csr_matrix(
             (arrays["counts_data"], arrays["counts_indices"], arrays["counts_indptr"]), shape=(n_docs, len(keyed))
         )
         retriever.total_tokens_ = int(meta["total_tokens"])
         retriever.weights_ = np.asarray(arrays["weights"])
         retriever.component_ = np.asarray(arrays["component"]) if len(arrays["component"]) else None
-        retriever.rows_ = np.asarray(arrays["rows"])
+        retriever._set_rows(np.asarray(arrays["rows"]))
         retriever.doc_vectors_ = np.asarray(arrays["doc_vectors"])
         retriever.faiss_ = from_bytes(blobs[FAISS_FILE])
         if retriever.faiss_.ntotal != len(retriever.rows_):
@@ -343,7 +348,7 @@ def _count_matrix(token_lists: Sequence[Sequence[str]], key_to_index: dict[str, 
 
 
 def _positions(doc_index: dict[str, int], doc_ids: Sequence[str]) -> np.ndarray:
-    missing = [d for d in doc_ids if d not in doc_index]
-    if missing:
-        raise KeyError(f"{len(missing)} doc_id(s) not in the index, e.g. {missing[:3]}")
-    return np.fromiter((doc_index[d] for d in doc_ids), dtype=np.int64, count=len(doc_ids))
+    try:
+        return np.fromiter((doc_index[str(d)] for d in doc_ids), dtype=np.int64, count=len(doc_ids))
+    except KeyError as exc:
+        raise UnknownDocumentError(f"score(): document {exc.args[0]!r} is not in the index") from None

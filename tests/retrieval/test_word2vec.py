@@ -225,3 +225,16 @@ def test_bad_vector_files_and_missing_extras_are_clear_errors(tmp_path: Path, mo
         import_gensim_models()
     with pytest.raises(ImportError, match=r'pip install "rankscope\[w2v\]"'):
         import_faiss()
+
+
+def test_indexing_again_replaces_everything_learned(tmp_path: Path) -> None:
+    vectors = _write_vectors(tmp_path / "tiny.txt", {"aa": A, "bb": B, "cc": C})
+    retriever = Word2VecRetriever(pooling="mean", vectors=str(vectors), analyzer="plain")
+    retriever.index(_corpus(["aa", "bb"], ["x1", "x2"]))
+    assert retriever.score("aa", ["x1"])[0] == pytest.approx(1.0)
+    retriever.index(_corpus(["zzz", "bb cc", "aa"], ["y1", "y2", "y3"]))
+    run = retriever.search(_queries("aa"))
+    assert list(run["doc_id"]) == ["y3", "y2"]  # y1 has no known word
+    np.testing.assert_allclose(retriever.score("aa", ["y2", "y1"]), [1 / math.sqrt(5), 0.0])
+    with pytest.raises(KeyError, match="x1"):
+        retriever.score("aa", ["x1"])
