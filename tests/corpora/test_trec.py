@@ -167,6 +167,9 @@ def test_run_writer_refuses_bad_input(tmp_path: Path) -> None:
         write_trec_run(run.iloc[:1], tmp_path / "r", tag="two words")
     with pytest.raises(SchemaError, match="missing column"):
         write_trec_run(run.drop(columns="score"), tmp_path / "r")
+    for bad_id in ("", "tab\there", "new\nline"):
+        with pytest.raises(SchemaError, match=f"doc_id {bad_id!r} is empty or contains whitespace"):
+            write_trec_run(run.assign(doc_id=["a", bad_id]), tmp_path / "r")
     assert not (tmp_path / "r").exists()
 
 
