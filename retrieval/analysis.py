@@ -5,7 +5,8 @@ An :class:`Analyzer` turns text into index terms in five steps:
 1. Unicode normalisation (NFKC by default: full-width letters and ligatures
    become their plain forms, so ``ｆｉｌｅ`` matches ``file``);
 2. lowercasing;
-3. tokenisation: a regular expression (default ``\\w+``) or a named tokenizer
+3. tokenisation: a regular expression (default ``\\w\\w+``, words of 2+ characters,
+   scikit-learn's default pattern) or a named tokenizer
    (``jieba`` for Chinese, or one registered with :func:`register_tokenizer`);
 4. stopword removal with a named list (``english`` is scikit-learn's
    ``ENGLISH_STOP_WORDS``, 318 words; add lists with :func:`register_stopwords`);
@@ -14,9 +15,10 @@ An :class:`Analyzer` turns text into index terms in five steps:
 Everything is named, never a function object, so that :meth:`Analyzer.to_config`
 is plain JSON and a saved index can rebuild exactly the analyzer that built it.
 
-The default (``english`` preset: NFKC, lowercase, ``\\w+``, scikit-learn English
-stopwords, Snowball English stemmer) scored best of the combinations measured
-with BM25 on Cranfield and CISI; see ``docs/retrievers.md``.
+The default (``english`` preset: NFKC, lowercase, ``\\w\\w+``, scikit-learn English
+stopwords, Snowball English stemmer) scored best, with BM25, of the combinations
+measured on Cranfield and CISI (``benchmarks/bench_bm25.py quality``; table in
+``docs/retrievers.md``).
 """
 
 from __future__ import annotations
