@@ -202,3 +202,23 @@ def test_dataset_refuses_duplicate_ids_from_frames() -> None:
     with pytest.raises(SchemaError, match="duplicate doc_id"):
         Dataset("d", pd.DataFrame({"doc_id": ["a", "a"], "text": ["x", "y"]}), pd.DataFrame(
             {"query_id": ["q"], "text": ["t"]}), pd.DataFrame({"query_id": ["q"], "doc_id": ["a"], "relevance": [1]}))
+
+
+def test_trec_folder_to_dataset_to_trec_files(tmp_path: Path) -> None:
+    from corpora import load_dataset
+    from corpora.trec import read_trec_run, write_trec_run
+
+    folder = tmp_path / "trec"
+    folder.mkdir()
+    (folder / "corpus.jsonl").write_text('{"doc_id": "D2", "text": "x"}\n{"doc_id": "D10", "text": "y"}\n')
+    (folder / "queries.tsv").write_text("query_id\ttext\n301\tfirst\n7\tsecond\n")
+    qrels_text = "301 0 D2 2\n301 0 D10 0\n7 0 D10 1\n"
+    (folder / "qrels").write_text(qrels_text)
+    ds = load_dataset(folder)
+    write_trec_qrels(ds.qrels, tmp_path / "qrels.out")
+    assert (tmp_path / "qrels.out").read_text() == qrels_text
+    run_text = "301 Q0 D10 1 2.5 sys\n301 Q0 D2 2 2.5 sys\n7 Q0 D2 1 -1.0 sys\n"
+    (tmp_path / "run").write_text(run_text)
+    write_trec_run(read_trec_run(tmp_path / "run"), tmp_path / "run.out", tag="sys")
+    # same scores, ties by doc_id descending: "D2" > "D10" in byte order, so D2 takes rank 1
+    assert (tmp_path / "run.out").read_text() == "301 Q0 D2 1 2.5 sys\n301 Q0 D10 2 2.5 sys\n7 Q0 D2 1 -1.0 sys\n"
