@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from rankscope.progress import set_quiet
+from rankscope.workflows.tables import to_json
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -48,6 +49,8 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--dataset", default="cranfield", help="collection name or folder (default: %(default)s)")
     p.add_argument("--out", metavar="DIR", help="write tables, runs, plots and report.md/report.html here")
     p.add_argument("--seed", type=int, default=0, help="seed for tests, folds and sampling (default: %(default)s)")
+    p.add_argument("--format", choices=("table", "json"), default="table",
+                   help="terminal output: tables, or the summary as JSON (default: %(default)s)")
     # SUPPRESS: without the flag, keep the value the hub's own --quiet set
     p.add_argument("--quiet", action="store_true", default=argparse.SUPPRESS, help="no progress bars")
 
@@ -58,6 +61,9 @@ def _start(args: argparse.Namespace) -> None:
 
 
 def _finish(result: object, args: argparse.Namespace) -> int:
+    if args.format == "json":
+        print(to_json(result.to_dict()), end="")
+        return 0
     print(result.to_text())
     if args.out:
         print(f"\nwrote {len(result.files)} files to {args.out} (open report.html)")

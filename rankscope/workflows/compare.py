@@ -19,9 +19,9 @@ from rankscope.errors import RankscopeError
 from rankscope.progress import progress
 from rankscope.workflows import plots
 from rankscope.workflows.misses import CUTOFFS
-from rankscope.workflows.report import Report, write_csv, write_report
+from rankscope.workflows.report import Report, write_csv, write_report, write_text
 from rankscope.workflows.runs import check_depth, check_specs, cutoff_table, file_stem, resolve_dataset, run_system
-from rankscope.workflows.tables import text_table
+from rankscope.workflows.tables import records, text_table, to_json
 
 DEFAULT_RETRIEVERS = ("tfidf", "bm25", "w2v")
 ALPHA = 0.05
@@ -69,6 +69,19 @@ class CompareResult:
     def report(self) -> Report:
         """Tables and plots as a :class:`Report` (shown inline in Jupyter)."""
         return build_report(self)
+
+    def to_dict(self) -> dict[str, object]:
+        """The result as plain data (what ``--format json`` prints and summary.json holds)."""
+        return {
+            "dataset": self.dataset,
+            "baseline": self.baseline,
+            "test": self.test,
+            "correction": "holm",
+            "alpha": ALPHA,
+            "depth": self.depth,
+            "mean": {spec: row.to_dict() for spec, row in self.summary.iterrows()},
+            "significance": records(self.significance, index=False),
+        }
 
 
 def mark_summary(summary: pd.DataFrame, significance: pd.DataFrame, baseline: str, digits: int = 4) -> pd.DataFrame:
@@ -149,11 +162,12 @@ def compare(
 
 
 def write_outputs(result: CompareResult, out: Path) -> list[Path]:
-    """summary.csv, per_query.csv, significance.csv, curves.csv, one TREC run per retriever, the report."""
+    """summary.csv/.json, per_query.csv, significance.csv, curves.csv, one TREC run per retriever, the report."""
     from corpora.trec import write_trec_run
 
     files = [
         write_csv(result.summary, out / "summary.csv"),
+        write_text(out / "summary.json", to_json(result.to_dict())),
         write_csv(result.per_query, out / "per_query.csv", index=False),
         write_csv(result.significance, out / "significance.csv", index=False),
         write_csv(result.curves, out / "curves.csv", index=False),

@@ -21,10 +21,10 @@ from rankscope.progress import progress
 from rankscope.workflows import plots
 from rankscope.workflows.findings import comparison_findings, retriever_findings, sampled_findings
 from rankscope.workflows.misses import CUTOFFS, first_relevant_ranks, miss_breakdown, rank_distribution
-from rankscope.workflows.report import Report, write_csv, write_report
+from rankscope.workflows.report import Report, write_csv, write_report, write_text
 from rankscope.workflows.runs import check_depth, check_specs, cutoff_table, file_stem, resolve_dataset, run_system
 from rankscope.workflows.sampling import sampled_table
-from rankscope.workflows.tables import text_table
+from rankscope.workflows.tables import records, text_table, to_json
 
 WORST = 10
 
@@ -91,6 +91,24 @@ class DiagnoseResult:
     def report(self) -> Report:
         """Findings, tables and plots as a :class:`Report` (shown inline in Jupyter)."""
         return build_report(self)
+
+    def to_dict(self) -> dict[str, object]:
+        """The result as plain data (what ``--format json`` prints and summary.json holds)."""
+        return {
+            "dataset": self.dataset,
+            "depth": self.depth,
+            "retrievers": {
+                d.retriever: {
+                    "judged_queries": len(d.first_ranks),
+                    "cutoffs": records(d.table()),
+                    "sampled": records(d.sampled, index=False) if len(d.sampled) else None,
+                    "worst": records(self.worst(d), index=False),
+                }
+                for d in self.diagnoses
+            },
+            "sampled_settings": self.sampled_settings,
+            "findings": self.findings,
+        }
 
     def to_text(self) -> str:
         parts = []
@@ -182,8 +200,11 @@ def diagnose(
 
 
 def write_outputs(result: DiagnoseResult, out: Path) -> list[Path]:
-    """Per retriever: cutoffs and sampled CSVs; first_ranks.csv; the report with its plots."""
-    files = [write_csv(result.first_rank_table(), out / "first_ranks.csv")]
+    """first_ranks.csv, summary.json; per retriever cutoffs and sampled CSVs; the report with its plots."""
+    files = [
+        write_csv(result.first_rank_table(), out / "first_ranks.csv"),
+        write_text(out / "summary.json", to_json(result.to_dict())),
+    ]
     for d in result.diagnoses:
         stem = file_stem(d.retriever)
         files.append(write_csv(d.table(), out / f"cutoffs.{stem}.csv"))

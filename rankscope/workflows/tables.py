@@ -6,8 +6,10 @@ does not need ``tabulate``, and so numbers print the same way everywhere.
 
 from __future__ import annotations
 
+import json
 import math
 
+import numpy as np
 import pandas as pd
 
 
@@ -50,3 +52,27 @@ def markdown_table(frame: pd.DataFrame, digits: int = 4, index: bool = True) -> 
         return "| " + " | ".join(c.replace("|", "\\|").replace("\n", " ") for c in cells) + " |"
 
     return "\n".join([line(header), "|" + "---|" * len(header), *(line(r) for r in body)])
+
+
+def records(frame: pd.DataFrame, index: bool = True) -> list[dict[str, object]]:
+    """Rows as JSON-ready dicts (see :func:`to_json`)."""
+    return (frame.reset_index() if index else frame).to_dict(orient="records")
+
+
+def to_json(data: object) -> str:
+    """Strict JSON (NaN becomes null; numpy scalars become plain numbers), indented, ending in a newline."""
+    return json.dumps(_plain(data), indent=2, allow_nan=False) + "\n"
+
+
+def _plain(value: object) -> object:
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if value is pd.NA:
+        return None
+    return value

@@ -9,7 +9,6 @@ gain is printed next to that cross-validated gain, which is the honest one.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -24,7 +23,7 @@ from rankscope.workflows.crossval import CrossValidation, best_column, cross_val
 from rankscope.workflows.grid import parse_range
 from rankscope.workflows.report import Report, write_csv, write_report, write_text
 from rankscope.workflows.runs import resolve_dataset
-from rankscope.workflows.tables import text_table
+from rankscope.workflows.tables import records, text_table, to_json
 
 DEFAULT_K1 = "0.2:2.0:0.1"
 DEFAULT_B = "0.0:1.0:0.05"
@@ -66,7 +65,8 @@ class TuneResult:
         table = self.cv.choices.assign(k1=points["k1"].to_numpy(), b=points["b"].to_numpy())
         return table[["fold", "k1", "b", "train_mean", "test_mean", "n_test"]].set_index("fold")
 
-    def summary(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
+        """The result as plain data (what ``--format json`` prints and summary.json holds)."""
         best, folds = self.best, len(self.cv.choices)
         return {
             "dataset": self.dataset,
@@ -78,6 +78,8 @@ class TuneResult:
             "best": best,
             "in_sample_gain": self.in_sample_gain,
             "cross_validated": {"folds": folds, "seed": self.seed, "score": self.cv.mean, "gain": self.cv_gain},
+            "fold_choices": records(self.fold_table()),
+            "notes": self.edge_notes(),
         }
 
     def headline(self) -> list[str]:
@@ -201,6 +203,6 @@ def write_outputs(result: TuneResult, out: Path) -> list[Path]:
     return [
         write_csv(result.grid, out / "grid.csv", index=False),
         write_csv(result.fold_table(), out / "folds.csv"),
-        write_text(out / "summary.json", json.dumps(result.summary(), indent=2) + "\n"),
+        write_text(out / "summary.json", to_json(result.to_dict())),
         *write_report(build_report(result), out),
     ]

@@ -31,7 +31,7 @@ def compared(data_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[
 
 def test_compare_writes_everything(compared: tuple[Path, str], capsys: pytest.CaptureFixture) -> None:
     out, _ = compared
-    for name in ("summary.csv", "per_query.csv", "significance.csv", "curves.csv", "run.tfidf.trec", "run.bm25.trec",
+    for name in ("summary.csv", "summary.json", "per_query.csv", "significance.csv", "curves.csv", "run.tfidf.trec", "run.bm25.trec",
                  "report.md", "report.html", "hit_recall_at_k.png", "per_query_difference.png"):
         assert (out / name).stat().st_size > 0, name
 
@@ -50,6 +50,8 @@ def test_compare_summary_equals_evaluate_on_written_runs(compared: tuple[Path, s
         assert summary.loc[spec].to_dict() == pytest.approx(expected, abs=1e-12)
         means = per_query[per_query["retriever"] == spec].groupby("metric")["value"].mean()
         assert means.to_dict() == pytest.approx(expected, abs=1e-12)
+    as_json = json.loads((out / "summary.json").read_text())
+    assert as_json["mean"]["tfidf"] == pytest.approx(summary.loc["tfidf"].to_dict(), abs=1e-15)
     curves = pd.read_csv(out / "curves.csv").set_index(["retriever", "K"])
     assert curves.loc[("bm25", 10), "hit"] == pytest.approx(summary.loc["bm25", "hit@10"])
     assert curves.loc[("tfidf", 100), "recall"] == pytest.approx(summary.loc["tfidf", "recall@100"])
@@ -109,8 +111,21 @@ def test_diagnose_cli_on_cisi(data_dir: Path, tmp_path: Path, monkeypatch, capsy
         sampled = pd.read_csv(tmp_path / f"sampled.{spec}.csv")
         assert sampled["metric"].tolist() == ["hit@10", "mrr@10", "ndcg@10"]
         assert sampled.set_index("metric").loc["hit@10", "full"] == pytest.approx(table.loc[10, "Hit@K"])
+    findings = json.loads((tmp_path / "summary.json").read_text())["findings"]
+    assert any(f.startswith("bm25 vs tfidf:") for f in findings)
+    assert f"- {findings[0]}" in printed
     for name in ("report.md", "report.html", "first_relevant_rank.png", "misses.png"):
         assert (tmp_path / name).stat().st_size > 0
+
+
+def test_tune_json_on_a_one_point_grid_at_the_defaults(data_dir: Path, monkeypatch, capsys) -> None:
+    monkeypatch.setenv("RANKSCOPE_DATA", str(data_dir))
+    assert main(["--quiet", "tune", "--k1", "1.5", "--b", "0.75", "--folds", "2", "--format", "json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["grid_points"] == 1 and result["queries"] == 225
+    assert result["best"]["score"] == result["default"]["score"]
+    assert result["in_sample_gain"] == 0 and result["cross_validated"]["gain"] == pytest.approx(0, abs=1e-15)
+    assert [row["k1"] for row in result["fold_choices"]] == [1.5, 1.5]
 
 
 def test_user_errors_exit_2_with_one_line(capsys) -> None:

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import base64
 import io
+import json
 
 import numpy as np
 import pandas as pd
 
 from rankscope.workflows import plots
 from rankscope.workflows.report import Report, to_html, to_markdown, write_report
-from rankscope.workflows.tables import markdown_table, text_table
+from rankscope.workflows.tables import markdown_table, records, text_table, to_json
 
 FRAME = pd.DataFrame({"name": ["a|b", "c"], "ndcg@10": [0.123456, np.nan]}, index=pd.Index(["x", "y"], name="id"))
 
@@ -63,3 +64,10 @@ def test_other_plots_render() -> None:
         {"hit_share": [0.5, 0.8], "ranking_miss_share": [0.4, 0.1], "recall_miss_share": [0.1, 0.1]}, index=[1, 10]
     )
     assert png_shape(plots.miss_bars({"a": breakdown, "b": breakdown}))[0] > 100
+
+
+def test_json_is_strict() -> None:
+    frame = pd.DataFrame({"v": [np.float64(0.5), np.nan], "n": pd.array([3, None], dtype="Int64")}, index=["a", "b"])
+    text = to_json({"rows": records(frame), "k": np.int64(7)})
+    assert "NaN" not in text
+    assert json.loads(text) == {"rows": [{"index": "a", "v": 0.5, "n": 3}, {"index": "b", "v": None, "n": None}], "k": 7}
