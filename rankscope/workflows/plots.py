@@ -16,14 +16,30 @@ import pandas as pd
 _DPI = 110
 
 
-def _figure(width: float, height: float, ncols: int = 1):
+def _new_figure(width: float, height: float):
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
     fig = Figure(figsize=(width, height), dpi=_DPI, layout="constrained")
     FigureCanvasAgg(fig)
-    axes = fig.subplots(1, ncols, squeeze=False)[0]
-    return fig, axes
+    return fig
+
+
+def _figure(width: float, height: float, ncols: int = 1):
+    """A figure with ``ncols`` panels side by side."""
+    fig = _new_figure(width, height)
+    return fig, fig.subplots(1, ncols, squeeze=False)[0]
+
+
+def _panels(n: int, width: float, height: float):
+    """A figure with ``n`` panels, two per row, each ``width`` x ``height`` inches; unused panels hidden."""
+    ncols = min(n, 2)
+    nrows = -(-n // ncols)
+    fig = _new_figure(width * ncols, height * nrows)
+    axes = fig.subplots(nrows, ncols, squeeze=False).ravel()
+    for ax in axes[n:]:
+        ax.set_visible(False)
+    return fig, axes[:n]
 
 
 def _png(fig) -> bytes:
@@ -56,8 +72,7 @@ def cutoff_curves(curves: Mapping[str, pd.DataFrame], columns: Sequence[str] = (
 
 def per_query_difference(differences: Mapping[str, pd.Series], metric: str, baseline: str) -> bytes:
     """Per-query difference to the baseline, sorted, one panel per retriever: wins above zero, losses below."""
-    n = max(len(differences), 1)
-    fig, axes = _figure(min(5.0 * n, 15.0), 3.6, ncols=n)
+    fig, axes = _panels(len(differences), 5.0, 3.6)
     for ax, (name, diff) in zip(axes, differences.items()):
         values = np.sort(diff.to_numpy(dtype=np.float64))[::-1]
         colours = np.where(values > 0, "#2a9d4b", np.where(values < 0, "#c0392b", "#999999"))
@@ -127,8 +142,7 @@ def rank_histogram(distributions: Mapping[str, pd.Series]) -> bytes:
 
 def miss_bars(breakdowns: Mapping[str, pd.DataFrame]) -> bytes:
     """Stacked shares per K: hit, ranking miss (reranker can fix), recall miss (first stage must fix)."""
-    n = len(breakdowns)
-    fig, axes = _figure(min(5.0 * n, 15.0), 3.8, ncols=n)
+    fig, axes = _panels(len(breakdowns), 5.0, 3.8)
     parts = (("hit_share", "hit", "#2a9d4b"), ("ranking_miss_share", "ranking miss", "#f0a030"),
              ("recall_miss_share", "recall miss", "#c0392b"))
     for ax, (name, frame) in zip(axes, breakdowns.items()):
