@@ -94,7 +94,10 @@ def _ids(column: pd.Series, name: str, source: str) -> np.ndarray:
 
 
 def _scores(column: pd.Series) -> np.ndarray:
-    numeric = pd.to_numeric(column, errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
+    if column.dtype == np.float64:
+        numeric = column.to_numpy()  # no copy; NaN fails the finiteness check below
+    else:
+        numeric = pd.to_numeric(column, errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
     bad = ~np.isfinite(numeric)
     if bad.any():
         row = int(np.flatnonzero(bad)[0])

@@ -94,20 +94,21 @@ def judge_run(
     document) pairs in either input raise :class:`SchemaError`.
     """
     query_ids = np.unique(qrels_query)  # sorted: code point order == UTF-8 byte order
-    starts, head_names = _segments(run_query)
+    run_names, run_codes = _query_codes(run_query)
     if judged_only:
-        query_ids = query_ids[pd.Index(query_ids).isin(head_names)]
+        query_ids = query_ids[pd.Index(query_ids).isin(run_names)]
         if len(query_ids) == 0:
             raise RankscopeError("judged_only: no query appears in both the qrels and the run")
     n_queries = len(query_ids)
-    run_q = np.repeat(pd.Index(query_ids).get_indexer(head_names), np.diff(np.append(starts, len(run_query))))
+    run_q = pd.Index(query_ids).get_indexer(run_names)[run_codes]
     keep = run_q >= 0
     if not keep.all():  # run-only queries are ignored, as trec_eval does
         run_q, run_query, run_doc, run_score = run_q[keep], run_query[keep], run_doc[keep], run_score[keep]
 
     run_dc, qrels_dc, doc_names = _doc_codes(run_doc, qrels_doc)
     n_docs = max(len(doc_names), 1)
-    sorted_pairs, pair_rows = _sorted_pairs(run_q * np.int64(n_docs) + run_dc, n_queries * n_docs)
+    sorted_pairs, pair_rows = _sorted_pairs(run_q, run_dc, n_docs, n_queries)
+    del run_dc
     _refuse_duplicates("run lists", sorted_pairs, pair_rows, run_query, run_doc)
     pos = _ranks(run_q, run_score, run_doc, n_queries)
 
@@ -149,12 +150,23 @@ def judge_run(
     )
 
 
-def _segments(ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Start of every stretch of equal consecutive ids, and the id of each stretch."""
-    if len(ids) == 0:
-        return np.zeros(0, dtype=np.int64), ids[:0]
-    starts = np.concatenate([[0], np.flatnonzero(ids[1:] != ids[:-1]) + 1])
-    return starts, ids[starts]
+def _query_codes(run_query: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per-row code into a short array of query names (a name may appear more than once).
+
+    Runs are grouped by query, so the names are read where the id changes (one
+    string comparison per row); a run whose rows are interleaved is coded by object
+    address instead.
+    """
+    n = len(run_query)
+    if n == 0:
+        return run_query[:0], np.zeros(0, dtype=np.int64)
+    starts = np.flatnonzero(run_query[1:] != run_query[:-1]) + 1
+    if len(starts) > n // 4:
+        codes, one_row = _code_objects(np.frombuffer(np.ascontiguousarray(run_query), dtype=np.intp))
+        return run_query[one_row], codes
+    starts = np.concatenate([[0], starts])
+    codes = np.repeat(np.arange(len(starts)), np.diff(np.append(starts, n)))
+    return run_query[starts], codes
 
 
 def _positions(codes: np.ndarray, n_groups: int) -> np.ndarray:
@@ -201,18 +213,22 @@ def _code_objects(addresses: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return code_at[slots], row_at[used]
 
 
-def _sorted_pairs(pairs: np.ndarray, n_pairs: int) -> tuple[np.ndarray, np.ndarray]:
-    """The pair codes sorted, and the row each came from.
+def _sorted_pairs(run_q: np.ndarray, run_dc: np.ndarray, n_docs: int, n_queries: int) -> tuple[np.ndarray, np.ndarray]:
+    """The (query, document) pair codes ``q * n_docs + doc`` sorted, and the row each came from.
 
     When pair code and row index fit together in 63 bits they are packed into one
-    integer and sorted by value (much faster than an argsort); otherwise argsort.
+    integer and sorted by value in place (much faster than an argsort, and no
+    index array beside the keys); otherwise argsort.
     """
-    n = len(pairs)
+    n = len(run_q)
+    packed = run_q.astype(np.int64)  # a new array: the arguments stay untouched
+    packed *= n_docs
+    packed += run_dc
     row_bits = max(n - 1, 1).bit_length()
-    if max(n_pairs - 1, 1).bit_length() + row_bits > _KEY_BITS:
-        rows = np.argsort(pairs, kind="stable")
-        return pairs[rows], rows
-    packed = pairs << row_bits
+    if max(n_queries * n_docs - 1, 1).bit_length() + row_bits > _KEY_BITS:
+        rows = np.argsort(packed, kind="stable")
+        return packed[rows], rows
+    packed <<= row_bits
     packed |= np.arange(n, dtype=np.int64)
     packed.sort()
     rows = packed & ((1 << row_bits) - 1)
@@ -233,25 +249,34 @@ def _refuse_duplicates(
 def _ranks(run_q: np.ndarray, score: np.ndarray, doc: np.ndarray, n_queries: int) -> np.ndarray:
     """0-based rank of every row within its query: score descending, then doc_id descending."""
     same_query = run_q[1:] == run_q[:-1]
-    if _in_score_order(run_q, score, same_query):
+    if _in_score_order(run_q, score, same_query, n_queries):
         order = _break_ties_by_doc(None, same_query, score, doc)
     else:
         order = _order_by_query_score(run_q, score, n_queries)
-        same_query = run_q[order][1:] == run_q[order][:-1]
+        ordered_q = run_q[order]
+        same_query = ordered_q[1:] == ordered_q[:-1]
+        del ordered_q
         order = _break_ties_by_doc(order, same_query, score, doc)
-    pos = np.arange(len(run_q), dtype=np.int64)
-    first = np.zeros(len(run_q), dtype=np.int64)
-    first[1:][~same_query] = pos[1:][~same_query]
-    positions = pos - np.maximum.accumulate(first)  # distance from the first row of the query
+    first = np.zeros(len(run_q), dtype=np.int64)  # becomes: index of the query's first row
+    starts = np.flatnonzero(~same_query) + 1
+    first[starts] = starts
+    np.maximum.accumulate(first, out=first)
+    positions = np.arange(len(run_q), dtype=np.int64)
+    positions -= first
+    del first
     if order is None:
         return positions
+    pos = np.empty_like(positions)
     pos[order] = positions
     return pos
 
 
-def _in_score_order(run_q: np.ndarray, score: np.ndarray, same_query: np.ndarray) -> bool:
+def _in_score_order(run_q: np.ndarray, score: np.ndarray, same_query: np.ndarray, n_queries: int) -> bool:
     """True if each query's rows are contiguous and their scores never increase (ties checked later)."""
-    heads = run_q[np.concatenate([[0], np.flatnonzero(~same_query) + 1])] if len(run_q) else run_q
+    starts = np.flatnonzero(~same_query)
+    if len(starts) >= n_queries:  # more stretches than queries: some query is split
+        return False
+    heads = run_q[np.concatenate([[0], starts + 1])] if len(run_q) else run_q
     if len(np.unique(heads)) != len(heads):
         return False
     return bool(np.all((score[1:] <= score[:-1]) | ~same_query))
@@ -273,17 +298,23 @@ def _break_ties_by_doc(
     """Reorder runs of equal (query, score) so doc_id descends (byte order), as trec_eval does.
 
     ``order`` is the current row order (None: as given) and ``same_query`` tells, in that
-    order, whether each row has the same query as the next.
+    order, whether each row has the same query as the next. Only tied rows are looked at.
     """
-    s, d = (score, doc) if order is None else (score[order], doc[order])
+    s = score if order is None else score[order]
     tied = np.flatnonzero(same_query & (s[1:] == s[:-1]))
-    if len(tied) == 0 or bool(np.all(d[tied] > d[tied + 1])):
+    del s
+    if len(tied) == 0:
         return order
-    order = np.arange(len(s)) if order is None else order.copy()
     members = np.union1d(tied, tied + 1)  # positions (in order) inside a tie
+    rows = members if order is None else order[members]
+    tied_docs = doc[rows]
+    at = np.searchsorted(members, tied)  # each tied pair sits at members[at], members[at + 1]
+    if bool(np.all(tied_docs[at] > tied_docs[at + 1])):
+        return order
     block = np.cumsum(~np.isin(members - 1, tied))  # a tie starts where the pair before is not tied
-    codes, names = pd.factorize(d[members])
+    codes, names = pd.factorize(tied_docs)
     rank = np.empty(len(names), dtype=np.int64)
     rank[np.argsort(np.asarray(names, dtype=object))] = np.arange(len(names))
-    order[members] = order[members][np.lexsort((-rank[codes], block))]
+    order = np.arange(len(score)) if order is None else order.copy()
+    order[members] = rows[np.lexsort((-rank[codes], block))]
     return order
