@@ -157,5 +157,6 @@ def miss_bars(breakdowns: Mapping[str, pd.DataFrame]) -> bytes:
         ax.set_xlabel("K")
         ax.set_ylabel("share of queries")
         ax.set_title(name)
-    axes[0].legend(loc="lower right", fontsize="small")
+    handles, labels = axes[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="outside upper center", ncol=3, fontsize="small")
     return _png(fig)

@@ -24,6 +24,7 @@ body { font-family: system-ui, -apple-system, "Segoe UI", sans-serif; max-width:
 h1 { border-bottom: 2px solid #444; padding-bottom: .2em; }
 h2 { margin-top: 1.8em; border-bottom: 1px solid #ccc; }
 table { border-collapse: collapse; margin: .8em 0; font-size: .92em; }
+div.scroll { overflow-x: auto; }
 th, td { border: 1px solid #ccc; padding: .25em .6em; }
 th { background: #f0f0f0; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; }
@@ -154,7 +155,8 @@ def _html_table(frame: pd.DataFrame, index: bool) -> str:
             for v, num in zip(cells, numeric)
         )
         rows.append(f"<tr>{tds}</tr>")
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
+    table = f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
+    return f'<div class="scroll">{table}</div>'  # wide tables scroll instead of overflowing the page
 
 
 def write_report(report: Report, out_dir: PathLike) -> list[Path]:
