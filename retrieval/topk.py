@@ -15,14 +15,15 @@ import scipy.sparse as sp
 
 def top_k(values: np.ndarray, positions: np.ndarray, k: int, doc_id_rank: np.ndarray) -> np.ndarray:
     """Indices into ``values`` of the k best (score desc, then doc id desc); unordered."""
-    if len(values) <= k:
-        return np.arange(len(values))
-    part = np.argpartition(-values, k - 1)[:k]
+    n = len(values)
+    if n <= k:
+        return np.arange(n)
+    part = np.argpartition(values, n - k)[n - k :]
     kth = values[part].min()
+    if np.count_nonzero(values >= kth) == k:  # no tie straddles the cut: the partition is the answer
+        return part
     above = np.flatnonzero(values > kth)
     tied = np.flatnonzero(values == kth)
-    if len(tied) == k - len(above):  # every tie at the cut fits: the partition is already the answer
-        return part
     best_tied = tied[np.argsort(-doc_id_rank[positions[tied]], kind="stable")[: k - len(above)]]
     return np.concatenate([above, best_tied])
 
