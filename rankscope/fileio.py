@@ -69,6 +69,7 @@ def atomic_write(path: PathLike, mode: str = "w", encoding: str = "utf-8") -> It
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
+        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; a saved report should be readable
         with contextlib.ExitStack() as stack:
             raw = stack.enter_context(os.fdopen(fd, "wb"))
             sink: IO = raw
@@ -83,3 +84,10 @@ def atomic_write(path: PathLike, mode: str = "w", encoding: str = "utf-8") -> It
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
+
+
+def _umask() -> int:
+    """The process umask (reading it means setting it; restored at once)."""
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask

@@ -101,3 +101,15 @@ def test_cli_version(capsys):
         main(["--version"])
     assert done.value.code == 0
     assert capsys.readouterr().out.startswith("rankscope 0.1.0")
+
+
+def test_atomic_write_honours_umask(tmp_path):
+    import os
+
+    old = os.umask(0o022)
+    try:
+        with atomic_write(tmp_path / "report.html") as handle:
+            handle.write("<html></html>")
+    finally:
+        os.umask(old)
+    assert (tmp_path / "report.html").stat().st_mode & 0o777 == 0o644
