@@ -123,6 +123,8 @@ def test_set_params_reweights_like_a_fresh_index(tiny_corpus: pd.DataFrame, tiny
     with pytest.raises(ValueError, match="b must be between 0 and 1"):
         model.set_params(b=1.5)
     assert model.b == 0.3  # a rejected change leaves the model as it was
+    with pytest.raises(ValueError, match=r"no parameter\(s\) \['k3'\]; known: \['analyzer', 'b'"):
+        model.set_params(k3=1.0)
     with pytest.raises(ValueError, match="analyzer cannot change"):
         model.set_params(analyzer="plain")
     with pytest.raises(ValueError, match="delta applies to bm25l and bm25\\+ only"):
