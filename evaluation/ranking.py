@@ -33,6 +33,7 @@ import pandas as pd
 from rankscope.errors import RankscopeError, SchemaError
 
 _KEY_BITS = 63  # packed (pair, row) sort keys must fit a signed 64-bit integer
+_MIN_SCORE_BITS = 8  # below this many leading score bits in a packed key, sort exactly instead
 
 
 @dataclass(frozen=True)
@@ -116,13 +117,10 @@ def judge_run(
     in_eval = qrels_q >= 0
     qrels_q, qrels_dc, qrels_label = qrels_q[in_eval], qrels_dc[in_eval], qrels_label[in_eval]
     by_pair = np.argsort(qrels_q * np.int64(n_docs) + qrels_dc, kind="stable")
-    qrels_q, qrels_dc, qrels_label = qrels_q[by_pair], qrels_dc[by_pair], qrels_label[by_pair]
-    qrels_pairs = qrels_q * np.int64(n_docs) + qrels_dc  # sorted: the binary searches below run in order
+    qrels_q, qrels_label = qrels_q[by_pair], qrels_label[by_pair]
+    qrels_pairs = qrels_q * np.int64(n_docs) + qrels_dc[by_pair]
     _refuse_duplicates("qrels judge", qrels_pairs, by_pair, qrels_query[in_eval], qrels_doc[in_eval])
-
-    at = np.minimum(np.searchsorted(sorted_pairs, qrels_pairs), max(len(sorted_pairs) - 1, 0))
-    found = sorted_pairs[at] == qrels_pairs if len(sorted_pairs) else np.zeros(len(qrels_pairs), dtype=bool)
-    rows = pair_rows[at[found]]
+    found, rows = _find_pairs(sorted_pairs, pair_rows, qrels_pairs)
     j_q, j_pos = qrels_q[found], pos[rows]
     by_rank = np.lexsort((j_pos, j_q))
 
@@ -236,6 +234,15 @@ def _sorted_pairs(run_q: np.ndarray, run_dc: np.ndarray, n_docs: int, n_queries:
     return packed, rows
 
 
+def _find_pairs(sorted_pairs: np.ndarray, pair_rows: np.ndarray, wanted: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Which ``wanted`` pairs (sorted, so the binary searches run in order) the run holds, and their rows."""
+    if len(sorted_pairs) == 0:
+        return np.zeros(len(wanted), dtype=bool), np.zeros(0, dtype=np.int64)
+    at = np.minimum(np.searchsorted(sorted_pairs, wanted), len(sorted_pairs) - 1)
+    found = sorted_pairs[at] == wanted
+    return found, pair_rows[at[found]]
+
+
 def _refuse_duplicates(
     what: str, sorted_pairs: np.ndarray, rows: np.ndarray, query: np.ndarray, doc: np.ndarray
 ) -> None:
@@ -250,13 +257,13 @@ def _ranks(run_q: np.ndarray, score: np.ndarray, doc: np.ndarray, n_queries: int
     """0-based rank of every row within its query: score descending, then doc_id descending."""
     same_query = run_q[1:] == run_q[:-1]
     if _in_score_order(run_q, score, same_query, n_queries):
-        order = _break_ties_by_doc(None, same_query, score, doc)
+        order = _settle(None, same_query & (score[1:] == score[:-1]), score, doc)
     else:
-        order = _order_by_query_score(run_q, score, n_queries)
+        order, unsettled = _order_by_query_score(run_q, score, n_queries)
+        order = _settle(order, unsettled, score, doc)
         ordered_q = run_q[order]
         same_query = ordered_q[1:] == ordered_q[:-1]
         del ordered_q
-        order = _break_ties_by_doc(order, same_query, score, doc)
     first = np.zeros(len(run_q), dtype=np.int64)  # becomes: index of the query's first row
     starts = np.flatnonzero(~same_query) + 1
     first[starts] = starts
@@ -282,39 +289,61 @@ def _in_score_order(run_q: np.ndarray, score: np.ndarray, same_query: np.ndarray
     return bool(np.all((score[1:] <= score[:-1]) | ~same_query))
 
 
-def _order_by_query_score(run_q: np.ndarray, score: np.ndarray, n_queries: int) -> np.ndarray:
-    """Row order by query code, then score descending (ties in no particular order yet)."""
-    order = np.argsort(-score)
-    # stable radix passes over 16-bit digits of the query code keep the score order inside a query
-    for shift in range(0, max(n_queries - 1, 1).bit_length(), 16):
-        digit = ((run_q[order] >> shift) & 0xFFFF).astype(np.uint16)
-        order = order[np.argsort(digit, kind="stable")]
-    return order
+def _order_by_query_score(run_q: np.ndarray, score: np.ndarray, n_queries: int) -> tuple[np.ndarray, np.ndarray]:
+    """Row order by query, then score descending, from one in-place sort of packed 64-bit keys.
 
-
-def _break_ties_by_doc(
-    order: np.ndarray | None, same_query: np.ndarray, score: np.ndarray, doc: np.ndarray
-) -> np.ndarray | None:
-    """Reorder runs of equal (query, score) so doc_id descends (byte order), as trec_eval does.
-
-    ``order`` is the current row order (None: as given) and ``same_query`` tells, in that
-    order, whether each row has the same query as the next. Only tied rows are looked at.
+    Each key holds the query code, the leading bits of the score (mapped to an
+    unsigned integer that sorts in descending score order) and the row number. Rows
+    whose query and leading score bits are equal may still be out of order; they are
+    returned as ``unsettled`` (per adjacent pair, in the new order) for :func:`_settle`.
     """
-    s = score if order is None else score[order]
-    tied = np.flatnonzero(same_query & (s[1:] == s[:-1]))
-    del s
-    if len(tied) == 0:
+    n = len(run_q)
+    row_bits = max(n - 1, 1).bit_length()
+    head_bits = max(n_queries - 1, 1).bit_length() + row_bits
+    score_bits = 64 - head_bits
+    if score_bits < _MIN_SCORE_BITS:  # too little room for the score: an exact lexsort instead
+        order = np.lexsort((-score, run_q))
+        ordered_q, ordered_s = run_q[order], score[order]
+        return order, (ordered_q[1:] == ordered_q[:-1]) & (ordered_s[1:] == ordered_s[:-1])
+    keys = (score + 0.0).view(np.uint64)  # a new array; + 0.0 turns -0.0 into 0.0 (equal, as in C)
+    positive = keys < np.uint64(1 << 63)
+    np.invert(keys, out=keys, where=positive)  # larger positive score -> smaller key
+    np.bitwise_and(keys, np.uint64((1 << 63) - 1), out=keys, where=positive)  # positives before negatives
+    keys >>= np.uint64(64 - score_bits)
+    packed = run_q.astype(np.uint64)
+    packed <<= np.uint64(score_bits)
+    packed |= keys
+    del keys, positive
+    packed <<= np.uint64(row_bits)
+    packed |= np.arange(n, dtype=np.uint64)
+    packed.sort()
+    order = (packed & np.uint64((1 << row_bits) - 1)).astype(np.int64)
+    packed >>= np.uint64(row_bits)
+    return order, packed[1:] == packed[:-1]
+
+
+def _settle(order: np.ndarray | None, unsettled: np.ndarray, score: np.ndarray, doc: np.ndarray) -> np.ndarray | None:
+    """Put stretches of rows that may be out of order into score-descending, doc_id-descending order.
+
+    ``order`` is the current row order (None: as given); ``unsettled[i]`` says that
+    the rows at positions i and i + 1 of that order still need an exact comparison.
+    Equal scores are ordered by doc_id descending in byte order, as trec_eval does.
+    Only those rows are looked at.
+    """
+    pairs = np.flatnonzero(unsettled)
+    if len(pairs) == 0:
         return order
-    members = np.union1d(tied, tied + 1)  # positions (in order) inside a tie
+    members = np.union1d(pairs, pairs + 1)  # positions (in order) inside such a stretch
     rows = members if order is None else order[members]
-    tied_docs = doc[rows]
-    at = np.searchsorted(members, tied)  # each tied pair sits at members[at], members[at + 1]
-    if bool(np.all(tied_docs[at] > tied_docs[at + 1])):
+    scores, docs = score[rows], doc[rows]
+    at = np.searchsorted(members, pairs)  # each pair sits at members[at], members[at + 1]
+    later = at + 1
+    if bool(np.all((scores[at] > scores[later]) | ((scores[at] == scores[later]) & (docs[at] > docs[later])))):
         return order
-    block = np.cumsum(~np.isin(members - 1, tied))  # a tie starts where the pair before is not tied
-    codes, names = pd.factorize(tied_docs)
+    stretch = np.cumsum(~np.isin(members - 1, pairs))  # a stretch starts where the pair before is settled
+    codes, names = pd.factorize(docs)
     rank = np.empty(len(names), dtype=np.int64)
     rank[np.argsort(np.asarray(names, dtype=object))] = np.arange(len(names))
     order = np.arange(len(score)) if order is None else order.copy()
-    order[members] = rows[np.lexsort((-rank[codes], block))]
+    order[members] = rows[np.lexsort((-rank[codes], -scores, stretch))]
     return order

@@ -86,9 +86,34 @@ def test_object_coding_by_table_and_by_hash_agree() -> None:
         assert len(one_row) == len(np.unique(addresses))
 
 
-def test_query_order_radix_handles_more_than_65536_queries() -> None:
+def reference_ranks(run_q: np.ndarray, score: np.ndarray, doc: np.ndarray) -> np.ndarray:
+    frame = pd.DataFrame({"q": run_q, "score": score, "doc": doc, "row": np.arange(len(doc))})
+    frame = frame.sort_values(["q", "score", "doc"], ascending=[True, False, False], kind="stable")
+    ranks = np.empty(len(doc), dtype=np.int64)
+    ranks[frame["row"].to_numpy()] = frame.groupby("q").cumcount().to_numpy()
+    return ranks
+
+
+@pytest.mark.parametrize("min_score_bits", [8, 64])  # 64: no room in the packed key, exact lexsort
+def test_ranks_with_near_ties_signs_and_zero_match_a_plain_sort(
+    min_score_bits: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(ranking, "_MIN_SCORE_BITS", min_score_bits)
+    rng = np.random.default_rng(11)
+    n = 20_000
+    run_q = rng.integers(0, 300, n)
+    pool = np.array([0.0, -0.0, 1.0, -1.0, 1.0 + 2**-40, 1.0 - 2**-45, -1.0 - 2**-44, 3e-300, -3e-300, 7.5])
+    score = np.where(rng.random(n) < 0.5, rng.choice(pool, n), rng.normal(0, 10, n))
+    doc = np.array([f"d{i % 997}-{i // 997}" for i in range(n)], dtype=object)
+    expected = reference_ranks(run_q, score, doc)
+    assert np.array_equal(ranking._ranks(run_q, score, doc, 300), expected)
+    ordered = np.lexsort((score, run_q))  # grouped by query, ascending: not in rank order
+    assert np.array_equal(ranking._ranks(run_q[ordered], score[ordered], doc[ordered], 300), expected[ordered])
+
+
+def test_query_order_handles_more_than_65536_queries() -> None:
     rng = np.random.default_rng(5)
     run_q = rng.integers(0, 70_000, 200_000)
     score = rng.permutation(200_000).astype(np.float64)  # distinct scores
-    order = ranking._order_by_query_score(run_q, score, 70_000)
-    assert np.array_equal(order, np.lexsort((-score, run_q)))
+    doc = np.array([f"d{i}" for i in range(200_000)], dtype=object)
+    assert np.array_equal(ranking._ranks(run_q, score, doc, 70_000), reference_ranks(run_q, score, doc))
