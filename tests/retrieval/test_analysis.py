@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 
 import pytest
 
@@ -92,3 +93,9 @@ def test_restore_analyzer_keeps_the_preset_name_only_if_it_still_matches() -> No
     assert param == analyzer == porter
     param, _ = restore_analyzer("english", porter.to_config())  # the preset means something else now
     assert param == porter
+
+
+def test_missing_jieba_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "jieba", None)  # makes `import jieba` fail
+    with pytest.raises(ImportError, match=r'pip install "rankscope\[zh\]"'):
+        get_analyzer("chinese").tokenize("中文")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import sys
 from collections import Counter
 from pathlib import Path
 
@@ -191,3 +192,9 @@ def test_rank_bm25_backend_and_bm25_agree_for_okapi(tiny_corpus: pd.DataFrame, t
     theirs = RankBM25().index(tiny_corpus).search(tiny_queries)
     pd.testing.assert_frame_equal(ours[["query_id", "doc_id", "rank"]], theirs[["query_id", "doc_id", "rank"]])
     np.testing.assert_allclose(ours["score"], theirs["score"], atol=1e-12)
+
+
+def test_missing_rank_bm25_names_the_extra(tiny_corpus: pd.DataFrame, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "rank_bm25", None)
+    with pytest.raises(ImportError, match=r'pip install "rankscope\[rankbm25\]"'):
+        RankBM25().index(tiny_corpus)
