@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import pytest
 
 from retrieval.base import Retriever
@@ -53,3 +56,17 @@ def test_a_name_cannot_be_taken_by_another_class() -> None:
         @register("test-dummy")
         class Other(Retriever):
             pass
+
+
+def test_listing_builtins_imports_no_heavy_optional_package() -> None:
+    code = (
+        "import sys\n"
+        "from retrieval.registry import available\n"
+        "names = available()\n"
+        "heavy = sorted(m for m in ('gensim', 'faiss', 'rank_bm25', 'jieba') if m in sys.modules)\n"
+        "print(','.join(names), '|', ','.join(heavy))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    names, heavy = (part.strip() for part in out.split("|"))
+    assert {"bm25", "rank_bm25"} <= set(names.split(","))
+    assert heavy == ""
