@@ -2,23 +2,9 @@
 
 from __future__ import annotations
 
-import pandas as pd
 import pytest
 
-from evaluation import evaluate
-from tests.evaluation.trec_reference import TREC_NAMES, pytrec_per_query, random_case
-
-SHARED = list(TREC_NAMES)
-
-
-def assert_matches_trec(qrels: pd.DataFrame, run: pd.DataFrame, relevance_level: int = 1) -> int:
-    """Compare on the queries both tools score; return how many were compared."""
-    ours = evaluate(qrels, run, SHARED, relevance_level=relevance_level).wide()
-    reference = pytrec_per_query(qrels, run, SHARED, relevance_level)
-    for qid, values in reference.items():
-        for metric, expected in values.items():
-            assert ours.loc[qid, metric] == pytest.approx(expected, abs=1e-9), (qid, metric)
-    return len(reference)
+from tests.evaluation.trec_reference import assert_matches_trec, random_case
 
 
 @pytest.mark.parametrize("seed", range(8))

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+import pytest
 import pytrec_eval
+
+from evaluation import evaluate
 
 # rankscope metric -> pytrec_eval measure (parameter form) and result key
 TREC_NAMES = {
@@ -63,3 +66,16 @@ def random_case(seed: int, n_queries: int = 25, n_docs: int = 80) -> tuple[pd.Da
     qrels = pd.DataFrame(qrels_rows, columns=["query_id", "doc_id", "relevance"])
     run = pd.DataFrame(run_rows, columns=["query_id", "doc_id", "score"])
     return qrels, run.sample(frac=1.0, random_state=seed).reset_index(drop=True)
+
+
+def assert_matches_trec(qrels: pd.DataFrame, run: pd.DataFrame, relevance_level: int = 1) -> int:
+    """Compare on the queries both tools score (qrels-only queries must be all 0); return how many."""
+    ours = evaluate(qrels, run, list(TREC_NAMES), relevance_level=relevance_level).wide()
+    reference = pytrec_per_query(qrels, run, list(TREC_NAMES), relevance_level)
+    for qid, values in reference.items():
+        for metric, expected in values.items():
+            assert ours.loc[qid, metric] == pytest.approx(expected, abs=1e-9), (qid, metric)
+    not_retrieved = ours.drop(index=list(reference))
+    assert set(not_retrieved.index).isdisjoint(run["query_id"])
+    assert (not_retrieved == 0).all().all()
+    return len(reference)
