@@ -41,8 +41,9 @@ def evaluate(
     is >= ``relevance_level``; nDCG uses the graded labels. Neither frame is modified.
     """
     parsed = parse_metrics(metrics)
-    if isinstance(relevance_level, bool) or not isinstance(relevance_level, (int, np.integer)):
-        raise RankscopeError(f"relevance_level must be an integer, got {relevance_level!r}")
+    if isinstance(relevance_level, bool) or not isinstance(relevance_level, (int, np.integer)) or relevance_level < 1:
+        # labels <= 0 mean non-relevant or unjudged (trec_eval); pytrec_eval refuses levels < 1 too
+        raise RankscopeError(f"relevance_level must be a positive integer, got {relevance_level!r}")
     qrels = validate(qrels, "qrels", "qrels")
     if qrels.empty:
         raise SchemaError("qrels: no judgments, nothing to evaluate")
@@ -69,7 +70,12 @@ def evaluate(
 
 
 def _run_columns(run: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """query_id and doc_id as arrays of str, score as finite float64; checked without copying the frame."""
+    """query_id and doc_id as arrays of str, score as finite float64.
+
+    Checked column by column rather than through ``corpora.schema.validate``, which
+    copies the frame and recomputes ranks: runs reach tens of millions of rows and
+    the rank column is ignored here anyway.
+    """
     if not isinstance(run, pd.DataFrame):
         raise SchemaError(f"run: expected a pandas DataFrame, got {type(run).__name__}")
     missing = [c for c in ("query_id", "doc_id", "score") if c not in run.columns]

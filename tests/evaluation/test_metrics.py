@@ -132,6 +132,8 @@ def test_bad_run_input_gives_one_clear_error() -> None:
         evaluate(QRELS, RUN.assign(doc_id=[None, "a", "b", "c", "d", "e", "f"]))
     with pytest.raises(RankscopeError, match="unknown metric 'P@10'; known metrics: precision"):
         evaluate(QRELS, RUN, ["P@10"])
+    with pytest.raises(RankscopeError, match="positive integer, got 0"):
+        evaluate(QRELS, RUN, relevance_level=0)
 
 
 def test_integer_ids_are_compared_as_strings() -> None:
