@@ -131,8 +131,11 @@ class Word2VecRetriever(Retriever):
             return load_vectors(self.vectors)
         if not any(tokens):
             raise ValueError("cannot train Word2Vec: the corpus has no index terms after analysis")
+        # gensim silently trains on only the first 10,000 tokens of a longer text: cut texts into pieces
+        limit = models.word2vec.MAX_WORDS_IN_BATCH
+        pieces = [toks[start : start + limit] for toks in tokens for start in range(0, len(toks), limit)]
         model = models.Word2Vec(
-            sentences=tokens,
+            sentences=pieces,
             vector_size=self.vector_size,
             window=self.window,
             min_count=self.min_count,

@@ -238,3 +238,20 @@ def test_indexing_again_replaces_everything_learned(tmp_path: Path) -> None:
     np.testing.assert_allclose(retriever.score("aa", ["y2", "y1"]), [1 / math.sqrt(5), 0.0])
     with pytest.raises(KeyError, match="x1"):
         retriever.score("aa", ["x1"])
+
+
+def test_long_documents_are_trained_on_in_full(monkeypatch: pytest.MonkeyPatch) -> None:
+    models = import_gensim_models()
+    seen: list[list[str]] = []
+    real = models.Word2Vec
+
+    def spy(*, sentences: list[list[str]], **kwargs: object) -> object:
+        seen.extend(sentences)
+        return real(sentences=sentences, **kwargs)
+
+    monkeypatch.setattr(models, "Word2Vec", spy)
+    words = [f"w{i % 500:03d}" for i in range(25_000)]
+    Word2VecRetriever(epochs=1, vector_size=8, analyzer="plain").index(_corpus([" ".join(words), "w001 w002"]))
+    # gensim ignores tokens past 10,000 in one sentence: the long text must arrive in pieces
+    assert [len(s) for s in seen] == [10_000, 10_000, 5_000, 2]
+    assert [tok for piece in seen[:3] for tok in piece] == words
