@@ -24,8 +24,9 @@ from retrieval.counts_retriever import CountsRetriever
 from retrieval.registry import register
 from retrieval.topk import top_k_rows
 
-QUERY_BATCH = 256
-"""Queries scored per sparse product: bounds the memory of the candidate matrix."""
+BATCH_CANDIDATES = 2_000_000
+"""Upper bound on candidate scores held at once (about 24 MB): queries are scored in
+batches whose summed posting-list lengths stay under it (one query may exceed it alone)."""
 
 
 @register("bm25")
@@ -65,8 +66,8 @@ class BM25(CountsRetriever):
         doc_ids, rank = self.counts_.doc_ids, self.counts_.doc_id_rank
         found_docs: list[np.ndarray] = []
         found_scores: list[np.ndarray] = []
-        for start in range(0, len(texts), QUERY_BATCH):
-            scores = self._scores(query_terms[start : start + QUERY_BATCH])
+        for start, stop in _batches(query_terms, self.counts_.df):
+            scores = self._scores(query_terms[start:stop])
             positions, values = top_k_rows(scores, k, rank)
             found_docs.extend(doc_ids[p] for p in positions)
             found_scores.extend(values)
@@ -81,3 +82,16 @@ class BM25(CountsRetriever):
 
     def _scores(self, query_terms: sp.csr_matrix) -> sp.csr_matrix:
         return (query_terms @ self.weights_).tocsr()
+
+
+def _batches(query_terms: sp.csr_matrix, df: np.ndarray) -> list[tuple[int, int]]:
+    """(start, stop) row ranges whose candidate upper bounds (sum of query terms' df) fit the budget."""
+    bound = (query_terms != 0).astype(np.int64) @ df.astype(np.int64)
+    ends = np.cumsum(bound)
+    cuts, start = [], 0
+    while start < len(bound):
+        base = ends[start - 1] if start else 0
+        stop = max(int(np.searchsorted(ends, base + BATCH_CANDIDATES, side="right")), start + 1)
+        cuts.append((start, stop))
+        start = stop
+    return cuts
