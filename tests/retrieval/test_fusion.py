@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import math
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -11,6 +13,7 @@ import pytest
 from rankscope.errors import NotFittedError, SchemaError
 from retrieval.fusion import HybridRetriever, combsum, fuse, rrf, split_retrievers
 from retrieval.registry import SpecError, make_retriever
+from retrieval.storage import IndexFormatError
 
 
 def _run(rows: list[tuple[str, str, float]]) -> pd.DataFrame:
@@ -146,3 +149,13 @@ def test_hybrid_changing_its_parts_needs_a_new_index(tiny_corpus: pd.DataFrame, 
     hybrid.set_params(retrievers="bm25+tfidf:variant=classic")
     with pytest.raises(NotFittedError):
         hybrid.search(tiny_queries)
+
+
+def test_hybrid_load_refuses_sub_indexes_that_do_not_match_its_spec(tiny_corpus: pd.DataFrame, tmp_path: Path) -> None:
+    HybridRetriever(retrievers="bm25+tfidf").index(tiny_corpus).save(tmp_path / "index")
+    meta_path = tmp_path / "index" / "meta.json"
+    meta = json.loads(meta_path.read_text(encoding="utf-8"))
+    meta["params"]["retrievers"] = "tfidf+bm25"
+    meta_path.write_text(json.dumps(meta), encoding="utf-8")
+    with pytest.raises(IndexFormatError, match=r"sub-indexes hold \['bm25', 'tfidf'\], params say \['tfidf', 'bm25'\]"):
+        HybridRetriever.load(tmp_path / "index")

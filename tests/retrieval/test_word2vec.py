@@ -135,6 +135,8 @@ def test_hnsw_finds_nearly_the_same_neighbours_with_exact_scores(tmp_path: Path)
     shared = exact_run.merge(approx_run, on=["query_id", "doc_id"])
     assert len(shared) >= 0.9 * len(exact_run)
     np.testing.assert_allclose(shared["score_x"], shared["score_y"], rtol=1e-12)
+    again = Word2VecRetriever(pooling="mean", vectors=str(path), analyzer="plain", faiss_index="hnsw").index(corpus)
+    pd.testing.assert_frame_equal(again.search(query_frame, k=10), approx_run)  # built on one thread: same graph
 
 
 def test_ties_at_the_cut_are_broken_by_doc_id_descending(tmp_path: Path) -> None:
