@@ -25,6 +25,7 @@ from sklearn.feature_extraction.text import TfidfTransformer
 
 from retrieval.analysis import Analyzer
 from retrieval.base import check_k, make_run, query_texts
+from retrieval.bm25 import _batches as candidate_batches
 from retrieval.counts_retriever import CountsRetriever
 from retrieval.registry import register
 from retrieval.topk import top_k_rows
@@ -71,9 +72,14 @@ class TfidfRetriever(CountsRetriever):
         self._check_fitted("weights_")
         k = check_k(k)
         query_ids, texts = query_texts(queries)
-        scores = self._scores(self.counts_.query_matrix(self.analyzer_, texts))
-        positions, values = top_k_rows(scores, k, self.counts_.doc_id_rank)
-        return make_run(query_ids, [self.counts_.doc_ids[p] for p in positions], values)
+        query_terms = self.counts_.query_matrix(self.analyzer_, texts)
+        found_docs: list[np.ndarray] = []
+        found_scores: list[np.ndarray] = []
+        for start, stop in candidate_batches(query_terms, self.counts_.df):  # bounded memory, as BM25
+            positions, values = top_k_rows(self._scores(query_terms[start:stop]), k, self.counts_.doc_id_rank)
+            found_docs.extend(self.counts_.doc_ids[p] for p in positions)
+            found_scores.extend(values)
+        return make_run(query_ids, found_docs, found_scores)
 
     def score(self, query: str, doc_ids: Sequence[str]) -> np.ndarray:
         """The score of each given document for ``query`` (0 for documents sharing no term)."""

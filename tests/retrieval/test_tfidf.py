@@ -83,3 +83,13 @@ def test_unknown_variant_is_refused() -> None:
         TfidfRetriever(variant="bm25")
     with pytest.raises(ValueError, match="variant must be one of"):
         TfidfRetriever().set_params(variant="okapi")
+
+
+def test_scoring_in_small_batches_gives_the_same_run(
+    tiny_corpus: pd.DataFrame, tiny_queries: pd.DataFrame, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    retriever = TfidfRetriever().index(tiny_corpus)
+    whole = retriever.search(tiny_queries)
+    monkeypatch.setattr("retrieval.bm25.BATCH_CANDIDATES", 1)  # every query in a batch of its own
+    pd.testing.assert_frame_equal(retriever.search(tiny_queries), whole)
+    assert len(whole) > 0
