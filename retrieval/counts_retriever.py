@@ -32,6 +32,10 @@ class UnknownDocumentError(RankscopeError, KeyError):
         return str(self.args[0])
 
 
+class EmptyIndexError(RankscopeError, ValueError):
+    """The corpus is empty, or no document keeps a single term after analysis."""
+
+
 class CountsRetriever(Retriever):
     """Index = term counts + an analyzer; subclasses turn the counts into scores."""
 
@@ -41,9 +45,12 @@ class CountsRetriever(Retriever):
         """Analyse and count the corpus (title and text), then fit the scoring state."""
         doc_ids, texts = document_texts(corpus)
         if not doc_ids:
-            raise ValueError("cannot index an empty corpus")
+            raise EmptyIndexError("cannot index an empty corpus")
         analyzer = get_analyzer(self.analyzer)
-        self.counts_ = TermCounts.build(analyzer, doc_ids, texts)
+        counts = TermCounts.build(analyzer, doc_ids, texts)
+        if counts.n_terms == 0:
+            raise EmptyIndexError(f"no document keeps any term after analysis with {analyzer!r}")
+        self.counts_ = counts
         self.analyzer_ = analyzer
         self._fit()
         return self

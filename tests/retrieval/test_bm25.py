@@ -16,7 +16,7 @@ from rankscope.errors import NotFittedError
 from retrieval.base import document_texts, query_texts
 from retrieval import bm25 as bm25_module
 from retrieval.bm25 import BM25
-from retrieval.counts_retriever import UnknownDocumentError
+from retrieval.counts_retriever import EmptyIndexError, UnknownDocumentError
 from retrieval.rank_bm25_backend import RankBM25
 
 
@@ -176,6 +176,12 @@ def test_clear_errors(tiny_corpus: pd.DataFrame, tiny_queries: pd.DataFrame) -> 
         model.search(tiny_queries, k=0)
     with pytest.raises(ValueError, match="unknown BM25 variant 'okapii'"):
         BM25(variant="okapii")
+    only_stopwords = pd.DataFrame({"doc_id": ["a", "b"], "text": ["the of", "and"]})
+    for retriever in (BM25(), RankBM25()):
+        with pytest.raises(EmptyIndexError, match="no document keeps any term"):
+            retriever.index(only_stopwords)
+        with pytest.raises(EmptyIndexError, match="empty corpus"):
+            retriever.index(only_stopwords.iloc[:0])
 
 
 @pytest.mark.parametrize("variant", ["okapi", "bm25l", "bm25+"])
