@@ -101,11 +101,19 @@ def check_k(k: int) -> int:
     return int(k)
 
 
-def make_run(query_ids: Sequence[str], doc_ids: Sequence[np.ndarray], scores: Sequence[np.ndarray]) -> pd.DataFrame:
+def make_run(
+    query_ids: Sequence[str],
+    doc_ids: Sequence[np.ndarray],
+    scores: Sequence[np.ndarray],
+    *,
+    ordered: bool = False,
+) -> pd.DataFrame:
     """Assemble per-query (doc_ids, scores) arrays into a run sorted by the tie rule.
 
     Each ``doc_ids[i]``/``scores[i]`` pair may be in any order; the result is
     ordered per query by score descending then doc_id descending, with ranks 1..n.
+    ``ordered=True`` says each pair is already in that order (as
+    :func:`retrieval.topk.top_k` returns it), which skips the sort.
     """
     lengths = np.fromiter((len(d) for d in doc_ids), dtype=np.int64, count=len(doc_ids))
     if lengths.sum() == 0:
@@ -120,12 +128,14 @@ def make_run(query_ids: Sequence[str], doc_ids: Sequence[np.ndarray], scores: Se
     qids = np.repeat(np.asarray(query_ids, dtype=object), lengths)
     docs = np.concatenate([np.asarray(d, dtype=object) for d in doc_ids])
     vals = np.concatenate([np.asarray(s, dtype=np.float64) for s in scores])
-    qpos = np.repeat(np.arange(len(query_ids)), lengths)
-    # lexsort: last key is primary. doc_id descending via rank of doc ids in sorted order.
-    doc_codes = pd.factorize(docs, sort=True)[0]
-    order = np.lexsort((-doc_codes, -vals, qpos))
     starts = np.concatenate([[0], np.cumsum(lengths)[:-1]])
-    ranks = np.arange(len(order)) - np.repeat(starts, lengths) + 1
-    return pd.DataFrame(
-        {"query_id": qids[order], "doc_id": docs[order], "score": vals[order], "rank": ranks.astype(np.int64)}
-    )
+    if not ordered:
+        # per query (small arrays sort faster than one large lexsort); doc_id descending
+        # via the rank of each id among the sorted ids
+        doc_codes = pd.factorize(docs, sort=True)[0]
+        order = np.concatenate(
+            [a + np.lexsort((-doc_codes[a : a + n], -vals[a : a + n])) for a, n in zip(starts, lengths)]
+        )
+        docs, vals = docs[order], vals[order]
+    ranks = np.arange(len(docs)) - np.repeat(starts, lengths) + 1
+    return pd.DataFrame({"query_id": qids, "doc_id": docs, "score": vals, "rank": ranks.astype(np.int64)})

@@ -71,7 +71,7 @@ class BM25(CountsRetriever):
             positions, values = top_k_rows(scores, k, rank)
             found_docs.extend(doc_ids[p] for p in positions)
             found_scores.extend(values)
-        return make_run(query_ids, found_docs, found_scores)
+        return make_run(query_ids, found_docs, found_scores, ordered=True)
 
     def score(self, query: str, doc_ids: Sequence[str]) -> np.ndarray:
         """BM25 scores of the given documents for one query text (0 where no term matches)."""

@@ -72,7 +72,7 @@ class RankBM25(BM25):
             chosen = top_k(values, candidates, k, counts.doc_id_rank)
             found_docs.append(counts.doc_ids[candidates[chosen]])
             found_scores.append(values[chosen])
-        return make_run(query_ids, found_docs, found_scores)
+        return make_run(query_ids, found_docs, found_scores, ordered=True)
 
     def score(self, query: str, doc_ids: Sequence[str]) -> np.ndarray:
         """rank-bm25's scores of the given documents (``get_batch_scores``)."""

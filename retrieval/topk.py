@@ -14,22 +14,23 @@ import scipy.sparse as sp
 
 
 def top_k(values: np.ndarray, positions: np.ndarray, k: int, doc_id_rank: np.ndarray) -> np.ndarray:
-    """Indices into ``values`` of the k best (score desc, then doc id desc); unordered."""
+    """Indices into ``values`` of the k best, in run order (score desc, then doc id desc)."""
     n = len(values)
     if n <= k:
-        return np.arange(n)
-    part = np.argpartition(values, n - k)[n - k :]
-    kth = values[part].min()
-    if np.count_nonzero(values >= kth) == k:  # no tie straddles the cut: the partition is the answer
-        return part
-    above = np.flatnonzero(values > kth)
-    tied = np.flatnonzero(values == kth)
-    best_tied = tied[np.argsort(-doc_id_rank[positions[tied]], kind="stable")[: k - len(above)]]
-    return np.concatenate([above, best_tied])
+        chosen = np.arange(n)
+    else:
+        chosen = np.argpartition(values, n - k)[n - k :]
+        kth = values[chosen].min()
+        if np.count_nonzero(values >= kth) > k:  # a tie straddles the cut: settle it by doc id
+            above = np.flatnonzero(values > kth)
+            tied = np.flatnonzero(values == kth)
+            best_tied = tied[np.argsort(-doc_id_rank[positions[tied]], kind="stable")[: k - len(above)]]
+            chosen = np.concatenate([above, best_tied])
+    return chosen[np.lexsort((-doc_id_rank[positions[chosen]], -values[chosen]))]
 
 
 def top_k_rows(scores: sp.csr_matrix, k: int, doc_id_rank: np.ndarray) -> tuple[list[np.ndarray], list[np.ndarray]]:
-    """For each row of a CSR score matrix: (document positions, scores) of its top k entries."""
+    """For each row of a CSR score matrix: (document positions, scores) of its top k entries, in run order."""
     indptr, indices, data = scores.indptr, scores.indices, scores.data
     positions, values = [], []
     for start, end in zip(indptr[:-1].tolist(), indptr[1:].tolist()):

@@ -1,0 +1,53 @@
+"""Run assembly and the shared input helpers."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from rankscope.errors import SchemaError
+from retrieval.base import check_k, document_texts, make_run
+
+
+def test_make_run_orders_by_score_then_doc_id_descending() -> None:
+    run = make_run(
+        ["q1", "q2", "q3"],
+        [np.array(["d1", "d10", "d2", "d9"]), np.array([], dtype=object), np.array(["x"])],
+        [np.array([1.0, 2.0, 2.0, 0.5]), np.array([]), np.array([3.0])],
+    )
+    # "d2" > "d10" in byte order, so d2 comes first among the 2.0 ties
+    assert list(run["doc_id"]) == ["d2", "d10", "d1", "d9", "x"]
+    assert list(run["query_id"]) == ["q1"] * 4 + ["q3"]
+    assert list(run["rank"]) == [1, 2, 3, 4, 1]
+    assert run["score"].dtype == np.float64 and run["rank"].dtype == np.int64
+
+
+def test_ordered_input_is_kept_as_given_and_equals_the_sorted_result() -> None:
+    rng = np.random.default_rng(5)
+    ids = [np.array([f"d{i}" for i in rng.permutation(30)[:12]], dtype=object) for _ in range(4)]
+    scores = [rng.integers(0, 4, size=12).astype(float) for _ in range(4)]
+    sorted_run = make_run(["a", "b", "c", "d"], ids, scores)
+    per_query = [sorted_run[sorted_run["query_id"] == q] for q in "abcd"]
+    again = make_run(
+        ["a", "b", "c", "d"], [g["doc_id"].to_numpy() for g in per_query], [g["score"].to_numpy() for g in per_query], ordered=True
+    )
+    pd.testing.assert_frame_equal(again, sorted_run)
+
+
+def test_empty_run_has_the_schema() -> None:
+    run = make_run(["q"], [np.array([], dtype=object)], [np.array([])])
+    assert list(run.columns) == ["query_id", "doc_id", "score", "rank"] and len(run) == 0
+
+
+def test_document_texts_joins_title_and_refuses_duplicate_ids() -> None:
+    ids, texts = document_texts(pd.DataFrame({"doc_id": [1, 2], "title": ["T", ""], "text": ["body", "only"]}))
+    assert ids == ["1", "2"] and texts == ["T\nbody", "only"]
+    with pytest.raises(SchemaError, match="doc_id '1' occurs more than once"):
+        document_texts(pd.DataFrame({"doc_id": ["1", "1"], "text": ["a", "b"]}))
+
+
+@pytest.mark.parametrize("bad", [0, -1, 2.5, True, "10"])
+def test_check_k_refuses_non_positive_integers(bad: object) -> None:
+    with pytest.raises(ValueError, match="k must be a positive integer"):
+        check_k(bad)  # type: ignore[arg-type]
