@@ -124,9 +124,7 @@ def encode(
     Texts are analysed ``chunk`` at a time and token strings dropped as soon as
     they are ids, so memory follows the number of tokens times 4 bytes, not Python strings.
     """
-    building = vocabulary is None
-    found: dict[str, int] = {}  # term -> id in order of first sight (building) ...
-    known = found if building else vocabulary  # ... or the given vocabulary
+    found: dict[str, int] = {}  # when building: term -> id in order of first sight
     token_id: dict[str, int] = {}  # surface token -> term id, -1 for stopwords and unknown terms
     id_chunks, lengths = [], []
     for start in range(0, len(texts), chunk):
@@ -135,10 +133,10 @@ def encode(
         for tok, term in analyzer.term_map(new).items():
             if term is None:
                 token_id[tok] = -1
-            elif building:
+            elif vocabulary is None:
                 token_id[tok] = found.setdefault(term, len(found))
             else:
-                token_id[tok] = known.get(term, -1)
+                token_id[tok] = vocabulary.get(term, -1)
         per_text = [len(toks) for toks in split]
         flat = itertools.chain.from_iterable(split)
         ids = np.fromiter(map(token_id.__getitem__, flat), dtype=np.int32, count=sum(per_text))
@@ -148,7 +146,7 @@ def encode(
         id_chunks.append(ids[kept])
     all_ids = np.concatenate([np.empty(0, dtype=np.int32), *id_chunks])
     all_lengths = np.concatenate([np.empty(0, dtype=np.int64), *lengths]).astype(np.int64)
-    if not building:
+    if vocabulary is not None:
         return all_ids, all_lengths, []
     terms = sorted(found)
     sorted_id = np.empty(len(found), dtype=np.int32)
