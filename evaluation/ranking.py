@@ -260,10 +260,12 @@ def _ranks(run_q: np.ndarray, score: np.ndarray, doc: np.ndarray, n_queries: int
         order = _settle(None, same_query & (score[1:] == score[:-1]), score, doc)
     else:
         order, unsettled = _order_by_query_score(run_q, score, n_queries)
-        order = _settle(order, unsettled, score, doc)
-        ordered_q = run_q[order]
+        order = _settle(order, unsettled, score, None)  # exact scores first: numbers only
+        ordered_q, ordered_s = run_q[order], score[order]
         same_query = ordered_q[1:] == ordered_q[:-1]
-        del ordered_q
+        ties = same_query & (ordered_s[1:] == ordered_s[:-1])
+        del ordered_q, ordered_s
+        order = _settle(order, ties, score, doc)  # then doc ids, for exact ties only
     first = np.zeros(len(run_q), dtype=np.int64)  # becomes: index of the query's first row
     starts = np.flatnonzero(~same_query) + 1
     first[starts] = starts
@@ -322,28 +324,38 @@ def _order_by_query_score(run_q: np.ndarray, score: np.ndarray, n_queries: int) 
     return order, packed[1:] == packed[:-1]
 
 
-def _settle(order: np.ndarray | None, unsettled: np.ndarray, score: np.ndarray, doc: np.ndarray) -> np.ndarray | None:
+def _settle(
+    order: np.ndarray | None, unsettled: np.ndarray, score: np.ndarray, doc: np.ndarray | None
+) -> np.ndarray | None:
     """Put stretches of rows that may be out of order into score-descending, doc_id-descending order.
 
     ``order`` is the current row order (None: as given); ``unsettled[i]`` says that
     the rows at positions i and i + 1 of that order still need an exact comparison.
-    Equal scores are ordered by doc_id descending in byte order, as trec_eval does.
-    Only those rows are looked at.
+    Equal scores are ordered by doc_id descending in byte order, as trec_eval does;
+    with ``doc`` None they are left for a later call. Only those rows are looked at.
     """
     pairs = np.flatnonzero(unsettled)
     if len(pairs) == 0:
         return order
     members = np.union1d(pairs, pairs + 1)  # positions (in order) inside such a stretch
     rows = members if order is None else order[members]
-    scores, docs = score[rows], doc[rows]
+    scores = score[rows]
     at = np.searchsorted(members, pairs)  # each pair sits at members[at], members[at + 1]
     later = at + 1
-    if bool(np.all((scores[at] > scores[later]) | ((scores[at] == scores[later]) & (docs[at] > docs[later])))):
+    keys: list[np.ndarray] = [-scores]
+    if doc is None:
+        settled = scores[at] >= scores[later]
+    else:
+        docs = doc[rows]
+        settled = (scores[at] > scores[later]) | ((scores[at] == scores[later]) & (docs[at] > docs[later]))
+    if bool(np.all(settled)):
         return order
+    if doc is not None:
+        codes, names = pd.factorize(docs)
+        rank = np.empty(len(names), dtype=np.int64)
+        rank[np.argsort(np.asarray(names, dtype=object))] = np.arange(len(names))
+        keys.insert(0, -rank[codes])
     stretch = np.cumsum(~np.isin(members - 1, pairs))  # a stretch starts where the pair before is settled
-    codes, names = pd.factorize(docs)
-    rank = np.empty(len(names), dtype=np.int64)
-    rank[np.argsort(np.asarray(names, dtype=object))] = np.arange(len(names))
     order = np.arange(len(score)) if order is None else order.copy()
-    order[members] = rows[np.lexsort((-rank[codes], -scores, stretch))]
+    order[members] = rows[np.lexsort((*keys, stretch))]
     return order
