@@ -1,11 +1,14 @@
-"""Shared base of retrievers built on stored term counts (BM25, the rank-bm25 backend).
+"""Shared base of retrievers built on stored term counts (BM25, TF-IDF, the rank-bm25 backend).
 
 It owns what they have in common: analysing the corpus once into
 :class:`~retrieval.termcounts.TermCounts`, saving those counts (not the
 parameter-dependent weights) with the analyzer config and parameters, loading
-them memory-mapped, and mapping candidate doc ids for ``score``. A subclass
-implements ``_fit`` (derive its scoring state from ``counts_``), ``search`` and
-``score``.
+them memory-mapped, and searching and scoring: queries are scored in batches of
+bounded size, top-k is chosen among each query's candidates (:mod:`retrieval.topk`).
+A subclass only supplies its weighting: ``_fit`` (derive ``weights_`` from
+``counts_``) and ``_scores`` (a queries x documents score matrix whose stored
+entries are the candidates). The rank-bm25 backend overrides ``search`` and
+``score`` instead, as rank-bm25 scores in Python.
 """
 
 from __future__ import annotations
@@ -18,11 +21,18 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+import scipy.sparse as sp
+
 from rankscope.errors import RankscopeError
 from retrieval.analysis import Analyzer, get_analyzer, restore_analyzer, saved_analyzer_param
-from retrieval.base import Retriever, document_texts
+from retrieval.base import Retriever, check_k, document_texts, make_run, query_texts
 from retrieval.storage import IndexFormatError, load_index, require_fields, save_index
 from retrieval.termcounts import TermCounts
+from retrieval.topk import top_k_rows
+
+BATCH_CANDIDATES = 2_000_000
+"""Upper bound on candidate scores held at once (about 24 MB): queries are scored in
+batches whose summed posting-list lengths stay under it (one query may exceed it alone)."""
 
 
 class UnknownDocumentError(RankscopeError, KeyError):
@@ -56,7 +66,34 @@ class CountsRetriever(Retriever):
         return self
 
     def _fit(self) -> None:
+        """Derive the scoring state (``weights_``) from ``counts_`` and the parameters."""
         raise NotImplementedError
+
+    def _scores(self, query_terms: sp.csr_matrix) -> sp.csr_matrix:
+        """Queries x documents scores; the stored entries of a row are that query's candidates."""
+        raise NotImplementedError
+
+    def search(self, queries: pd.DataFrame, k: int = 1000) -> pd.DataFrame:
+        """Top ``k`` candidates per query by the tie rule (a query matching nothing gets no rows)."""
+        self._check_fitted("weights_")
+        k = check_k(k)
+        query_ids, texts = query_texts(queries)
+        query_terms = self.counts_.query_matrix(self.analyzer_, texts)
+        doc_ids, rank = self.counts_.doc_ids, self.counts_.doc_id_rank
+        found_docs: list[np.ndarray] = []
+        found_scores: list[np.ndarray] = []
+        for start, stop in candidate_batches(query_terms, self.counts_.df):
+            positions, values = top_k_rows(self._scores(query_terms[start:stop]), k, rank)
+            found_docs.extend(doc_ids[p] for p in positions)
+            found_scores.extend(values)
+        return make_run(query_ids, found_docs, found_scores, ordered=True)
+
+    def score(self, query: str, doc_ids: Sequence[str]) -> np.ndarray:
+        """Scores of the given documents for one query text (0 where no term matches)."""
+        self._check_fitted("weights_")
+        positions = self._doc_positions(doc_ids)
+        row = self._scores(self.counts_.query_matrix(self.analyzer_, [query]))
+        return np.asarray(row[:, positions].toarray()[0], dtype=np.float64)
 
     def save(self, directory: str | os.PathLike[str]) -> None:
         """Write the counts, the analyzer config and the parameters (pickle-free, atomic)."""
@@ -106,3 +143,16 @@ class CountsRetriever(Retriever):
             return np.fromiter((index[str(d)] for d in doc_ids), dtype=np.int64, count=len(doc_ids))
         except KeyError as exc:
             raise UnknownDocumentError(f"score(): document {exc.args[0]!r} is not in the index") from None
+
+
+def candidate_batches(query_terms: sp.csr_matrix, df: np.ndarray) -> list[tuple[int, int]]:
+    """(start, stop) row ranges whose candidate upper bounds (sum of query terms' df) fit the budget."""
+    bound = (query_terms != 0).astype(np.int64) @ df.astype(np.int64)
+    ends = np.cumsum(bound)
+    cuts, start = [], 0
+    while start < len(bound):
+        base = ends[start - 1] if start else 0
+        stop = max(int(np.searchsorted(ends, base + BATCH_CANDIDATES, side="right")), start + 1)
+        cuts.append((start, stop))
+        start = stop
+    return cuts

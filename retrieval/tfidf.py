@@ -16,19 +16,13 @@ counts are saved. Only documents sharing a term with the query are candidates.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 import numpy as np
-import pandas as pd
 import scipy.sparse as sp
 from sklearn.feature_extraction.text import TfidfTransformer
 
 from retrieval.analysis import Analyzer
-from retrieval.base import check_k, make_run, query_texts
-from retrieval.bm25 import _batches as candidate_batches
 from retrieval.counts_retriever import CountsRetriever
 from retrieval.registry import register
-from retrieval.topk import top_k_rows
 
 VARIANTS = ("cosine", "classic")
 
@@ -66,24 +60,3 @@ class TfidfRetriever(CountsRetriever):
         scores = sp.csr_matrix(query_terms @ self.weights_)
         scores.eliminate_zeros()
         return scores
-
-    def search(self, queries: pd.DataFrame, k: int = 1000) -> pd.DataFrame:
-        """Top-k documents per query among those sharing a term with it; ties by doc_id descending."""
-        self._check_fitted("weights_")
-        k = check_k(k)
-        query_ids, texts = query_texts(queries)
-        query_terms = self.counts_.query_matrix(self.analyzer_, texts)
-        found_docs: list[np.ndarray] = []
-        found_scores: list[np.ndarray] = []
-        for start, stop in candidate_batches(query_terms, self.counts_.df):  # bounded memory, as BM25
-            positions, values = top_k_rows(self._scores(query_terms[start:stop]), k, self.counts_.doc_id_rank)
-            found_docs.extend(self.counts_.doc_ids[p] for p in positions)
-            found_scores.extend(values)
-        return make_run(query_ids, found_docs, found_scores)
-
-    def score(self, query: str, doc_ids: Sequence[str]) -> np.ndarray:
-        """The score of each given document for ``query`` (0 for documents sharing no term)."""
-        self._check_fitted("weights_")
-        positions = self._doc_positions(doc_ids)
-        row = self._scores(self.counts_.query_matrix(self.analyzer_, [query]))
-        return row[:, positions].toarray()[0].astype(np.float64)

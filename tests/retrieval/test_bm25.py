@@ -14,7 +14,7 @@ import rank_bm25
 
 from rankscope.errors import NotFittedError
 from retrieval.base import document_texts, query_texts
-from retrieval import bm25 as bm25_module
+from retrieval import counts_retriever
 from retrieval.bm25 import BM25
 from retrieval.counts_retriever import EmptyIndexError, UnknownDocumentError
 from retrieval.rank_bm25_backend import RankBM25
@@ -212,8 +212,8 @@ def test_small_batches_give_the_same_run(
 ) -> None:
     model = BM25().index(tiny_corpus)
     whole = model.search(tiny_queries)
-    monkeypatch.setattr(bm25_module, "BATCH_CANDIDATES", 2)
+    monkeypatch.setattr(counts_retriever, "BATCH_CANDIDATES", 2)
     query_terms = model.counts_.query_matrix(model.analyzer_, list(tiny_queries["text"]))
     # candidate bounds (summed df): q1 3+2+3=8, q2 2, q3 0 (out of vocabulary), q4 3+1=4
-    assert bm25_module._batches(query_terms, model.counts_.df) == [(0, 1), (1, 3), (3, 4)]
+    assert counts_retriever.candidate_batches(query_terms, model.counts_.df) == [(0, 1), (1, 3), (3, 4)]
     pd.testing.assert_frame_equal(model.search(tiny_queries), whole)

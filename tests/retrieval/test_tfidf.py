@@ -90,6 +90,6 @@ def test_scoring_in_small_batches_gives_the_same_run(
 ) -> None:
     retriever = TfidfRetriever().index(tiny_corpus)
     whole = retriever.search(tiny_queries)
-    monkeypatch.setattr("retrieval.bm25.BATCH_CANDIDATES", 1)  # every query in a batch of its own
+    monkeypatch.setattr("retrieval.counts_retriever.BATCH_CANDIDATES", 1)  # every query in a batch of its own
     pd.testing.assert_frame_equal(retriever.search(tiny_queries), whole)
     assert len(whole) > 0
