@@ -4,7 +4,8 @@ It owns what they have in common: analysing the corpus once into
 :class:`~retrieval.termcounts.TermCounts`, saving those counts (not the
 parameter-dependent weights) with the analyzer config and parameters, loading
 them memory-mapped, and searching and scoring: queries are scored in batches of
-bounded size, top-k is chosen among each query's candidates (:mod:`retrieval.topk`).
+bounded size (on ``RANKSCOPE_NUM_THREADS`` threads, default 1; the run is the same),
+top-k is chosen among each query's candidates (:mod:`retrieval.topk`).
 A subclass only supplies its weighting: ``_fit`` (derive ``weights_`` from
 ``counts_``) and ``_scores`` (a queries x documents score matrix whose stored
 entries are the candidates). The rank-bm25 backend overrides ``search`` and
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +35,10 @@ from retrieval.topk import top_k_rows
 BATCH_CANDIDATES = 2_000_000
 """Upper bound on candidate scores held at once (about 24 MB): queries are scored in
 batches whose summed posting-list lengths stay under it (one query may exceed it alone)."""
+
+THREADS_VARIABLE = "RANKSCOPE_NUM_THREADS"
+"""Environment variable: how many threads ``search`` scores batches on (default 1). Not a
+constructor parameter because it changes no result, so it must not change the spec or the index."""
 
 
 class UnknownDocumentError(RankscopeError, KeyError):
@@ -77,15 +83,22 @@ class CountsRetriever(Retriever):
         """Top ``k`` candidates per query by the tie rule (a query matching nothing gets no rows)."""
         self._check_fitted("weights_")
         k = check_k(k)
+        threads = search_threads()
         query_ids, texts = query_texts(queries)
         query_terms = self.counts_.query_matrix(self.analyzer_, texts)
         doc_ids, rank = self.counts_.doc_ids, self.counts_.doc_id_rank
-        found_docs: list[np.ndarray] = []
-        found_scores: list[np.ndarray] = []
-        for start, stop in candidate_batches(query_terms, self.counts_.df):
-            positions, values = top_k_rows(self._scores(query_terms[start:stop]), k, rank)
-            found_docs.extend(doc_ids[p] for p in positions)
-            found_scores.extend(values)
+
+        def best(rows: tuple[int, int]) -> tuple[list[np.ndarray], list[np.ndarray]]:
+            return top_k_rows(self._scores(query_terms[rows[0] : rows[1]]), k, rank)
+
+        batches = candidate_batches(query_terms, self.counts_.df, threads)
+        if threads > 1 and len(batches) > 1:
+            with ThreadPoolExecutor(threads) as pool:  # scipy's product and numpy's partition release the GIL
+                results = list(pool.map(best, batches))
+        else:
+            results = [best(rows) for rows in batches]
+        found_docs = [doc_ids[p] for positions, _ in results for p in positions]
+        found_scores = [v for _, values in results for v in values]
         return make_run(query_ids, found_docs, found_scores, ordered=True)
 
     def score(self, query: str, doc_ids: Sequence[str]) -> np.ndarray:
@@ -145,14 +158,33 @@ class CountsRetriever(Retriever):
             raise UnknownDocumentError(f"score(): document {exc.args[0]!r} is not in the index") from None
 
 
-def candidate_batches(query_terms: sp.csr_matrix, df: np.ndarray) -> list[tuple[int, int]]:
-    """(start, stop) row ranges whose candidate upper bounds (sum of query terms' df) fit the budget."""
+def search_threads() -> int:
+    """Threads to search on, from ``RANKSCOPE_NUM_THREADS`` (a positive integer; unset means 1)."""
+    value = os.environ.get(THREADS_VARIABLE, "1")
+    try:
+        threads = int(value)
+    except ValueError:
+        threads = 0
+    if threads < 1:
+        raise ValueError(f"{THREADS_VARIABLE} must be a positive integer (threads to search on), got {value!r}")
+    return threads
+
+
+def candidate_batches(query_terms: sp.csr_matrix, df: np.ndarray, threads: int = 1) -> list[tuple[int, int]]:
+    """(start, stop) row ranges whose candidate upper bounds (sum of query terms' df) fit the budget.
+
+    With several threads the budget is shared (memory stays bounded) and also capped at an
+    equal share of all candidates, so that every thread gets work.
+    """
     bound = (query_terms != 0).astype(np.int64) @ df.astype(np.int64)
     ends = np.cumsum(bound)
+    budget = BATCH_CANDIDATES // threads
+    if threads > 1 and len(ends):
+        budget = max(1, min(budget, -(-int(ends[-1]) // threads)))
     cuts, start = [], 0
     while start < len(bound):
         base = ends[start - 1] if start else 0
-        stop = max(int(np.searchsorted(ends, base + BATCH_CANDIDATES, side="right")), start + 1)
+        stop = max(int(np.searchsorted(ends, base + budget, side="right")), start + 1)
         cuts.append((start, stop))
         start = stop
     return cuts

@@ -217,3 +217,31 @@ def test_small_batches_give_the_same_run(
     # candidate bounds (summed df): q1 3+2+3=8, q2 2, q3 0 (out of vocabulary), q4 3+1=4
     assert counts_retriever.candidate_batches(query_terms, model.counts_.df) == [(0, 1), (1, 3), (3, 4)]
     pd.testing.assert_frame_equal(model.search(tiny_queries), whole)
+
+
+def test_threads_share_the_candidate_budget_and_split_the_work(
+    tiny_corpus: pd.DataFrame, tiny_queries: pd.DataFrame
+) -> None:
+    model = BM25().index(tiny_corpus)
+    query_terms = model.counts_.query_matrix(model.analyzer_, list(tiny_queries["text"]))
+    # bounds 8, 2, 0, 4 (14 in all): two threads get batches of at most ceil(14 / 2) = 7 (q1 alone exceeds it)
+    assert counts_retriever.candidate_batches(query_terms, model.counts_.df, threads=2) == [(0, 1), (1, 4)]
+    assert counts_retriever.candidate_batches(query_terms, model.counts_.df) == [(0, 4)]
+
+
+def test_searching_on_several_threads_gives_the_same_run(collection, monkeypatch: pytest.MonkeyPatch) -> None:
+    model = BM25().index(collection.corpus)
+    one = model.search(collection.queries, k=100)
+    monkeypatch.setenv(counts_retriever.THREADS_VARIABLE, "3")
+    monkeypatch.setattr(counts_retriever, "BATCH_CANDIDATES", 20_000)  # many batches spread over the threads
+    pd.testing.assert_frame_equal(model.search(collection.queries, k=100), one)
+
+
+@pytest.mark.parametrize("value", ["0", "-1", "two", ""])
+def test_a_bad_thread_count_names_the_variable(
+    tiny_corpus: pd.DataFrame, value: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    model = BM25().index(tiny_corpus)
+    monkeypatch.setenv("RANKSCOPE_NUM_THREADS", value)
+    with pytest.raises(ValueError, match="RANKSCOPE_NUM_THREADS must be a positive integer"):
+        model.search(pd.DataFrame({"query_id": ["q"], "text": ["flow"]}))
