@@ -197,7 +197,7 @@ def _code_objects(addresses: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """
     low = int(addresses.min())
     slots = addresses - low
-    slots >>= 4  # CPython objects are 16-byte aligned
+    slots >>= 4  # live objects are >= 16 bytes (a str >= 40), so no two share a 16-byte slot
     n_slots = int(slots.max()) + 1
     if n_slots > max(len(addresses), 1 << 16):
         codes, distinct = pd.factorize(addresses)
