@@ -9,7 +9,10 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from corpora.trec import write_trec_qrels, write_trec_run
+from evaluation import evaluate
 from rankscope.cli import main
+from tests.evaluation.test_metrics_trec import random_case
 
 QRELS = "q1 0 d1 1\nq1 0 d2 0\nq1 0 d3 2\nq2 0 d1 1\nq3 0 d9 0\n"
 # q1 ranking: d3 (0.9), d1 (0.5), d5 (0.1); rank column deliberately wrong
@@ -101,3 +104,18 @@ def test_query_named_all_is_refused_in_per_query_tables(tmp_path: Path, capsys: 
     assert code == 2 and "use --format json" in err
     code, out, _ = run_cli(capsys, "--per-query", "--format", "json", str(tmp_path / "q"), str(tmp_path / "r"))
     assert code == 0 and json.loads(out)["per_query"]["all"]["map"] == 1.0
+
+
+def test_files_written_by_corpora_trec_score_as_in_memory(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    qrels, run = random_case(21)
+    write_trec_qrels(qrels, tmp_path / "qrels.gz")
+    write_trec_run(run, tmp_path / "run.gz")
+    metrics = ["ndcg@10", "map", "bpref", "mrr@5"]
+    files = (str(tmp_path / "qrels.gz"), str(tmp_path / "run.gz"))
+    code, out, _ = run_cli(capsys, *files, *metrics, "--format", "json", "--per-query")
+    assert code == 0
+    expected = evaluate(qrels, run, metrics)
+    data = json.loads(out)
+    assert data["mean"] == pytest.approx(expected.mean, abs=1e-12)
+    wide = expected.wide()
+    assert data["per_query"] == {q: pytest.approx(dict(wide.loc[q]), abs=1e-12) for q in wide.index}
