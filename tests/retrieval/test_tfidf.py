@@ -92,4 +92,7 @@ def test_scoring_in_small_batches_gives_the_same_run(
     whole = retriever.search(tiny_queries)
     monkeypatch.setattr("retrieval.counts_retriever.BATCH_CANDIDATES", 1)  # every query in a batch of its own
     pd.testing.assert_frame_equal(retriever.search(tiny_queries), whole)
+    monkeypatch.setenv("RANKSCOPE_NUM_THREADS", "2")  # the same batches, scored on two threads
+    pd.testing.assert_frame_equal(retriever.search(tiny_queries), whole)
     assert len(whole) > 0
+
