@@ -34,6 +34,7 @@ from rankscope.errors import RankscopeError, SchemaError
 
 _KEY_BITS = 63  # packed (pair, row) sort keys must fit a signed 64-bit integer
 _MIN_SCORE_BITS = 8  # below this many leading score bits in a packed key, sort exactly instead
+_MIN_TABLE_SLOTS = 1 << 16  # an address table may always be this large, whatever the run's length
 
 
 @dataclass(frozen=True)
@@ -160,7 +161,11 @@ def _query_codes(run_query: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         return run_query[:0], np.zeros(0, dtype=np.int64)
     starts = np.flatnonzero(run_query[1:] != run_query[:-1]) + 1
     if len(starts) > n // 4:
-        codes, one_row = _code_objects(np.frombuffer(np.ascontiguousarray(run_query), dtype=np.intp))
+        coded = _code_objects(run_query)
+        if coded is None:
+            codes, names = pd.factorize(run_query)
+            return np.asarray(names, dtype=object), codes.astype(np.int64, copy=False)
+        codes, one_row = coded
         return run_query[one_row], codes
     starts = np.concatenate([[0], starts])
     codes = np.repeat(np.arange(len(starts)), np.diff(np.append(starts, n)))
@@ -177,33 +182,39 @@ def _doc_codes(run_doc: np.ndarray, qrels_doc: np.ndarray) -> tuple[np.ndarray, 
     """Integer codes for document ids, equal codes iff equal strings, shared by run and qrels.
 
     Rows of an object array that point at the same ``str`` object are equal without
-    looking at the string, so the run is first coded by object address and only one
-    row per distinct object is hashed as a string.
+    looking at the string, so when the run's objects sit close together it is first
+    coded by object address and only one row per distinct object is hashed as a string.
     """
-    if len(run_doc) == 0:
-        codes, names = pd.factorize(qrels_doc)
-        return np.zeros(0, dtype=np.int64), codes.astype(np.int64), np.asarray(names, dtype=object)
-    object_codes, one_row = _code_objects(np.frombuffer(np.ascontiguousarray(run_doc), dtype=np.intp))
+    coded = _code_objects(run_doc)
+    if coded is None:
+        codes, names = pd.factorize(np.concatenate([run_doc, qrels_doc]))
+        return codes[: len(run_doc)], codes[len(run_doc) :], np.asarray(names, dtype=object)
+    object_codes, one_row = coded
     codes, names = pd.factorize(np.concatenate([run_doc[one_row], qrels_doc]))
     return codes[: len(one_row)][object_codes], codes[len(one_row) :], np.asarray(names, dtype=object)
 
 
-def _code_objects(addresses: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Code per row for its object address (0..n_objects-1), and one row holding each object.
+def _code_objects(values: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """Code per row for the object it holds (0..n_objects-1), and one row holding each object.
 
-    Objects created together sit close in memory, so when the addresses span few
-    16-byte slots a dense lookup table does it in three array passes; otherwise a
-    hash table (pandas' factorize).
+    Objects created together sit close in memory (a run built from one array of
+    document ids), so when the addresses span few 16-byte slots a dense lookup table
+    does it in three array passes. Widely spread addresses mostly mean one object per
+    row (nothing to gain): None, and the caller hashes the strings themselves.
     """
+    if len(values) == 0:
+        return None
+    return _code_addresses(np.frombuffer(np.ascontiguousarray(values), dtype=np.intp))
+
+
+def _code_addresses(addresses: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """:func:`_code_objects` on the addresses themselves."""
     low = int(addresses.min())
     slots = addresses - low
     slots >>= 4  # live objects are >= 16 bytes (a str >= 40), so no two share a 16-byte slot
     n_slots = int(slots.max()) + 1
-    if n_slots > max(len(addresses), 1 << 16):
-        codes, distinct = pd.factorize(addresses)
-        one_row = np.empty(len(distinct), dtype=np.int64)
-        one_row[codes] = np.arange(len(codes))  # any row holding each object
-        return codes.astype(np.int64, copy=False), one_row
+    if n_slots > max(len(addresses), _MIN_TABLE_SLOTS):
+        return None
     row_at = np.full(n_slots, -1, dtype=np.int64)
     row_at[slots] = np.arange(len(slots))  # any row holding the object in each slot
     used = row_at >= 0

@@ -74,16 +74,23 @@ def test_equal_strings_in_distinct_objects_are_still_duplicates() -> None:
         evaluate(qrels, run)
 
 
-def test_object_coding_by_table_and_by_hash_agree() -> None:
+def test_address_coding_gives_one_code_per_object_or_gives_up_when_spread() -> None:
     rng = np.random.default_rng(3)
-    base = 1 << 40
-    near = base + 16 * rng.integers(0, 50, 400)  # a few hundred objects close together: table
+    near = (1 << 40) + 48 * rng.integers(0, 50, 400)  # 50 objects of 48 bytes side by side
+    codes, one_row = ranking._code_addresses(near)
+    assert np.array_equal(near[one_row][codes], near)
+    assert len(one_row) == len(np.unique(near))
     far = near.copy()
-    far[::7] += 16 << 30  # spread over 2^30 slots: hash table
-    for addresses in (near, far):
-        codes, one_row = ranking._code_objects(addresses.astype(np.intp))
-        assert np.array_equal(addresses[one_row][codes], addresses)  # each code names one address
-        assert len(one_row) == len(np.unique(addresses))
+    far[::7] += 48 << 30  # some objects 48 GB away: a table would be huge
+    assert ranking._code_addresses(far) is None
+
+
+def test_hashing_the_strings_gives_the_same_results(monkeypatch: pytest.MonkeyPatch) -> None:
+    qrels, run = random_case(4)
+    expected = evaluate(qrels, run, METRICS).per_query
+    monkeypatch.setattr(ranking, "_code_objects", lambda values: None)  # as for widely spread objects
+    pd.testing.assert_frame_equal(evaluate(qrels, run, METRICS).per_query, expected)
+    pd.testing.assert_frame_equal(evaluate(qrels, run.sort_values("query_id"), METRICS).per_query, expected)
 
 
 def reference_ranks(run_q: np.ndarray, score: np.ndarray, doc: np.ndarray) -> np.ndarray:
