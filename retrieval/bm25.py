@@ -3,15 +3,13 @@
 Fast because the index keeps the parameter-free counts (:mod:`retrieval.termcounts`)
 and a term x document weight matrix derived from them: ``set_params(k1=, b=)``
 recomputes only the weights (one vectorised pass over the postings), and a batch
-of queries is scored with one sparse product, queries x terms times terms x
-documents, whose stored entries are exactly the matching documents; top-k is
-then selected among those candidates only (:mod:`retrieval.topk`).
+of queries is scored as queries x terms (their term counts) times terms x
+documents by a compiled kernel that visits only the matching documents' postings
+and keeps the top k among those candidates (:mod:`retrieval.topk`).
 Formulas: :mod:`retrieval.bm25_weights`.
 """
 
 from __future__ import annotations
-
-import scipy.sparse as sp
 
 from retrieval.analysis import Analyzer
 from retrieval.bm25_weights import DEFAULT_DELTA, VARIANTS, check_params, posting_weights
@@ -46,8 +44,4 @@ class BM25(CountsRetriever):
         delta = DEFAULT_DELTA.get(self.variant) if self.delta is None else self.delta
         weights = posting_weights(self.counts_, self.variant, self.k1, self.b, delta, self.epsilon)
         self.weights_ = self.counts_.matrix(weights)
-
-    def _scores(self, query_terms: sp.csr_matrix) -> sp.csr_matrix:
-        """Queries x documents BM25 scores: query term counts times the term weights."""
-        return (query_terms @ self.weights_).tocsr()
 

@@ -5,11 +5,12 @@ It owns what they have in common: analysing the corpus once into
 parameter-dependent weights) with the analyzer config and parameters, loading
 them memory-mapped, and searching and scoring: queries are scored in batches of
 bounded size (on ``RANKSCOPE_NUM_THREADS`` threads, default 1; the run is the same),
-top-k is chosen among each query's candidates (:mod:`retrieval.topk`).
-A subclass only supplies its weighting: ``_fit`` (derive ``weights_`` from
-``counts_``) and ``_scores`` (a queries x documents score matrix whose stored
-entries are the candidates). The rank-bm25 backend overrides ``search`` and
-``score`` instead, as rank-bm25 scores in Python.
+top-k is chosen among each query's candidates by the compiled kernel of
+:mod:`retrieval.topk`. A score is always query weights x term weights: a subclass
+only supplies its weighting, ``_fit`` (derive ``weights_``, terms x documents, from
+``counts_``) and, if its queries are not weighted by their term counts,
+``_query_weights``. The rank-bm25 backend overrides ``search`` and ``score``
+instead, as rank-bm25 scores in Python.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from retrieval.analysis import Analyzer, get_analyzer, restore_analyzer, saved_a
 from retrieval.base import Retriever, check_k, document_texts, make_run, query_texts
 from retrieval.storage import IndexFormatError, load_index, require_fields, save_index
 from retrieval.termcounts import TermCounts
-from retrieval.topk import top_k_rows
+from retrieval.topk import sparse_top_k
 
 BATCH_CANDIDATES = 2_000_000
 """Upper bound on candidate scores held at once (about 24 MB): queries are scored in
@@ -75,9 +76,13 @@ class CountsRetriever(Retriever):
         """Derive the scoring state (``weights_``) from ``counts_`` and the parameters."""
         raise NotImplementedError
 
+    def _query_weights(self, query_terms: sp.csr_matrix) -> sp.csr_matrix:
+        """Queries x terms weights from the query term counts (by default the counts themselves)."""
+        return query_terms
+
     def _scores(self, query_terms: sp.csr_matrix) -> sp.csr_matrix:
         """Queries x documents scores; the stored entries of a row are that query's candidates."""
-        raise NotImplementedError
+        return sp.csr_matrix(self._query_weights(query_terms) @ self.weights_)
 
     def search(self, queries: pd.DataFrame, k: int = 1000) -> pd.DataFrame:
         """Top ``k`` candidates per query by the tie rule (a query matching nothing gets no rows)."""
@@ -89,11 +94,11 @@ class CountsRetriever(Retriever):
         doc_ids, rank = self.counts_.doc_ids, self.counts_.doc_id_rank
 
         def best(rows: tuple[int, int]) -> tuple[list[np.ndarray], list[np.ndarray]]:
-            return top_k_rows(self._scores(query_terms[rows[0] : rows[1]]), k, rank)
+            return sparse_top_k(self._query_weights(query_terms[rows[0] : rows[1]]), self.weights_, k, rank)
 
         batches = candidate_batches(query_terms, self.counts_.df, threads)
         if threads > 1 and len(batches) > 1:
-            with ThreadPoolExecutor(threads) as pool:  # scipy's product and numpy's partition release the GIL
+            with ThreadPoolExecutor(threads) as pool:  # the kernel releases the GIL
                 results = list(pool.map(best, batches))
         else:
             results = [best(rows) for rows in batches]

@@ -53,10 +53,8 @@ class TfidfRetriever(CountsRetriever):
             self.transformer_ = transformer
         self.weights_.eliminate_zeros()  # terms in every document have classic idf 0: not a match
 
-    def _scores(self, query_terms: sp.csr_matrix) -> sp.csr_matrix:
-        """Queries x documents, holding only documents that share a weighted term with the query."""
-        if self.transformer_ is not None:
-            query_terms = self.transformer_.transform(query_terms)
-        scores = sp.csr_matrix(query_terms @ self.weights_)
-        scores.eliminate_zeros()
-        return scores
+    def _query_weights(self, query_terms: sp.csr_matrix) -> sp.csr_matrix:
+        """Cosine: the query's sublinear TF-IDF vector, as the documents'; classic: its term counts."""
+        if self.transformer_ is None:
+            return query_terms
+        return sp.csr_matrix(self.transformer_.transform(query_terms))

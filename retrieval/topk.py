@@ -1,16 +1,30 @@
-"""Top-k selection over sparse score rows, consistent with the tie rule.
+"""Top-k selection over sparse scores, consistent with the tie rule.
 
-Only documents that match at least one query term (the stored entries of a
-score row) are candidates, so a query never returns arbitrary non-matching
-documents and the work is proportional to the candidates, not the corpus.
-At the k-th place, ties are cut by doc_id descending, as the run is ordered
-(:func:`retrieval.base.make_run`), so the same k documents come back every time.
+Only documents that match at least one query term with a non-zero summed score
+(the stored entries of scipy's query x document product) are candidates, so a
+query never returns arbitrary non-matching documents and the work is
+proportional to the candidates, not the corpus. At the k-th place, ties are cut
+by doc_id descending, as the run is ordered (:func:`retrieval.base.make_run`),
+so the same k documents come back every time.
+
+:func:`sparse_top_k` is what searching uses: a compiled kernel (``_sparse_topk.c``)
+that scores and selects per query without materialising the product.
+:func:`top_k_rows` over scipy's product is its reference (same scores bit for bit,
+same documents, same order), kept to test the kernel against.
 """
 
 from __future__ import annotations
 
 import numpy as np
 import scipy.sparse as sp
+
+try:
+    from retrieval import _sparse_topk
+except ImportError as exc:  # required, not optional: no slow fallback
+    raise ImportError(
+        "rankscope's compiled top-k kernel (retrieval._sparse_topk) is not built: "
+        'reinstall the package with `pip install -e .` (it needs a C compiler and the Python headers)'
+    ) from exc
 
 
 def top_k(values: np.ndarray, positions: np.ndarray, k: int, doc_id_rank: np.ndarray) -> np.ndarray:
@@ -39,3 +53,33 @@ def top_k_rows(scores: sp.csr_matrix, k: int, doc_id_rank: np.ndarray) -> tuple[
         positions.append(row_pos[chosen])
         values.append(row_val[chosen])
     return positions, values
+
+
+def sparse_top_k(
+    query_weights: sp.csr_matrix, term_weights: sp.csr_matrix, k: int, doc_id_rank: np.ndarray
+) -> tuple[list[np.ndarray], list[np.ndarray]]:
+    """``top_k_rows(query_weights @ term_weights, k, doc_id_rank)``, computed without the product.
+
+    ``query_weights`` is queries x terms, ``term_weights`` terms x documents (both CSR);
+    the GIL is released while scoring, so batches can be searched on several threads.
+    """
+    if query_weights.shape[1] != term_weights.shape[0] or term_weights.shape[1] != len(doc_id_rank):
+        raise ValueError(
+            f"shapes do not chain: queries x terms {query_weights.shape}, terms x documents "
+            f"{term_weights.shape}, {len(doc_id_rank)} document ranks"
+        )
+    counts, positions, scores = _sparse_topk.top_k(
+        query_weights.indptr,
+        query_weights.indices,
+        np.asarray(query_weights.data, dtype=np.float64),
+        term_weights.indptr,
+        term_weights.indices,
+        np.asarray(term_weights.data, dtype=np.float64),
+        np.asarray(doc_id_rank, dtype=np.int64),
+        k,
+    )
+    ends = np.cumsum(np.frombuffer(counts, dtype=np.int64)).tolist()
+    bounds = list(zip([0, *ends[:-1]], ends))
+    found = np.frombuffer(positions, dtype=np.int64)
+    values = np.frombuffer(scores, dtype=np.float64)
+    return [found[a:b] for a, b in bounds], [values[a:b] for a, b in bounds]

@@ -1,0 +1,130 @@
+"""The compiled kernel equals its reference: scipy's product, then numpy top-k by the tie rule.
+
+Scores must be bit for bit equal (same summation order, no fused multiply-add) and the
+documents and their order identical, including ties at the cut, negative weights, sums that
+cancel to exactly zero (not candidates), k beyond the candidates and queries with no terms.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pandas as pd
+import pytest
+import scipy.sparse as sp
+
+from retrieval.bm25 import BM25
+from retrieval.tfidf import TfidfRetriever
+from retrieval.topk import sparse_top_k, top_k_rows
+
+
+def random_problem(rng: np.random.Generator, n_docs: int, n_terms: int, n_queries: int):
+    """Small-integer (ties), signed (negative and cancelling) weights; some terms and queries empty."""
+    weights = sp.random(n_terms, n_docs, density=0.2, format="csr", random_state=rng,
+                        data_rvs=lambda n: rng.integers(-3, 4, size=n).astype(np.float64))
+    weights.eliminate_zeros()
+    queries = sp.random(n_queries, n_terms, density=0.3, format="csr", random_state=rng,
+                        data_rvs=lambda n: rng.choice([1.0, 2.0, -1.0, 0.5], size=n))
+    rank = rng.permutation(n_docs).astype(np.int64)
+    return queries, weights, rank
+
+
+def assert_same(queries: sp.csr_matrix, weights: sp.csr_matrix, k: int, rank: np.ndarray) -> int:
+    """Kernel vs reference on every row; returns how many rows had a zero-sum document dropped."""
+    positions, values = sparse_top_k(queries, weights, k, rank)
+    expected_positions, expected_values = top_k_rows(sp.csr_matrix(queries @ weights), k, rank)
+    assert len(positions) == len(values) == queries.shape[0] == len(expected_positions)
+    cancelled = 0
+    for row, (got_p, got_v, want_p, want_v) in enumerate(zip(positions, values, expected_positions, expected_values)):
+        np.testing.assert_array_equal(got_p, want_p)
+        np.testing.assert_array_equal(got_v, want_v)  # exact, not approximate
+        touched = np.unique(weights[queries[row].indices].indices)
+        cancelled += len(touched) > len(sp.csr_matrix(queries[row] @ weights).indices)
+    return cancelled
+
+
+def test_kernel_equals_reference_on_random_signed_integer_weights() -> None:
+    rng = np.random.default_rng(11)
+    cancelled = 0
+    for _ in range(60):
+        queries, weights, rank = random_problem(rng, int(rng.integers(1, 80)), int(rng.integers(1, 30)), int(rng.integers(0, 12)))
+        for k in (1, 3, 10, 1000):  # 1000 is beyond every row's candidates
+            cancelled += assert_same(queries, weights, k, rank)
+    assert cancelled > 0  # the inputs did exercise sums that cancel to exactly zero
+
+
+def test_kernel_equals_reference_on_random_real_weights_with_int64_indices() -> None:
+    rng = np.random.default_rng(5)
+    weights = sp.random(300, 2000, density=0.05, format="csr", random_state=rng)
+    weights.data = rng.normal(size=weights.nnz)  # float sums: the order of additions matters
+    queries = sp.random(40, 300, density=0.05, format="csr", random_state=rng)
+    for matrix in (weights, queries):
+        matrix.indices, matrix.indptr = matrix.indices.astype(np.int64), matrix.indptr.astype(np.int64)
+    assert_same(queries, weights, 7, rng.permutation(2000).astype(np.int64))
+
+
+def test_hand_computed_ties_negative_and_cancelled_scores() -> None:
+    # 5 documents, 2 terms; doc 3's two postings cancel (1 - 1 = 0): not a candidate
+    weights = sp.csr_matrix(np.array([[2.0, 1.0, 0.0, 1.0, -1.0], [0.0, 1.0, 2.0, -1.0, 0.0]]))
+    queries = sp.csr_matrix(np.array([[1.0, 1.0], [0.0, 0.0], [-1.0, 0.0]]))
+    rank = np.array([0, 1, 2, 3, 4], dtype=np.int64)  # doc ids already in byte order
+    positions, values = sparse_top_k(queries, weights, 10, rank)
+    # query 0: docs 0, 1, 2 tie at 2.0 (doc id descending: 2, 1, 0), then doc 4 at -1.0
+    assert positions[0].tolist() == [2, 1, 0, 4] and values[0].tolist() == [2.0, 2.0, 2.0, -1.0]
+    assert positions[1].tolist() == [] and values[1].tolist() == []  # no terms, no rows
+    assert positions[2].tolist() == [4, 3, 1, 0] and values[2].tolist() == [1.0, -1.0, -1.0, -2.0]
+    cut, cut_values = sparse_top_k(queries[:1], weights, 2, rank)
+    assert cut[0].tolist() == [2, 1] and cut_values[0].tolist() == [2.0, 2.0]  # the tie settled by doc id
+
+
+def test_no_queries_and_read_only_inputs() -> None:
+    weights = sp.csr_matrix(np.array([[1.0, 0.0], [0.5, 2.0]]))
+    for array in (weights.data, weights.indices, weights.indptr):
+        array.flags.writeable = False  # as memory-mapped saved indexes are
+    rank = np.array([1, 0], dtype=np.int64)
+    assert sparse_top_k(sp.csr_matrix((0, 2)), weights, 5, rank) == ([], [])
+    positions, values = sparse_top_k(sp.csr_matrix(np.array([[1.0, 1.0]])), weights, 5, rank)
+    assert positions[0].tolist() == [1, 0] and values[0].tolist() == [2.0, 1.5]
+
+
+def test_malformed_input_raises_instead_of_reading_out_of_bounds() -> None:
+    weights = sp.csr_matrix(np.array([[1.0, 2.0]]))
+    query = sp.csr_matrix(np.array([[1.0]]))
+    with pytest.raises(ValueError, match="shapes do not chain"):
+        sparse_top_k(query, weights, 1, np.array([0], dtype=np.int64))
+    broken = weights.copy()
+    broken.indices = np.array([0, 7], dtype=np.int32)  # document 7 of 2
+    with pytest.raises(ValueError, match="document position 7 is out of range"):
+        sparse_top_k(query, broken, 1, np.array([0, 1], dtype=np.int64))
+    nan = weights.copy()
+    nan.data = np.array([1.0, np.nan])
+    with pytest.raises(ValueError, match="NaN"):
+        sparse_top_k(query, nan, 1, np.array([0, 1], dtype=np.int64))
+
+
+def test_search_runs_equal_the_reference_on_a_real_collection(collection) -> None:
+    """BM25 and both TF-IDF variants: search() through the kernel = reference product + top-k."""
+    queries = collection.queries
+    for retriever in (BM25(), TfidfRetriever(), TfidfRetriever(variant="classic")):
+        retriever.index(collection.corpus)
+        run = retriever.search(queries, k=100)
+        counts = retriever.counts_
+        matrix = retriever._scores(counts.query_matrix(retriever.analyzer_, list(queries["text"])))
+        positions, values = top_k_rows(matrix, 100, counts.doc_id_rank)
+        expected = pd.DataFrame({
+            "query_id": np.repeat(queries["query_id"].to_numpy(), [len(p) for p in positions]),
+            "doc_id": np.concatenate([counts.doc_ids[p] for p in positions]),
+            "score": np.concatenate(values),
+        })
+        pd.testing.assert_frame_equal(run[["query_id", "doc_id", "score"]].astype({"doc_id": str}),
+                                      expected.astype({"doc_id": str}), check_exact=True)
+
+
+def test_missing_build_says_how_to_fix_it() -> None:
+    code = "import sys; sys.modules['retrieval._sparse_topk'] = None; import retrieval.topk"
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=dict(os.environ))
+    assert result.returncode != 0
+    assert "is not built" in result.stderr and "pip install -e ." in result.stderr
