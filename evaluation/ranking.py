@@ -34,7 +34,9 @@ from rankscope.errors import RankscopeError, SchemaError
 
 _KEY_BITS = 63  # packed (pair, row) sort keys must fit a signed 64-bit integer
 _MIN_SCORE_BITS = 8  # below this many leading score bits in a packed key, sort exactly instead
-_MIN_TABLE_SLOTS = 1 << 16  # an address table may always be this large, whatever the run's length
+_REGION_BITS = 12  # address regions of 2^12 slots of 16 bytes (64 kB)
+_MAX_REGIONS = 1 << 22  # span of the region table (256 GB of address space)
+_MIN_TABLE_SLOTS = 1 << 20  # the slot table may always be this large, whatever the run's length
 
 
 @dataclass(frozen=True)
@@ -197,10 +199,12 @@ def _doc_codes(run_doc: np.ndarray, qrels_doc: np.ndarray) -> tuple[np.ndarray, 
 def _code_objects(values: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
     """Code per row for the object it holds (0..n_objects-1), and one row holding each object.
 
-    Objects created together sit close in memory (a run built from one array of
-    document ids), so when the addresses span few 16-byte slots a dense lookup table
-    does it in three array passes. Widely spread addresses mostly mean one object per
-    row (nothing to gain): None, and the caller hashes the strings themselves.
+    Small objects created together sit in few 64 kB regions of memory (a run built
+    from one array of document ids, or read by pandas), so the addresses are mapped
+    to (region, 16-byte slot in region) and coded through two dense lookup tables: a
+    handful of array passes, no hashing. Addresses spread over too many regions
+    mostly mean one object per row (nothing to gain): None, and the caller hashes
+    the strings themselves.
     """
     if len(values) == 0:
         return None
@@ -209,12 +213,21 @@ def _code_objects(values: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
 
 def _code_addresses(addresses: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
     """:func:`_code_objects` on the addresses themselves."""
-    low = int(addresses.min())
-    slots = addresses - low
+    slots = addresses - int(addresses.min())
     slots >>= 4  # live objects are >= 16 bytes (a str >= 40), so no two share a 16-byte slot
-    n_slots = int(slots.max()) + 1
-    if n_slots > max(len(addresses), _MIN_TABLE_SLOTS):
+    regions = slots >> _REGION_BITS
+    n_regions = int(regions.max()) + 1
+    if n_regions > _MAX_REGIONS:
         return None
+    region_used = np.zeros(n_regions, dtype=bool)
+    region_used[regions] = True
+    region_code = np.cumsum(region_used) - 1
+    n_slots = (int(region_code[-1]) + 1) << _REGION_BITS
+    if n_slots > max(2 * len(addresses), _MIN_TABLE_SLOTS):
+        return None
+    slots &= (1 << _REGION_BITS) - 1
+    slots |= region_code[regions] << _REGION_BITS  # slot in a table of the used regions only
+    del regions
     row_at = np.full(n_slots, -1, dtype=np.int64)
     row_at[slots] = np.arange(len(slots))  # any row holding the object in each slot
     used = row_at >= 0

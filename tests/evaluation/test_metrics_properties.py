@@ -77,12 +77,16 @@ def test_equal_strings_in_distinct_objects_are_still_duplicates() -> None:
 def test_address_coding_gives_one_code_per_object_or_gives_up_when_spread() -> None:
     rng = np.random.default_rng(3)
     near = (1 << 40) + 48 * rng.integers(0, 50, 400)  # 50 objects of 48 bytes side by side
-    codes, one_row = ranking._code_addresses(near)
-    assert np.array_equal(near[one_row][codes], near)
-    assert len(one_row) == len(np.unique(near))
-    far = near.copy()
-    far[::7] += 48 << 30  # some objects 48 GB away: a table would be huge
-    assert ranking._code_addresses(far) is None
+    two_places = near.copy()
+    two_places[::7] += 48 << 30  # some objects 48 GB away: two regions
+    for addresses in (near, two_places):
+        codes, one_row = ranking._code_addresses(addresses)
+        assert np.array_equal(addresses[one_row][codes], addresses)  # each code names one address
+        assert len(one_row) == len(np.unique(addresses))
+    scattered = (1 << 40) + (rng.permutation(400) << 21)  # 400 objects, each in its own region
+    assert ranking._code_addresses(scattered) is None
+    far_apart = np.array([1 << 20, 1 << 46])  # regions table would span 2^26 entries
+    assert ranking._code_addresses(far_apart) is None
 
 
 def test_hashing_the_strings_gives_the_same_results(monkeypatch: pytest.MonkeyPatch) -> None:
