@@ -199,12 +199,12 @@ def _doc_codes(run_doc: np.ndarray, qrels_doc: np.ndarray) -> tuple[np.ndarray, 
 def _code_objects(values: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
     """Code per row for the object it holds (0..n_objects-1), and one row holding each object.
 
-    Small objects created together sit in few 64 kB regions of memory (a run built
-    from one array of document ids, or read by pandas), so the addresses are mapped
-    to (region, 16-byte slot in region) and coded through two dense lookup tables: a
-    handful of array passes, no hashing. Addresses spread over too many regions
-    mostly mean one object per row (nothing to gain): None, and the caller hashes
-    the strings themselves.
+    Small objects created together sit close in memory (a run built from one array
+    of document ids, or read by pandas), so the addresses, in 16-byte slots, are
+    coded through a dense lookup table: a few array passes, no hashing. When they
+    are spread out, only the 64 kB regions in use get table space. Addresses spread
+    over too many regions mostly mean one object per row (nothing to gain): None,
+    and the caller hashes the strings themselves.
     """
     if len(values) == 0:
         return None
@@ -215,19 +215,21 @@ def _code_addresses(addresses: np.ndarray) -> tuple[np.ndarray, np.ndarray] | No
     """:func:`_code_objects` on the addresses themselves."""
     slots = addresses - int(addresses.min())
     slots >>= 4  # live objects are >= 16 bytes (a str >= 40), so no two share a 16-byte slot
-    regions = slots >> _REGION_BITS
-    n_regions = int(regions.max()) + 1
-    if n_regions > _MAX_REGIONS:
-        return None
-    region_used = np.zeros(n_regions, dtype=bool)
-    region_used[regions] = True
-    region_code = np.cumsum(region_used) - 1
-    n_slots = (int(region_code[-1]) + 1) << _REGION_BITS
-    if n_slots > max(2 * len(addresses), _MIN_TABLE_SLOTS):
-        return None
-    slots &= (1 << _REGION_BITS) - 1
-    slots |= region_code[regions] << _REGION_BITS  # slot in a table of the used regions only
-    del regions
+    n_slots = int(slots.max()) + 1
+    limit = max(2 * len(addresses), _MIN_TABLE_SLOTS)
+    if n_slots > limit:  # spread out: keep only the regions in use
+        regions = slots >> _REGION_BITS
+        if int(regions.max()) >= _MAX_REGIONS:
+            return None
+        region_used = np.zeros(int(regions.max()) + 1, dtype=bool)
+        region_used[regions] = True
+        region_code = np.cumsum(region_used) - 1
+        n_slots = (int(region_code[-1]) + 1) << _REGION_BITS
+        if n_slots > limit:
+            return None
+        slots &= (1 << _REGION_BITS) - 1
+        slots |= region_code[regions] << _REGION_BITS
+        del regions
     row_at = np.full(n_slots, -1, dtype=np.int64)
     row_at[slots] = np.arange(len(slots))  # any row holding the object in each slot
     used = row_at >= 0
