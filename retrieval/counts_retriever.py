@@ -34,8 +34,9 @@ from retrieval.termcounts import TermCounts
 from retrieval.topk import sparse_top_k
 
 BATCH_CANDIDATES = 2_000_000
-"""Upper bound on candidate scores held at once (about 24 MB): queries are scored in
-batches whose summed posting-list lengths stay under it (one query may exceed it alone)."""
+"""Postings visited per batch of queries (one query may exceed it alone): the unit of work
+handed to a thread. The kernel keeps only each query's top k plus one dense accumulator
+per batch (17 bytes per document), so memory no longer depends much on this bound."""
 
 THREADS_VARIABLE = "RANKSCOPE_NUM_THREADS"
 """Environment variable: how many threads ``search`` scores batches on (default 1). Not a
