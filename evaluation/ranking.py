@@ -285,12 +285,11 @@ def _ranks(run_q: np.ndarray, score: np.ndarray, doc: np.ndarray, n_queries: int
     if _in_score_order(run_q, score, same_query, n_queries):
         order = _settle(None, same_query & (score[1:] == score[:-1]), score, doc)
     else:
-        order, unsettled = _order_by_query_score(run_q, score, n_queries)
+        order, same_query, unsettled = _order_by_query_score(run_q, score, n_queries)
         order = _settle(order, unsettled, score, None)  # exact scores first: numbers only
-        ordered_q, ordered_s = run_q[order], score[order]
-        same_query = ordered_q[1:] == ordered_q[:-1]
-        ties = same_query & (ordered_s[1:] == ordered_s[:-1])
-        del ordered_q, ordered_s
+        pairs = np.flatnonzero(unsettled)  # equal scores can only sit where the keys were equal
+        ties = np.zeros_like(unsettled)
+        ties[pairs[score[order[pairs]] == score[order[pairs + 1]]]] = True
         order = _settle(order, ties, score, doc)  # then doc ids, for exact ties only
     first = np.zeros(len(run_q), dtype=np.int64)  # becomes: index of the query's first row
     starts = np.flatnonzero(~same_query) + 1
@@ -317,13 +316,16 @@ def _in_score_order(run_q: np.ndarray, score: np.ndarray, same_query: np.ndarray
     return bool(np.all((score[1:] <= score[:-1]) | ~same_query))
 
 
-def _order_by_query_score(run_q: np.ndarray, score: np.ndarray, n_queries: int) -> tuple[np.ndarray, np.ndarray]:
+def _order_by_query_score(
+    run_q: np.ndarray, score: np.ndarray, n_queries: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Row order by query, then score descending, from one in-place sort of packed 64-bit keys.
 
     Each key holds the query code, the leading bits of the score (mapped to an
-    unsigned integer that sorts in descending score order) and the row number. Rows
-    whose query and leading score bits are equal may still be out of order; they are
-    returned as ``unsettled`` (per adjacent pair, in the new order) for :func:`_settle`.
+    unsigned integer that sorts in descending score order) and the row number.
+    Returns the order and, per adjacent pair in that order, whether both rows have
+    the same query and whether they may still be out of order (equal query and
+    leading score bits: ``unsettled``, for :func:`_settle`).
     """
     n = len(run_q)
     row_bits = max(n - 1, 1).bit_length()
@@ -332,7 +334,8 @@ def _order_by_query_score(run_q: np.ndarray, score: np.ndarray, n_queries: int) 
     if score_bits < _MIN_SCORE_BITS:  # too little room for the score: an exact lexsort instead
         order = np.lexsort((-score, run_q))
         ordered_q, ordered_s = run_q[order], score[order]
-        return order, (ordered_q[1:] == ordered_q[:-1]) & (ordered_s[1:] == ordered_s[:-1])
+        same_query = ordered_q[1:] == ordered_q[:-1]
+        return order, same_query, same_query & (ordered_s[1:] == ordered_s[:-1])
     keys = (score + 0.0).view(np.uint64)  # a new array; + 0.0 turns -0.0 into 0.0 (equal, as in C)
     positive = keys < np.uint64(1 << 63)
     np.invert(keys, out=keys, where=positive)  # larger positive score -> smaller key
@@ -347,7 +350,9 @@ def _order_by_query_score(run_q: np.ndarray, score: np.ndarray, n_queries: int) 
     packed.sort()
     order = (packed & np.uint64((1 << row_bits) - 1)).astype(np.int64)
     packed >>= np.uint64(row_bits)
-    return order, packed[1:] == packed[:-1]
+    unsettled = packed[1:] == packed[:-1]
+    packed >>= np.uint64(score_bits)  # the query codes, in the new order
+    return order, packed[1:] == packed[:-1], unsettled
 
 
 def _settle(
