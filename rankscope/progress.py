@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Iterable, Iterator
+from collections.abc import Generator, Iterable, Iterator, Sequence
 from typing import TypeVar
 
 T = TypeVar("T")
@@ -32,11 +32,40 @@ def is_quiet() -> bool:
     return not sys.stderr.isatty()
 
 
-def progress(items: Iterable[T], desc: str, total: int | None = None, unit: str = "it") -> Iterator[T]:
-    """Iterate over ``items`` with a tqdm bar on stderr unless quiet."""
-    if is_quiet():
+def progress(
+    items: Iterable[T], desc: str, total: int | None = None, unit: str = "it"
+) -> Generator[T, None, None]:
+    """Iterate over ``items`` with a tqdm bar on stderr unless quiet.
+
+    A known ``total`` of 0 or 1 shows no bar: a single step has no progress to show,
+    and a bar flashing on every one-query call would only be noise.
+    """
+    if is_quiet() or (total is not None and total <= 1):
         yield from items
         return
     from tqdm.auto import tqdm
 
     yield from tqdm(items, desc=desc, total=total, unit=unit, file=sys.stderr, leave=False)
+
+
+def progress_slices(items: Sequence[T], size: int, desc: str, unit: str = "it") -> Iterator[Sequence[T]]:
+    """Successive slices of at most ``size`` items, with a bar counting items (not slices) unless quiet.
+
+    For loops that work a chunk at a time for speed: the bar still counts documents
+    or queries, and costs one update per chunk, nothing per item. As with :func:`progress`,
+    a single slice shows no bar.
+    """
+    if size < 1:
+        raise ValueError(f"slice size must be a positive integer, got {size!r}")
+    starts = range(0, len(items), size)
+    if is_quiet() or len(starts) <= 1:
+        for start in starts:
+            yield items[start : start + size]
+        return
+    from tqdm.auto import tqdm
+
+    with tqdm(total=len(items), desc=desc, unit=unit, file=sys.stderr, leave=False) as bar:
+        for start in starts:
+            piece = items[start : start + size]
+            yield piece
+            bar.update(len(piece))

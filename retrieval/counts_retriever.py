@@ -15,8 +15,9 @@ instead, as rank-bm25 scores in Python.
 
 from __future__ import annotations
 
+import contextlib
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -27,6 +28,7 @@ import pandas as pd
 import scipy.sparse as sp
 
 from rankscope.errors import RankscopeError
+from rankscope.progress import progress
 from retrieval.analysis import Analyzer, get_analyzer, restore_analyzer, saved_analyzer_param
 from retrieval.base import Retriever, check_k, document_texts, make_run, query_texts
 from retrieval.storage import IndexFormatError, load_index, require_fields, save_index
@@ -98,11 +100,11 @@ class CountsRetriever(Retriever):
             return sparse_top_k(self._query_weights(query_terms[rows[0] : rows[1]]), self.weights_, k, rank)
 
         batches = candidate_batches(query_terms, self.counts_.df, threads)
-        if threads > 1 and len(batches) > 1:
-            with ThreadPoolExecutor(threads) as pool:  # the kernel releases the GIL
-                results = list(pool.map(best, batches))
-        else:
-            results = [best(rows) for rows in batches]
+        with contextlib.ExitStack() as stack:
+            mapper: Callable[..., Iterator[Any]] = map
+            if threads > 1 and len(batches) > 1:  # the kernel releases the GIL
+                mapper = stack.enter_context(ThreadPoolExecutor(threads)).map
+            results = list(progress(mapper(best, batches), desc="searching", total=len(batches), unit="batch"))
         found_docs = [doc_ids[p] for positions, _ in results for p in positions]
         found_scores = [v for _, values in results for v in values]
         return make_run(query_ids, found_docs, found_scores, ordered=True)

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from rankscope.progress import progress
 from retrieval.analysis import Analyzer
 from retrieval.base import check_k, make_run, query_texts
 from retrieval.bm25 import BM25
@@ -66,7 +67,8 @@ class RankBM25(BM25):
         query_ids, texts = query_texts(queries)
         counts = self.counts_
         found_docs, found_scores = [], []
-        for tokens in self.analyzer_.tokenize_many(texts):
+        tokenized = self.analyzer_.tokenize_many(texts)
+        for tokens in progress(tokenized, desc="searching (rank-bm25)", total=len(tokenized), unit="query"):
             candidates = self._candidates(tokens)
             values = np.asarray(self.model_.get_scores(tokens), dtype=np.float64)[candidates]
             chosen = top_k(values, candidates, k, counts.doc_id_rank)

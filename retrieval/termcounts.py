@@ -16,6 +16,7 @@ from functools import cached_property
 import numpy as np
 import scipy.sparse as sp
 
+from rankscope.progress import progress_slices
 from retrieval.analysis import Analyzer
 
 
@@ -34,7 +35,7 @@ class TermCounts:
     @classmethod
     def build(cls, analyzer: Analyzer, doc_ids: Sequence[str], texts: Sequence[str]) -> TermCounts:
         """Tokenise ``texts`` once and count terms per document."""
-        term_ids, doc_len, vocabulary = encode(analyzer, texts, None)
+        term_ids, doc_len, vocabulary = encode(analyzer, texts, None, desc="indexing")
         by_term = _count_matrix(term_ids, doc_len, len(vocabulary)).tocsc()  # docs x terms, column = term
         by_term.sum_duplicates()  # tocsc keeps documents in order within a term; this merges repeats into counts
         return cls(
@@ -90,7 +91,7 @@ class TermCounts:
 
     def query_matrix(self, analyzer: Analyzer, texts: Sequence[str]) -> sp.csr_matrix:
         """Queries x terms, holding how often each known term occurs in each query."""
-        term_ids, lengths, _ = encode(analyzer, texts, self.term_index)
+        term_ids, lengths, _ = encode(analyzer, texts, self.term_index, desc="analysing queries")
         matrix = _count_matrix(term_ids, lengths, self.n_terms).astype(np.float64)
         matrix.sum_duplicates()
         return matrix
@@ -114,7 +115,11 @@ _FIELDS = ("vocabulary", "doc_ids", "indptr", "postings", "tf", "doc_len")
 
 
 def encode(
-    analyzer: Analyzer, texts: Sequence[str], vocabulary: Mapping[str, int] | None, chunk: int = 4096
+    analyzer: Analyzer,
+    texts: Sequence[str],
+    vocabulary: Mapping[str, int] | None,
+    chunk: int = 4096,
+    desc: str = "analysing",
 ) -> tuple[np.ndarray, np.ndarray, list[str]]:
     """Term ids of every kept token (texts concatenated), kept tokens per text, and the vocabulary built.
 
@@ -123,12 +128,13 @@ def encode(
     and the returned vocabulary is empty.
     Texts are analysed ``chunk`` at a time and token strings dropped as soon as
     they are ids, so memory follows the number of tokens times 4 bytes, not Python strings.
+    On a terminal a bar named ``desc`` counts the texts done, one update per chunk.
     """
     found: dict[str, int] = {}  # when building: term -> id in order of first sight
     token_id: dict[str, int] = {}  # surface token -> term id, -1 for stopwords and unknown terms
     id_chunks, lengths = [], []
-    for start in range(0, len(texts), chunk):
-        split = [analyzer.split(text) for text in texts[start : start + chunk]]
+    for piece in progress_slices(texts, chunk, desc=desc, unit="text"):
+        split = [analyzer.split(text) for text in piece]
         new = set(itertools.chain.from_iterable(split)).difference(token_id)
         for tok, term in analyzer.term_map(new).items():
             if term is None:

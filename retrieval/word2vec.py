@@ -36,6 +36,7 @@ import scipy.sparse as sp
 
 from rankscope.errors import FormatError
 from rankscope.fileio import atomic_write
+from rankscope.progress import progress, progress_slices
 from retrieval.analysis import Analyzer, get_analyzer, restore_analyzer, saved_analyzer_param
 from retrieval.base import Retriever, check_k, document_texts, make_run, query_texts
 from retrieval.counts_retriever import UnknownDocumentError
@@ -50,6 +51,8 @@ _SEARCH_TIME = ("ef_search",)
 """Parameters that only affect searching."""
 _ENCODING = ("pooling", "faiss_index", "hnsw_m")
 """Parameters that change document vectors or the FAISS index but not the word vectors."""
+CHUNK = 4096
+"""Texts analysed, or queries searched, per step: one progress-bar update per chunk."""
 
 
 class EmptyQueryWarning(UserWarning):
@@ -113,7 +116,7 @@ class Word2VecRetriever(Retriever):
         """Train (or load) word vectors, pool the documents and build the FAISS index."""
         analyzer = get_analyzer(self.analyzer)
         doc_ids, texts = document_texts(corpus)
-        tokens = analyzer.tokenize_many(texts)
+        tokens = _tokenize(analyzer, texts, "analysing documents")
         keyed = self._word_vectors(tokens)
         self.n_empty_queries_ = 0
         self.analyzer_ = analyzer
@@ -134,16 +137,21 @@ class Word2VecRetriever(Retriever):
         # gensim silently trains on only the first 10,000 tokens of a longer text: cut texts into pieces
         limit = models.word2vec.MAX_WORDS_IN_BATCH
         pieces = [toks[start : start + limit] for toks in tokens for start in range(0, len(toks), limit)]
-        model = models.Word2Vec(
-            sentences=pieces,
-            vector_size=self.vector_size,
-            window=self.window,
-            min_count=self.min_count,
-            epochs=self.epochs,
-            sg=self.sg,
-            seed=self.seed,
-            workers=1,
-        )
+        bar = _EpochBar(self.epochs)
+        try:
+            model = models.Word2Vec(
+                sentences=pieces,
+                vector_size=self.vector_size,
+                window=self.window,
+                min_count=self.min_count,
+                epochs=self.epochs,
+                sg=self.sg,
+                seed=self.seed,
+                workers=1,
+                callbacks=[bar],
+            )
+        finally:
+            bar.on_train_end(None)
         if len(model.wv) == 0:
             raise ValueError(f"cannot train Word2Vec: no word occurs at least min_count={self.min_count} times")
         return model.wv
@@ -194,7 +202,7 @@ class Word2VecRetriever(Retriever):
     # --- scoring -----------------------------------------------------------------
     def _encode_queries(self, texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
         """Unit query vectors (float64) and a mask of queries without any known word."""
-        counts = _count_matrix(self.analyzer_.tokenize_many(texts), self.keyed_vectors_.key_to_index)
+        counts = _count_matrix(_tokenize(self.analyzer_, texts, "analysing queries"), self.keyed_vectors_.key_to_index)
         pooled = pool(counts, self.keyed_vectors_.vectors, self.weights_, self.pooling)
         empty = np.asarray(counts.sum(axis=1)).ravel() == 0
         return self._finish(pooled), empty
@@ -218,7 +226,11 @@ class Word2VecRetriever(Retriever):
         query_vectors, empty = self._encode_queries(texts)
         self._warn_empty(query_ids, empty)
         active = np.flatnonzero(~empty)
-        found = candidates(self.faiss_, query_vectors[active], k, self.ef_search)
+        found = [
+            rows
+            for piece in progress_slices(active, CHUNK, desc="searching", unit="query")
+            for rows in candidates(self.faiss_, query_vectors[piece], k, self.ef_search)
+        ]
         doc_lists, score_lists = [], []
         for query, rows in zip(active, found):
             doc_lists.append(self.doc_ids_[self.rows_[rows]])
@@ -297,6 +309,35 @@ class Word2VecRetriever(Retriever):
         if retriever.faiss_.ntotal != len(retriever.rows_):
             raise IndexFormatError(Path(directory) / FAISS_FILE, None, "holds a different number of documents")
         return retriever
+
+
+class _EpochBar:
+    """gensim training callback advancing a progress bar once per epoch.
+
+    It only observes (gensim calls these four hooks), so training and its
+    result are exactly what they are without it.
+    """
+
+    def __init__(self, epochs: int) -> None:
+        self._ticks = progress(range(epochs), desc="training word2vec", total=epochs, unit="epoch")
+
+    def on_train_begin(self, model: Any) -> None:
+        next(self._ticks, None)  # shows the bar at 0
+
+    def on_epoch_begin(self, model: Any) -> None:
+        pass
+
+    def on_epoch_end(self, model: Any) -> None:
+        next(self._ticks, None)
+
+    def on_train_end(self, model: Any) -> None:
+        self._ticks.close()
+
+
+def _tokenize(analyzer: Analyzer, texts: Sequence[str], desc: str) -> list[list[str]]:
+    """Index terms of each text, analysed a chunk at a time so a bar can show progress (same result)."""
+    pieces = progress_slices(texts, CHUNK, desc=desc, unit="text")
+    return [terms for piece in pieces for terms in analyzer.tokenize_many(piece)]
 
 
 def load_vectors(path: str | Path) -> Any:

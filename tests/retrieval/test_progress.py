@@ -1,0 +1,119 @@
+"""Progress bars of long retrieval steps: printed when progress is on, silent when quiet, results unchanged."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import retrieval.counts_retriever
+from rankscope import progress
+from retrieval.bm25 import BM25
+from retrieval.word2vec import Word2VecRetriever
+
+
+def _corpus(n_docs: int) -> pd.DataFrame:
+    words = [f"w{i}" for i in range(50)]
+    texts = [" ".join(words[(i * 7 + j) % 50] for j in range(6)) for i in range(n_docs)]
+    return pd.DataFrame({"doc_id": [f"d{i}" for i in range(n_docs)], "title": "", "text": texts})
+
+
+@pytest.fixture
+def bars_on(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Progress forced on, as on a terminal (stderr is captured, so not a tty)."""
+    monkeypatch.setattr(progress, "_quiet", False)
+
+
+@pytest.fixture
+def bars_off(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(progress, "_quiet", True)
+
+
+def test_progress_slices_cover_the_items_once_and_count_items(bars_on: None, capsys: pytest.CaptureFixture[str]) -> None:
+    items = list(range(10))
+    assert list(progress.progress_slices(items, 4, desc="demo", unit="thing")) == [[0, 1, 2, 3], [4, 5, 6, 7], [8, 9]]
+    err = capsys.readouterr().err
+    assert "demo" in err and "/10" in err and "thing" in err  # counts items, not the 3 slices
+
+
+def test_a_single_step_shows_no_bar(bars_on: None, capsys: pytest.CaptureFixture[str]) -> None:
+    assert list(progress.progress_slices([1, 2], 4, desc="demo")) == [[1, 2]]
+    assert list(progress.progress(["only"], desc="demo", total=1)) == ["only"]
+    assert capsys.readouterr().err == ""
+
+
+def test_progress_slices_refuses_a_non_positive_size() -> None:
+    with pytest.raises(ValueError, match="positive"):
+        list(progress.progress_slices([1], 0, desc="demo"))
+
+
+def test_indexing_shows_a_bar_and_the_same_counts_as_when_quiet(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    corpus = _corpus(5000)  # more than one 4096-text chunk
+    monkeypatch.setattr(progress, "_quiet", True)
+    quiet = BM25().index(corpus)
+    assert capsys.readouterr().err == ""
+    monkeypatch.setattr(progress, "_quiet", False)
+    shown = BM25().index(corpus)
+    err = capsys.readouterr().err
+    assert "indexing" in err and "/5000" in err
+    for name, array in quiet.counts_.to_arrays().items():
+        assert np.array_equal(array, shown.counts_.to_arrays()[name]), name
+
+
+def test_batched_search_shows_a_bar_per_batch(
+    bars_on: None, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    corpus = _corpus(200)
+    queries = pd.DataFrame({"query_id": ["q1", "q2", "q3"], "text": ["w1 w2", "w3", "w4 w5 w6"]})
+    model = BM25().index(corpus)
+    one_batch = model.search(queries, k=5)
+    assert capsys.readouterr().err == ""  # everything fits in one batch: nothing to show
+    monkeypatch.setattr(retrieval.counts_retriever, "BATCH_CANDIDATES", 1)  # one query per batch
+    batched = model.search(queries, k=5)
+    err = capsys.readouterr().err
+    assert "searching" in err and "/3" in err
+    pd.testing.assert_frame_equal(one_batch, batched)
+
+
+def test_quiet_search_prints_nothing(
+    bars_off: None, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr(retrieval.counts_retriever, "BATCH_CANDIDATES", 1)
+    model = BM25().index(_corpus(5000))
+    model.search(pd.DataFrame({"query_id": ["q1", "q2"], "text": ["w1", "w2"]}), k=3)
+    assert capsys.readouterr().err == ""
+
+
+def test_word2vec_training_shows_epochs_and_trains_the_same_vectors(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    corpus = _corpus(60)
+    monkeypatch.setattr(progress, "_quiet", True)
+    quiet = Word2VecRetriever(epochs=4, vector_size=8).index(corpus)
+    assert capsys.readouterr().err == ""
+    monkeypatch.setattr(progress, "_quiet", False)
+    shown = Word2VecRetriever(epochs=4, vector_size=8).index(corpus)
+    err = capsys.readouterr().err
+    assert "training word2vec" in err and "/4" in err and "epoch" in err
+    assert np.array_equal(quiet.keyed_vectors_.vectors, shown.keyed_vectors_.vectors)
+    assert np.array_equal(quiet.doc_vectors_, shown.doc_vectors_)
+
+
+def test_word2vec_analyses_and_searches_in_chunks_with_the_same_results(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    corpus = _corpus(60)
+    queries = pd.DataFrame({"query_id": [f"q{i}" for i in range(7)], "text": [f"w{i} w{i + 9}" for i in range(7)]})
+    model = Word2VecRetriever(epochs=2, vector_size=8).index(corpus)
+    whole = model.search(queries, k=4)
+    monkeypatch.setattr("retrieval.word2vec.CHUNK", 3)
+    monkeypatch.setattr(progress, "_quiet", False)
+    chunked = Word2VecRetriever(epochs=2, vector_size=8).index(corpus)
+    err = capsys.readouterr().err
+    assert "analysing documents" in err and "/60" in err
+    assert np.array_equal(model.doc_vectors_, chunked.doc_vectors_)
+    pd.testing.assert_frame_equal(whole, chunked.search(queries, k=4))
+    err = capsys.readouterr().err
+    assert "searching" in err and "/7" in err
