@@ -12,7 +12,7 @@ trec_eval uses when it reads a run, so the rank we write is the rank it scores.
 from __future__ import annotations
 
 import inspect
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar, Protocol, runtime_checkable
 
@@ -20,7 +20,14 @@ import numpy as np
 import pandas as pd
 
 from corpora.schema import validate
-from rankscope.errors import NotFittedError, SchemaError
+from rankscope.errors import NotFittedError, RankscopeError, SchemaError
+
+
+class UnknownDocumentError(RankscopeError, KeyError):
+    """``score`` was asked about a document the index does not hold."""
+
+    def __str__(self) -> str:
+        return str(self.args[0])  # KeyError would show the message quoted
 
 
 @runtime_checkable
@@ -86,6 +93,14 @@ def document_texts(corpus: pd.DataFrame) -> tuple[list[str], list[str]]:
         raise SchemaError(f"corpus given to index(): doc_id {first!r} occurs more than once")
     texts = [f"{title}\n{text}" if title else text for title, text in zip(table["title"], table["text"])]
     return table["doc_id"].tolist(), texts
+
+
+def doc_positions(doc_index: Mapping[str, int], doc_ids: Sequence[str]) -> np.ndarray:
+    """Corpus positions of ``doc_ids`` for ``score``; an unknown id is an error, never a silent 0."""
+    try:
+        return np.fromiter((doc_index[str(d)] for d in doc_ids), dtype=np.int64, count=len(doc_ids))
+    except KeyError as exc:
+        raise UnknownDocumentError(f"score(): document {exc.args[0]!r} is not in the index") from None
 
 
 def query_texts(queries: pd.DataFrame) -> tuple[list[str], list[str]]:

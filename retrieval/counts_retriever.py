@@ -30,7 +30,15 @@ import scipy.sparse as sp
 from rankscope.errors import RankscopeError
 from rankscope.progress import progress
 from retrieval.analysis import Analyzer, get_analyzer, restore_analyzer, saved_analyzer_param
-from retrieval.base import Retriever, check_k, document_texts, make_run, query_texts
+from retrieval.base import (  # UnknownDocumentError: also importable from here, where it used to live
+    Retriever,
+    UnknownDocumentError,
+    check_k,
+    doc_positions,
+    document_texts,
+    make_run,
+    query_texts,
+)
 from retrieval.storage import IndexFormatError, load_index, require_fields, save_index
 from retrieval.termcounts import TermCounts
 from retrieval.topk import sparse_top_k
@@ -43,13 +51,6 @@ per batch (17 bytes per document), so memory no longer depends much on this boun
 THREADS_VARIABLE = "RANKSCOPE_NUM_THREADS"
 """Environment variable: how many threads ``search`` scores batches on (default 1). Not a
 constructor parameter because it changes no result, so it must not change the spec or the index."""
-
-
-class UnknownDocumentError(RankscopeError, KeyError):
-    """``score`` was asked about a document the index does not hold."""
-
-    def __str__(self) -> str:
-        return str(self.args[0])
 
 
 class EmptyIndexError(RankscopeError, ValueError):
@@ -112,7 +113,7 @@ class CountsRetriever(Retriever):
     def score(self, query: str, doc_ids: Sequence[str]) -> np.ndarray:
         """Scores of the given documents for one query text (0 where no term matches)."""
         self._check_fitted("weights_")
-        positions = self._doc_positions(doc_ids)
+        positions = doc_positions(self.counts_.doc_index, doc_ids)
         row = self._scores(self.counts_.query_matrix(self.analyzer_, [query]))
         return np.asarray(row[:, positions].toarray()[0], dtype=np.float64)
 
@@ -157,13 +158,6 @@ class CountsRetriever(Retriever):
         if fitted:
             self._fit()
         return self
-
-    def _doc_positions(self, doc_ids: Sequence[str]) -> np.ndarray:
-        index = self.counts_.doc_index
-        try:
-            return np.fromiter((index[str(d)] for d in doc_ids), dtype=np.int64, count=len(doc_ids))
-        except KeyError as exc:
-            raise UnknownDocumentError(f"score(): document {exc.args[0]!r} is not in the index") from None
 
 
 def search_threads() -> int:

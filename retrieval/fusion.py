@@ -36,8 +36,7 @@ import pandas as pd
 
 from corpora.schema import sort_run, validate
 from rankscope.errors import SchemaError
-from retrieval.base import Retriever, check_k, document_texts
-from retrieval.counts_retriever import UnknownDocumentError
+from retrieval.base import Retriever, UnknownDocumentError, check_k, document_texts
 from retrieval.registry import SpecError, load_retriever, make_retriever, parse_spec, register, retriever_class
 from retrieval.storage import IndexFormatError, load_index, require_fields, save_index
 

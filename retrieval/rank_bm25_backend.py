@@ -19,7 +19,7 @@ import pandas as pd
 
 from rankscope.progress import progress
 from retrieval.analysis import Analyzer
-from retrieval.base import check_k, make_run, query_texts
+from retrieval.base import check_k, doc_positions, make_run, query_texts
 from retrieval.bm25 import BM25
 from retrieval.bm25_weights import DEFAULT_DELTA
 from retrieval.registry import register
@@ -79,7 +79,7 @@ class RankBM25(BM25):
     def score(self, query: str, doc_ids: Sequence[str]) -> np.ndarray:
         """rank-bm25's scores of the given documents (``get_batch_scores``)."""
         self._check_fitted("model_")
-        positions = self._doc_positions(doc_ids)
+        positions = doc_positions(self.counts_.doc_index, doc_ids)
         tokens = self.analyzer_.tokenize(query)
         return np.asarray(self.model_.get_batch_scores(tokens, positions.tolist()), dtype=np.float64)
 

@@ -38,8 +38,7 @@ from rankscope.errors import FormatError
 from rankscope.fileio import atomic_write
 from rankscope.progress import progress, progress_slices
 from retrieval.analysis import Analyzer, get_analyzer, restore_analyzer, saved_analyzer_param
-from retrieval.base import Retriever, check_k, document_texts, make_run, query_texts
-from retrieval.counts_retriever import UnknownDocumentError
+from retrieval.base import Retriever, check_k, doc_positions, document_texts, make_run, query_texts
 from retrieval.dense_index import INDEX_KINDS, W2V_EXTRA, build_index, candidates, from_bytes, to_bytes
 from retrieval.pooling import POOLINGS, first_component, l2_normalise, pool, remove_component, word_weights
 from retrieval.registry import register
@@ -241,7 +240,7 @@ class Word2VecRetriever(Retriever):
     def score(self, query: str, doc_ids: Sequence[str]) -> np.ndarray:
         """Cosine of ``query`` with each given document (0 for a document without known words)."""
         self._check_fitted("faiss_")
-        positions = _positions(self.doc_index_, doc_ids)
+        positions = doc_positions(self.doc_index_, doc_ids)
         query_vectors, empty = self._encode_queries([query])
         self._warn_empty(["<score() query>"], empty)
         rows = self.row_of_[positions]
@@ -389,10 +388,3 @@ def _count_matrix(token_lists: Sequence[Sequence[str]], key_to_index: dict[str, 
     )
     matrix.sum_duplicates()
     return matrix
-
-
-def _positions(doc_index: dict[str, int], doc_ids: Sequence[str]) -> np.ndarray:
-    try:
-        return np.fromiter((doc_index[str(d)] for d in doc_ids), dtype=np.int64, count=len(doc_ids))
-    except KeyError as exc:
-        raise UnknownDocumentError(f"score(): document {exc.args[0]!r} is not in the index") from None
