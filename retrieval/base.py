@@ -60,11 +60,14 @@ class Retriever:
         return {p: getattr(self, p) for p in sig.parameters if p != "self"}
 
     def set_params(self, **params: Any) -> Retriever:
-        """Change constructor parameters; unknown names are an error."""
-        valid = self.get_params()
+        """Change constructor parameters, checked as the constructor checks them before anything changes,
+        so a rejected change leaves the retriever as it was. Unknown names are an error."""
+        current = self.get_params()
+        unknown = sorted(set(params) - set(current))
+        if unknown:
+            raise ValueError(f"{type(self).__name__} has no parameter(s) {unknown}; known: {sorted(current)}")
+        type(self)(**{**current, **params})  # the constructor's validation, on a throw-away instance
         for key, value in params.items():
-            if key not in valid:
-                raise ValueError(f"{type(self).__name__} has no parameter {key!r}; known: {sorted(valid)}")
             setattr(self, key, value)
         return self
 

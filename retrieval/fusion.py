@@ -170,8 +170,6 @@ class HybridRetriever(Retriever):
 
     def set_params(self, **params: Any) -> HybridRetriever:
         """Change parameters; fusion settings apply at once, new ``retrievers`` need index() again."""
-        new = {**self.get_params(), **params}
-        type(self)(**new)  # same validation as the constructor
         changed_parts = "retrievers" in params and params["retrievers"] != self.retrievers
         super().set_params(**params)
         if changed_parts:

@@ -186,7 +186,6 @@ class Word2VecRetriever(Retriever):
     def set_params(self, **params: Any) -> Word2VecRetriever:
         """Change parameters: pooling/index changes re-encode from stored counts; training ones need index()."""
         old = self.get_params()
-        type(self)(**{**old, **params})  # same validation as the constructor, before anything changes
         super().set_params(**params)
         changed = {key for key, value in params.items() if old[key] != value}
         if not hasattr(self, "counts_") or changed <= set(_SEARCH_TIME):

@@ -127,3 +127,14 @@ def test_params_round_trip_through_the_spec(name: str) -> None:
     retriever = make_retriever(name)
     again = make_retriever(retriever.spec())
     assert type(again) is type(retriever) and again.get_params() == retriever.get_params()
+
+
+@pytest.mark.parametrize("name", BUILTIN)
+def test_set_params_refuses_unknown_names_and_bad_values_without_changing_anything(name: str) -> None:
+    retriever = make_retriever(name)
+    before = retriever.get_params()
+    with pytest.raises(ValueError, match=r"has no parameter\(s\) \['nope'\]; known: \["):
+        retriever.set_params(nope=1)
+    with pytest.raises((TypeError, ValueError)):
+        retriever.set_params(**{next(iter(before)): object()})  # no constructor accepts an arbitrary object
+    assert retriever.get_params() == before
