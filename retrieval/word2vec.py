@@ -279,6 +279,7 @@ class Word2VecRetriever(Retriever):
 
     @classmethod
     def load(cls, directory: str | Path) -> Word2VecRetriever:
+        """Open a saved index; the word vectors and FAISS index must match the checksums in meta.json."""
         meta, arrays = load_index(directory, cls.name)
         require_fields(meta, directory, ["params", "analyzer", "total_tokens", "sha256"])
         params = dict(meta["params"])
@@ -287,7 +288,12 @@ class Word2VecRetriever(Retriever):
             retriever = cls(**params)
         except (TypeError, ValueError) as exc:
             raise IndexFormatError(Path(directory) / "meta.json", None, f"params: {exc}") from None
-        blobs = {name: _read_checked(Path(directory) / name, meta["sha256"][name]) for name in (VECTORS_FILE, FAISS_FILE)}
+        checksums = meta["sha256"]
+        names = (VECTORS_FILE, FAISS_FILE)
+        if not isinstance(checksums, dict) or not all(isinstance(checksums.get(name), str) for name in names):
+            problem = f"sha256 must give a checksum for each of {names}"
+            raise IndexFormatError(Path(directory) / "meta.json", None, problem)
+        blobs = {name: _read_checked(Path(directory) / name, checksums[name]) for name in names}
         keyed = load_vectors(Path(directory) / VECTORS_FILE)
         n_docs = len(arrays["doc_ids"])
         retriever.n_empty_queries_ = 0

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import math
 import os
 import subprocess
@@ -199,6 +200,12 @@ def test_save_load_round_trip_uses_standard_files(tiny_corpus: pd.DataFrame, tin
     with open(tmp_path / "index" / "index.faiss", "ab") as handle:
         handle.write(b"\0")
     with pytest.raises(IndexFormatError, match=r"index\.faiss.*checksum"):
+        Word2VecRetriever.load(tmp_path / "index")
+    meta_path = tmp_path / "index" / "meta.json"
+    meta = json.loads(meta_path.read_text())
+    del meta["sha256"]["vectors.bin"]
+    meta_path.write_text(json.dumps(meta))
+    with pytest.raises(IndexFormatError, match=r"meta\.json.*sha256 must give a checksum"):
         Word2VecRetriever.load(tmp_path / "index")
 
 
