@@ -28,10 +28,6 @@ class Collection:
     md5: str | None = None
     size: int | None = None
 
-    @property
-    def homepage(self) -> str:
-        return self.url.rsplit("/", 1)[0] + "/"
-
 
 COLLECTIONS: dict[str, Collection] = {
     c.name: c
@@ -52,10 +48,6 @@ COLLECTIONS: dict[str, Collection] = {
         Collection("npl", "National Physical Laboratory (Vaswani) physics titles", f"{GLASGOW}/npl/npl.tar.gz", "npl"),
     )
 }
-
-
-def known_names() -> list[str]:
-    return list(COLLECTIONS)
 
 
 def get_collection(name: str) -> Collection:
