@@ -107,13 +107,19 @@ class Dataset:
         qrels: dict[str, dict[str, int]],
         split: str = "test",
     ) -> Dataset:
-        """Build from the dict shapes of :meth:`to_dicts` (a corpus value may be plain text)."""
+        """Build from the dict shapes of :meth:`to_dicts` (a corpus value may be plain text).
+
+        A document dict needs ``text`` (``title`` is optional, as in BEIR): a missing
+        text is a mistake to report, not an empty document to index silently.
+        """
         rows = []
         for doc_id, doc in corpus.items():
             if isinstance(doc, str):
                 rows.append((doc_id, "", doc))
+            elif "text" not in doc:
+                raise SchemaError(f"from_dicts: document {doc_id!r} has no 'text' (keys: {sorted(doc)})")
             else:
-                rows.append((doc_id, doc.get("title", ""), doc.get("text", "")))
+                rows.append((doc_id, doc.get("title", ""), doc["text"]))
         corpus_df = pd.DataFrame(rows, columns=["doc_id", "title", "text"])
         queries_df = pd.DataFrame(list(queries.items()), columns=["query_id", "text"])
         qrels_df = pd.DataFrame(

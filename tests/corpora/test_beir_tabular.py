@@ -222,3 +222,15 @@ def test_trec_folder_to_dataset_to_trec_files(tmp_path: Path) -> None:
     write_trec_run(read_trec_run(tmp_path / "run"), tmp_path / "run.out", tag="sys")
     # same scores, ties by doc_id descending: "D2" > "D10" in byte order, so D2 takes rank 1
     assert (tmp_path / "run.out").read_text() == "301 Q0 D2 1 2.5 sys\n301 Q0 D10 2 2.5 sys\n7 Q0 D2 1 -1.0 sys\n"
+
+
+def test_from_dicts_round_trips_and_refuses_a_document_without_text() -> None:
+    shapes = {
+        "corpus": {"d1": {"title": "T", "text": "body"}, "d2": {"title": "", "text": "plain"}},
+        "queries": {"q1": "body"},
+        "qrels": {"q1": {"d1": 2}},
+    }
+    ds = Dataset.from_dicts("small", shapes["corpus"], shapes["queries"], shapes["qrels"])
+    assert ds.to_dicts() == shapes
+    with pytest.raises(SchemaError, match=r"document 'd2' has no 'text' \(keys: \['title'\]\)"):
+        Dataset.from_dicts("small", {"d1": "body", "d2": {"title": "only a title"}}, {"q1": "x"}, {"q1": {"d1": 1}})
