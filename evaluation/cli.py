@@ -18,6 +18,27 @@ from rankscope.errors import RankscopeError
 SUMMARY_ID = "all"  # trec_eval's query id for the summary line
 
 
+class _IntermixedParser(argparse.ArgumentParser):
+    """Takes metric names anywhere: ``QRELS RUN ndcg@10 --per-query map``.
+
+    The command hub hands the sub-command's arguments to ``parse_known_args``; plain
+    argparse fills each positional from one stretch only, so a name after an option
+    would be "unrecognized". This parses intermixed instead (that method calls
+    ``parse_known_args`` itself, hence the guard).
+    """
+
+    _intermixing = False
+
+    def parse_known_args(self, args=None, namespace=None):  # type: ignore[no-untyped-def]
+        if self._intermixing:
+            return super().parse_known_args(args, namespace)
+        self._intermixing = True
+        try:
+            return self.parse_known_intermixed_args(args, namespace)
+        finally:
+            self._intermixing = False
+
+
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the ``evaluate`` sub-command to the rankscope command."""
     parser = subparsers.add_parser(
@@ -43,6 +64,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--format", choices=("table", "json", "csv"), default="table")
     parser.set_defaults(func=run_evaluate)
+    parser.__class__ = _IntermixedParser  # add_parser builds the hub's class; only the parsing differs
 
 
 def run_evaluate(args: argparse.Namespace, out: TextIO | None = None) -> int:

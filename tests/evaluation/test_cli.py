@@ -51,6 +51,19 @@ def test_json_without_per_query_and_options(files: tuple[str, str], capsys: pyte
     assert json.loads(out)["mean"]["recall"] == pytest.approx(1 / 2)  # q1 = 1, q2 = 0
 
 
+def test_metric_names_may_follow_options(files: tuple[str, str], capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run_cli(capsys, *files, "mrr@10", "--per-query", "precision@2", "--format", "json", "map")
+    assert code == 0
+    data = json.loads(out)
+    assert list(data["mean"]) == ["mrr@10", "precision@2", "map"]  # the order written, across the options
+    # q1 ranks d3 (2), d1 (1), d5: AP = (1/1 + 2/2) / 2 = 1; q2 and q3 score 0
+    assert data["mean"]["map"] == pytest.approx(1 / 3)
+    assert data["per_query"]["q1"]["map"] == 1.0
+    code, out, _ = run_cli(capsys, "--format", "csv", *files, "--judged-only", "map")
+    assert code == 0
+    assert out.splitlines() == ["metric,value", "map,0.5"]  # q1 = 1, q2 = 0 (q3 is not in the run)
+
+
 def test_default_metrics_table(files: tuple[str, str], capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run_cli(capsys, *files)
     lines = out.splitlines()
