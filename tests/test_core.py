@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from corpora.schema import validate
-from rankscope.cli import main
+from rankscope.cli import build_parser, main
 from rankscope.errors import FormatError, SchemaError
 from rankscope.fileio import atomic_write, read_lines
 from retrieval.base import make_run
@@ -113,3 +113,16 @@ def test_atomic_write_honours_umask(tmp_path):
     finally:
         os.umask(old)
     assert (tmp_path / "report.html").stat().st_mode & 0o777 == 0o644
+
+
+@pytest.mark.parametrize(
+    ("argv", "quiet"),
+    [
+        (["compare"], False),
+        (["--quiet", "compare"], True),
+        (["compare", "--quiet"], True),  # after the command, too
+        (["tune", "--quiet"], True),
+    ],
+)
+def test_quiet_flag_is_read_before_or_after_the_command(argv: list[str], quiet: bool) -> None:
+    assert build_parser().parse_args(argv).quiet is quiet

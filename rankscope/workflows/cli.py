@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 
-from rankscope.progress import set_quiet
 from rankscope.workflows.tables import to_json
 
 
@@ -51,13 +50,9 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=int, default=0, help="seed for tests, folds and sampling (default: %(default)s)")
     p.add_argument("--format", choices=("table", "json"), default="table",
                    help="terminal output: tables, or the summary as JSON (default: %(default)s)")
-    # SUPPRESS: without the flag, keep the value the hub's own --quiet set
+    # accepted after the command too; SUPPRESS keeps the hub's value when absent, and the hub
+    # (rankscope.cli.main) turns args.quiet into set_quiet for every command
     p.add_argument("--quiet", action="store_true", default=argparse.SUPPRESS, help="no progress bars")
-
-
-def _start(args: argparse.Namespace) -> None:
-    if getattr(args, "quiet", False):
-        set_quiet(True)
 
 
 def _finish(result: object, args: argparse.Namespace) -> int:
@@ -73,7 +68,6 @@ def _finish(result: object, args: argparse.Namespace) -> int:
 def run_compare(args: argparse.Namespace) -> int:
     from rankscope.workflows.compare import compare
 
-    _start(args)
     result = compare(args.dataset, args.retrievers, args.metrics, args.baseline, args.out,
                      depth=args.depth, test=args.test, seed=args.seed)
     return _finish(result, args)
@@ -82,7 +76,6 @@ def run_compare(args: argparse.Namespace) -> int:
 def run_tune(args: argparse.Namespace) -> int:
     from rankscope.workflows.tune import tune
 
-    _start(args)
     result = tune(args.dataset, args.retriever, args.k1, args.b, args.metric, args.folds, args.seed, args.out)
     return _finish(result, args)
 
@@ -90,7 +83,6 @@ def run_tune(args: argparse.Namespace) -> int:
 def run_diagnose(args: argparse.Namespace) -> int:
     from rankscope.workflows.diagnose import diagnose
 
-    _start(args)
     result = diagnose(args.dataset, args.retriever, args.vs, args.depth, args.out,
                       sampled_negatives=args.sampled_negatives, sampled_repeats=args.sampled_repeats, seed=args.seed)
     return _finish(result, args)
