@@ -9,14 +9,20 @@ from __future__ import annotations
 
 import io
 from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 
+if TYPE_CHECKING:  # matplotlib is imported when a plot is drawn, not with rankscope
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
+
 _DPI = 110
 
 
-def _new_figure(width: float, height: float):
+def _new_figure(width: float, height: float) -> Figure:
+    """A figure on its own Agg canvas, outside pyplot's global state (see the module doc)."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
@@ -25,13 +31,13 @@ def _new_figure(width: float, height: float):
     return fig
 
 
-def _figure(width: float, height: float, ncols: int = 1):
+def _figure(width: float, height: float, ncols: int = 1) -> tuple[Figure, Sequence[Axes]]:
     """A figure with ``ncols`` panels side by side."""
     fig = _new_figure(width, height)
     return fig, fig.subplots(1, ncols, squeeze=False)[0]
 
 
-def _panels(n: int, width: float, height: float):
+def _panels(n: int, width: float, height: float) -> tuple[Figure, Sequence[Axes]]:
     """A figure with ``n`` panels, two per row, each ``width`` x ``height`` inches; unused panels hidden."""
     ncols = min(n, 2)
     nrows = -(-n // ncols)
@@ -42,7 +48,8 @@ def _panels(n: int, width: float, height: float):
     return fig, axes[:n]
 
 
-def _png(fig) -> bytes:
+def _png(fig: Figure) -> bytes:
+    """PNG bytes without the matplotlib version in the metadata, so the same plot gives the same bytes."""
     buffer = io.BytesIO()
     fig.savefig(buffer, format="png", metadata={"Software": None})
     return buffer.getvalue()
