@@ -70,6 +70,7 @@ def read_beir(folder: PathLike, split: str = "test", name: str | None = None) ->
 
 
 def read_beir_corpus(path: PathLike) -> pd.DataFrame:
+    """``corpus.jsonl``: ``_id`` and ``text`` required, ``title`` optional, ids unique (errors name the line)."""
     rows = [
         (
             string_field(path, n, obj, "_id"),
@@ -82,6 +83,7 @@ def read_beir_corpus(path: PathLike) -> pd.DataFrame:
 
 
 def read_beir_queries(path: PathLike) -> pd.DataFrame:
+    """``queries.jsonl``: every query of every split (``read_beir`` keeps those its qrels name)."""
     rows = [(string_field(path, n, obj, "_id"), string_field(path, n, obj, "text")) for n, obj in _objects(path, "_id")]
     return pd.DataFrame(rows, columns=["query_id", "text"])
 

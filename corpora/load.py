@@ -46,11 +46,13 @@ class Location:
 
 
 def data_root() -> Path | None:
+    """The folder ``RANKSCOPE_DATA`` names (searched first for a known collection), or None when unset."""
     value = os.environ.get("RANKSCOPE_DATA", "")
     return Path(value).expanduser() if value else None
 
 
 def cache_root() -> Path:
+    """Where downloads go and are looked for: ``$XDG_CACHE_HOME/rankscope`` (default ``~/.cache/rankscope``)."""
     base = os.environ.get("XDG_CACHE_HOME", "")
     return (Path(base).expanduser() if base else Path.home() / ".cache") / "rankscope"
 

@@ -46,6 +46,7 @@ class _Layout:
 
     @property
     def expected(self) -> str:
+        """The layout as error messages show it, e.g. ``4 fields 'query_id iteration doc_id relevance'``."""
         return f"{len(self.fields)} fields '{' '.join(name for name, _ in self.fields)}'"
 
 

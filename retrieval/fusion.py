@@ -217,6 +217,7 @@ class HybridRetriever(Retriever):
 
     @classmethod
     def load(cls, directory: str | os.PathLike[str]) -> HybridRetriever:
+        """Open a saved hybrid; each sub-index must be of the kind its spec in the params names."""
         meta, arrays = load_index(directory, cls.name)
         require_fields(meta, directory, ["params", "parts"])
         try:

@@ -62,10 +62,12 @@ class TermCounts:
 
     @cached_property
     def term_index(self) -> dict[str, int]:
+        """Term -> row of the postings; built on first use, as a loaded index may only ever re-weight."""
         return {term: i for i, term in enumerate(self.vocabulary)}
 
     @cached_property
     def doc_index(self) -> dict[str, int]:
+        """Doc id -> corpus position, for ``score`` (built on first use)."""
         return {doc: i for i, doc in enumerate(self.doc_ids)}
 
     @cached_property
@@ -97,10 +99,12 @@ class TermCounts:
         return matrix
 
     def to_arrays(self) -> dict[str, np.ndarray]:
+        """The fields as named arrays: what :func:`retrieval.storage.save_index` writes."""
         return {name: getattr(self, name) for name in _FIELDS}
 
     @classmethod
     def from_arrays(cls, arrays: Mapping[str, np.ndarray]) -> TermCounts:
+        """Inverse of :meth:`to_arrays`; the arrays may stay memory-mapped."""
         return cls(**{name: arrays[name] for name in _FIELDS})
 
 

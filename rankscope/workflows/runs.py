@@ -65,6 +65,7 @@ def file_stem(spec: str) -> str:
 
 
 def check_depth(depth: int) -> None:
+    """Refuse a depth below 1 before any indexing, so the mistake costs no time."""
     if depth < 1:
         raise RankscopeError(f"--depth must be at least 1, got {depth}")
 
