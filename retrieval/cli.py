@@ -72,10 +72,16 @@ def corpus_fingerprint(doc_ids: list[str]) -> str:
 
 
 def _reuse(directory: Path, wanted: Retriever, fingerprint: str) -> Retriever:
+    """The saved index, if ``source.json`` says it holds this corpus and it was built with this spec."""
     source_path = directory / SOURCE_FILE
     if not source_path.is_file():
         raise IndexMismatchError(f"{directory}: no {SOURCE_FILE}, so its corpus is unknown; use a new --index-dir")
-    source = json.loads(source_path.read_text(encoding="utf-8"))
+    try:
+        source = json.loads(source_path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise IndexMismatchError(f"{source_path}: not valid JSON ({exc}); use a new --index-dir") from None
+    if not isinstance(source, dict):
+        raise IndexMismatchError(f"{source_path}: expected a JSON object describing the corpus; use a new --index-dir")
     if source.get("doc_ids_sha256") != fingerprint:
         raise IndexMismatchError(
             f"{directory}: index was built from another corpus ({source.get('dataset')!r}, "

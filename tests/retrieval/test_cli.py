@@ -50,6 +50,13 @@ def test_search_writes_the_run_and_reuses_the_index(cranfield, tmp_path: Path, c
     assert "another corpus" in capsys.readouterr().err
     assert not (tmp_path / "c.trec").exists() and not (tmp_path / "d.trec").exists()
 
+    # a damaged source.json is a one-line error naming it, not a JSON traceback
+    for damaged, fragment in (("{not json", "not valid JSON"), ("[1, 2]", "expected a JSON object")):
+        (index_dir / "source.json").write_text(damaged)
+        assert main([*args, "--out", str(tmp_path / "e.trec"), "--index-dir", str(index_dir)]) == 2
+        err = capsys.readouterr().err
+        assert "source.json" in err and fragment in err
+
 
 def test_unknown_retriever_is_a_one_line_error(cranfield, tmp_path: Path, capsys) -> None:
     folder, _ = cranfield
