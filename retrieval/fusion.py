@@ -37,7 +37,15 @@ import pandas as pd
 from corpora.schema import sort_run, validate
 from rankscope.errors import SchemaError
 from retrieval.base import Retriever, UnknownDocumentError, check_k, document_texts
-from retrieval.registry import SpecError, load_retriever, make_retriever, parse_spec, register, retriever_class
+from retrieval.registry import (
+    SpecError,
+    load_retriever,
+    make_retriever,
+    parse_spec,
+    register,
+    retriever_class,
+    split_top_level,
+)
 from retrieval.storage import IndexFormatError, load_index, require_fields, save_index
 
 NORMALISATIONS = ("minmax", "zscore")
@@ -113,15 +121,10 @@ def split_retrievers(retrievers: str) -> list[str]:
     A sub-spec with more than one parameter must be bracketed (its commas would
     otherwise end the hybrid's own parameter): ``[bm25:k1=0.9,b=0.4]+w2v``.
     """
-    chars = np.array(list(retrievers), dtype="<U1")
-    depth = np.cumsum(np.isin(chars, list("([{")).astype(int) - np.isin(chars, list(")]}")).astype(int))
-    if len(depth) and depth.min() < 0:
-        position = int(np.argmax(depth < 0))
-        raise SpecError(f"hybrid retrievers {retrievers!r}: unbalanced {retrievers[position]!r} at position {position}")
-    if len(depth) and depth[-1] != 0:
-        raise SpecError(f"hybrid retrievers {retrievers!r}: a bracket is not closed")
-    cuts = np.flatnonzero((chars == "+") & (depth == 0)).tolist()
-    parts = [retrievers[a + 1 : b] for a, b in zip([-1, *cuts], [*cuts, len(retrievers)])]
+    try:
+        parts = split_top_level(retrievers, "+")
+    except SpecError as exc:
+        raise SpecError(f"hybrid retrievers {retrievers!r}: {exc}") from None
     specs = []
     for part in (p.strip() for p in parts):
         if part.startswith("[") and part.endswith("]"):

@@ -95,7 +95,11 @@ def parse_spec(spec: str) -> tuple[str, dict[str, str]]:
         raise SpecError(f"retriever spec must be a non-empty string like 'bm25:k1=0.9,b=0.4', got {spec!r}")
     name, _, rest = spec.strip().partition(":")
     params: dict[str, str] = {}
-    for item in _split_top_level(rest):
+    try:
+        items = [piece for piece in split_top_level(rest, ",") if piece.strip()]
+    except SpecError as exc:
+        raise SpecError(f"retriever spec {spec!r}: parameters {rest!r}: {exc}") from None
+    for item in items:
         key, eq, value = item.partition("=")
         key = key.strip()
         if not eq or not key:
@@ -126,18 +130,27 @@ def load_retriever(directory: str | os.PathLike[str]) -> Retriever:
     return retriever_class(kind).load(directory)
 
 
-def _split_top_level(text: str) -> list[str]:
-    items, depth, start = [], 0, 0
+def split_top_level(text: str, separator: str) -> list[str]:
+    """The pieces of ``text`` between ``separator`` characters outside brackets ``()[]{}``.
+
+    Brackets let a parameter value hold a whole spec (a hybrid's sub-retrievers);
+    unbalanced brackets are a :class:`SpecError` saying where (the caller adds what ``text`` was).
+    """
+    pieces, depth, start = [], 0, 0
     for i, char in enumerate(text):
         if char in "([{":
             depth += 1
         elif char in ")]}":
             depth -= 1
-        elif char == "," and depth == 0:
-            items.append(text[start:i])
+            if depth < 0:
+                raise SpecError(f"unbalanced {char!r} at position {i}")
+        elif char == separator and depth == 0:
+            pieces.append(text[start:i])
             start = i + 1
-    items.append(text[start:])
-    return [item for item in items if item.strip()]
+    if depth:
+        raise SpecError("a bracket is not closed")
+    pieces.append(text[start:])
+    return pieces
 
 
 def _type_hints(cls: type) -> dict[str, Any]:

@@ -70,3 +70,11 @@ def test_listing_builtins_imports_no_heavy_optional_package() -> None:
     names, heavy = (part.strip() for part in out.split("|"))
     assert {"bm25", "rank_bm25"} <= set(names.split(","))
     assert heavy == ""
+
+
+def test_commas_inside_brackets_do_not_split_and_unbalanced_brackets_are_errors() -> None:
+    assert parse_spec("x:a=[p,q],b={1,2}") == ("x", {"a": "[p,q]", "b": "{1,2}"})
+    with pytest.raises(SpecError, match=r"spec 'bm25:k1=\(0.9,b=0.4': parameters .*: a bracket is not closed"):
+        parse_spec("bm25:k1=(0.9,b=0.4")
+    with pytest.raises(SpecError, match=r"parameters 'k1=\)0.9': unbalanced '\)' at position 3"):
+        parse_spec("bm25:k1=)0.9")
