@@ -11,11 +11,13 @@ The six default metrics are computed by every tool, each in its own fresh proces
 - memory: RSS holding the inputs, and the peak RSS while evaluating (VmHWM, reset
   after the inputs are built), plus ``getrusage`` maxrss of the whole child.
 
-Each tool gets its natural in-memory input, built before timing starts (conversion
-is NOT timed): rankscope and ir_measures get pandas DataFrames, ranx gets its
-``Qrels``/``Run`` objects, pytrec_eval gets dicts of dicts (building its
-``RelevanceEvaluator`` from the qrels IS timed, since rankscope's time includes
-reading the qrels frame). pytrec_eval has no MRR@10, so it computes recip_rank.
+Each tool gets its fastest natural in-memory input, built before timing starts
+(conversion is NOT timed): rankscope gets pandas DataFrames, ranx its ``Qrels``/``Run``
+objects, pytrec_eval and ir_measures dicts of dicts (ir_measures hands those to its
+pytrec_eval backend as they are, where a DataFrame would be converted on every call).
+Timed: one evaluation call, including what each tool builds from the qrels per call
+(pytrec_eval's ``RelevanceEvaluator``; rankscope reads the qrels frame).
+pytrec_eval has no MRR@10, so it computes recip_rank.
 
     python benchmarks/bench_evaluate.py                    # full size: 10,000 x 1,000
     python benchmarks/bench_evaluate.py --queries 500      # quick
@@ -40,6 +42,12 @@ import pandas as pd
 
 TOOLS = ("rankscope", "ranx", "pytrec_eval", "ir_measures")
 NDCG10 = {"rankscope": "ndcg@10", "ranx": "ndcg@10", "pytrec_eval": "ndcg_cut_10", "ir_measures": "nDCG@10"}
+INPUTS = {  # what each tool is given (built untimed) and what one timed call does
+    "rankscope": "DataFrames; evaluate()",
+    "ranx": "Qrels/Run objects; evaluate()",
+    "pytrec_eval": "dicts of dicts; RelevanceEvaluator(qrels) + evaluate(run)",
+    "ir_measures": "dicts of dicts; calc_aggregate()",
+}
 LABEL_P = (0.4, 0.3, 0.2, 0.1)  # labels 0, 1, 2, 3
 
 
@@ -120,8 +128,9 @@ def prepare(tool: str, arrays: dict) -> tuple[Callable[[], dict[str, float]], ob
         import ir_measures
         from ir_measures import AP, P, R, RR, Success, nDCG
 
+        qd, rd = nested(qrels, "relevance", int), nested(run, "score", float)
         measures = [nDCG @ 10, R @ 100, RR @ 10, Success @ 10, AP, P @ 10]
-        return (lambda: {str(k): v for k, v in ir_measures.calc_aggregate(measures, qrels, run).items()}), (qrels, run)
+        return (lambda: {str(k): v for k, v in ir_measures.calc_aggregate(measures, qd, rd).items()}), (qd, rd)
     raise SystemExit(f"unknown tool {tool!r}")
 
 
@@ -181,7 +190,7 @@ def main() -> None:
         f"{args.queries} queries x {args.depth} docs ({args.order}), corpus {args.corpus}, "
         f"{args.judged}+{args.judged // 2} judgments per query; warm = median of {args.repeats}"
     )
-    header = f"{'tool':<12} {'first s':>9} {'warm s':>8} {'input MB':>9} {'peak MB':>8} {'maxrss MB':>10}  ndcg@10"
+    header = f"{'tool':<12} {'first s':>9} {'warm s':>8} {'input MB':>9} {'peak MB':>8} {'maxrss MB':>10}  ndcg@10   input; timed call"
     print(header)
     print("-" * len(header))
     for tool in args.tools:
@@ -195,7 +204,7 @@ def main() -> None:
         ndcg = r["means"][NDCG10[tool]]
         print(
             f"{tool:<12} {r['first']:>9.2f} {r['warm']:>8.2f} {r['input_mb']:>9.0f} {r['peak_mb']:>8.0f} "
-            f"{r['maxrss_mb']:>10.0f}  {ndcg:.6f}"
+            f"{r['maxrss_mb']:>10.0f}  {ndcg:.6f}  {INPUTS[tool]}"
         )
 
 
