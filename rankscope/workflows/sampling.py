@@ -18,6 +18,7 @@ import pandas as pd
 
 from corpora.dataset import Dataset
 from corpora.schema import sort_run, validate
+from retrieval.base import UnknownDocumentError
 
 SAMPLED_METRICS = ("hit@10", "mrr@10", "ndcg@10")
 
@@ -59,6 +60,8 @@ class QueryScoreCache:
     call per relevant document and repeat); scoring the whole collection once per
     query and picking the candidates is the same numbers for far fewer calls.
     Only the latest query is kept, so memory stays one vector of the collection.
+    A document outside the collection (a judgment of a document the corpus lacks)
+    is an error, as it is for ``retriever.score``, never another document's score.
     """
 
     def __init__(self, retriever: object, queries: pd.DataFrame, doc_ids: Sequence[str]) -> None:
@@ -73,7 +76,13 @@ class QueryScoreCache:
         if query_id != self.query_id:
             self.scores = np.asarray(self.retriever.score(self.texts[query_id], self.doc_ids), dtype=np.float64)
             self.query_id = query_id
-        return self.scores[self.position.get_indexer(doc_ids)]
+        positions = self.position.get_indexer(doc_ids)
+        if (positions < 0).any():
+            missing = np.asarray(doc_ids, dtype=object)[positions < 0][0]
+            raise UnknownDocumentError(
+                f"query {query_id!r}: document {missing!r} is judged but not in the corpus, so it cannot be scored"
+            )
+        return self.scores[positions]
 
 
 def sampled_table(

@@ -154,3 +154,18 @@ def test_sampled_table_cache_gives_the_protocol_numbers() -> None:
     assert table["sampled_std"].tolist() == pytest.approx([direct.std["hit@1"], direct.std["mrr@10"]])
     assert table["full_per_document"].tolist() == pytest.approx([0.125, 0.3125])
     assert table["full"].tolist() == pytest.approx([0.25, 0.4375])
+
+
+def test_score_cache_refuses_a_document_outside_the_corpus() -> None:
+    from rankscope.workflows.sampling import QueryScoreCache
+    from retrieval.base import UnknownDocumentError
+
+    class Listed:
+        def score(self, query: str, doc_ids: list[str]) -> np.ndarray:
+            return np.arange(len(doc_ids), dtype=np.float64) + (10.0 if query == "one" else 20.0)
+
+    cache = QueryScoreCache(Listed(), DATA.queries, ["d1", "d2", "d3"])
+    assert cache("q1", ["d3", "d1"]).tolist() == [12.0, 10.0]
+    assert cache("q2", ["d2"]).tolist() == [21.0]
+    with pytest.raises(UnknownDocumentError, match="document 'd9' is judged but not in the corpus"):
+        cache("q2", ["d1", "d9"])  # used to return d3's score for d9 (get_indexer gives -1)
