@@ -46,12 +46,15 @@ def save_index(
     kind: str,
     meta: Mapping[str, Any],
     arrays: Mapping[str, np.ndarray | Sequence[str]],
+    files: Mapping[str, bytes] | None = None,
 ) -> Path:
     """Write an index of ``kind`` atomically; returns the directory.
 
     ``meta`` must be JSON-serialisable (put the analyzer config and the
     parameters there). String arrays (dtype ``str``/``object`` or lists of str)
-    are stored pickle-free. An existing directory is replaced only if it is empty
+    are stored pickle-free. ``files`` are extra files in formats of their own
+    (word vectors, a FAISS index), written inside the same swap so that a crash
+    never leaves an index whose parts disagree. An existing directory is replaced only if it is empty
     or holds an index (a ``meta.json``), so a mistyped path never wipes user files.
     """
     directory = Path(directory)
@@ -66,6 +69,9 @@ def save_index(
     tmp = Path(tempfile.mkdtemp(prefix=f".{directory.name}.", suffix=".tmp", dir=directory.parent))
     try:
         described = {name: _write_array(tmp, name, value) for name, value in arrays.items()}
+        for name, data in (files or {}).items():
+            _check_name(name)
+            (tmp / name).write_bytes(data)
         header = {
             "format_version": FORMAT_VERSION,
             "kind": kind,
@@ -113,9 +119,13 @@ def read_meta(directory: str | os.PathLike[str]) -> dict[str, Any]:
     return meta
 
 
+def _check_name(name: str) -> None:
+    if not name or "/" in name or name.startswith(".") or name == META_FILE:
+        raise ValueError(f"invalid file name {name!r} in an index")
+
+
 def _write_array(directory: Path, name: str, value: np.ndarray | Sequence[str]) -> dict[str, Any]:
-    if not name or "/" in name or name.startswith("."):
-        raise ValueError(f"invalid array name {name!r}")
+    _check_name(name)
     array = value if isinstance(value, np.ndarray) else np.asarray(value, dtype=object)
     if array.dtype.kind in "OU":
         encoded = [str(s).encode("utf-8") for s in array.ravel()]

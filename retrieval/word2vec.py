@@ -35,7 +35,6 @@ import pandas as pd
 import scipy.sparse as sp
 
 from rankscope.errors import FormatError
-from rankscope.fileio import atomic_write
 from rankscope.progress import progress, progress_slices
 from retrieval.analysis import Analyzer, get_analyzer, restore_analyzer, saved_analyzer_param
 from retrieval.base import Retriever, check_k, doc_positions, document_texts, make_run, query_texts
@@ -272,10 +271,7 @@ class Word2VecRetriever(Retriever):
             "rows": self.rows_,
             "doc_vectors": self.doc_vectors_,
         }
-        save_index(directory, self.name, meta, arrays)
-        for name, data in ((VECTORS_FILE, vector_bytes), (FAISS_FILE, faiss_bytes)):
-            with atomic_write(Path(directory) / name, "wb") as handle:
-                handle.write(data)
+        save_index(directory, self.name, meta, arrays, files={VECTORS_FILE: vector_bytes, FAISS_FILE: faiss_bytes})
 
     @classmethod
     def load(cls, directory: str | Path) -> Word2VecRetriever:

@@ -55,6 +55,15 @@ def test_failed_save_keeps_the_previous_index(tmp_path: Path) -> None:
     assert sorted(p.name for p in tmp_path.iterdir()) == ["idx"]
 
 
+def test_extra_files_are_swapped_in_with_the_arrays(tmp_path: Path) -> None:
+    save_index(tmp_path / "idx", "demo", {}, {"x": np.ones(2)}, files={"vectors.bin": b"old"})
+    with pytest.raises(ValueError, match="invalid file name 'meta.json'"):
+        save_index(tmp_path / "idx", "demo", {}, {"x": np.zeros(2)}, files={"vectors.bin": b"new", "meta.json": b"{}"})
+    assert (tmp_path / "idx" / "vectors.bin").read_bytes() == b"old"
+    assert load_index(tmp_path / "idx", "demo")[1]["x"].tolist() == [1.0, 1.0]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["idx"]
+
+
 def test_clear_errors(tmp_path: Path) -> None:
     with pytest.raises(IndexFormatError, match="meta.json missing"):
         load_index(tmp_path, "demo")
