@@ -33,7 +33,6 @@ import pandas as pd
 from rankscope.errors import RankscopeError, SchemaError
 
 _KEY_BITS = 63  # packed (pair, row) sort keys must fit a signed 64-bit integer
-_MIN_SCORE_BITS = 8  # below this many leading score bits in a packed key, sort exactly instead
 _REGION_BITS = 12  # address regions of 2^12 slots of 16 bytes (64 kB)
 _MAX_REGIONS = 1 << 22  # span of the region table (256 GB of address space)
 _MIN_TABLE_SLOTS = 1 << 20  # the slot table may always be this large, whatever the run's length
@@ -97,7 +96,7 @@ def judge_run(
     1-d arrays (ids as ``str`` objects) and are not modified. Duplicate (query,
     document) pairs in either input raise :class:`SchemaError`.
     """
-    query_ids = np.unique(qrels_query)  # sorted: code point order == UTF-8 byte order
+    query_ids = np.sort(pd.unique(qrels_query))  # code point order == UTF-8 byte order
     run_names, run_codes = _query_codes(run_query)
     if judged_only:
         query_ids = query_ids[pd.Index(query_ids).isin(run_names)]
@@ -114,7 +113,6 @@ def judge_run(
     sorted_pairs, pair_rows = _sorted_pairs(run_q, run_dc, n_docs, n_queries)
     del run_dc
     _refuse_duplicates("run lists", sorted_pairs, pair_rows, run_query, run_doc)
-    pos = _ranks(run_q, run_score, run_doc, n_queries)
 
     qrels_q = pd.Index(query_ids).get_indexer(qrels_query)
     in_eval = qrels_q >= 0
@@ -124,7 +122,7 @@ def judge_run(
     qrels_pairs = qrels_q * np.int64(n_docs) + qrels_dc[by_pair]
     _refuse_duplicates("qrels judge", qrels_pairs, by_pair, qrels_query[in_eval], qrels_doc[in_eval])
     found, rows = _find_pairs(sorted_pairs, pair_rows, qrels_pairs)
-    j_q, j_pos = qrels_q[found], pos[rows]
+    j_q, j_pos = qrels_q[found], _ranks(run_q, run_score, run_doc, n_queries, rows)
     by_rank = np.lexsort((j_pos, j_q))
 
     # trec_eval counts judgments with label >= 0 only; negative labels are "in pool but unjudged"
@@ -154,21 +152,25 @@ def judge_run(
 def _query_codes(run_query: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Per-row code into a short array of query names (a name may appear more than once).
 
-    Runs are grouped by query, so the names are read where the id changes (one
-    string comparison per row); a run whose rows are interleaved is coded by object
-    address instead.
+    Runs are grouped by query, so the names are read where the id changes: object
+    addresses are compared first (one integer comparison per row), strings only
+    where the object changes. A run whose rows are interleaved is coded by object
+    address instead, or failing that by hashing the strings.
     """
     n = len(run_query)
     if n == 0:
         return run_query[:0], np.zeros(0, dtype=np.int64)
-    starts = np.flatnonzero(run_query[1:] != run_query[:-1]) + 1
-    if len(starts) > n // 4:
+    addresses = np.frombuffer(np.ascontiguousarray(run_query), dtype=np.intp)
+    changes = np.flatnonzero(addresses[1:] != addresses[:-1]) + 1
+    if len(changes) > n // 4:  # interleaved queries, or a separate object on each row
         coded = _code_objects(run_query)
-        if coded is None:
-            codes, names = pd.factorize(run_query)
-            return np.asarray(names, dtype=object), codes.astype(np.int64, copy=False)
-        codes, one_row = coded
-        return run_query[one_row], codes
+        if coded is not None:
+            codes, one_row = coded
+            return run_query[one_row], codes
+    starts = changes[run_query[changes] != run_query[changes - 1]]  # equal ids in distinct objects
+    if len(starts) > n // 4:
+        codes, names = pd.factorize(run_query)
+        return np.asarray(names, dtype=object), codes.astype(np.int64, copy=False)
     starts = np.concatenate([[0], starts])
     codes = np.repeat(np.arange(len(starts)), np.diff(np.append(starts, n)))
     return run_query[starts], codes
@@ -279,18 +281,12 @@ def _refuse_duplicates(
         raise SchemaError(f"{what} document {doc[row]!r} more than once for query {query[row]!r}")
 
 
-def _ranks(run_q: np.ndarray, score: np.ndarray, doc: np.ndarray, n_queries: int) -> np.ndarray:
-    """0-based rank of every row within its query: score descending, then doc_id descending."""
+def _ranks(run_q: np.ndarray, score: np.ndarray, doc: np.ndarray, n_queries: int, rows: np.ndarray) -> np.ndarray:
+    """0-based rank within its query of each of ``rows``: score descending, then doc_id descending."""
     same_query = run_q[1:] == run_q[:-1]
-    if _in_score_order(run_q, score, same_query, n_queries):
-        order = _settle(None, same_query & (score[1:] == score[:-1]), score, doc)
-    else:
-        order, same_query, unsettled = _order_by_query_score(run_q, score, n_queries)
-        order = _settle(order, unsettled, score, None)  # exact scores first: numbers only
-        pairs = np.flatnonzero(unsettled)  # equal scores can only sit where the keys were equal
-        ties = np.zeros_like(unsettled)
-        ties[pairs[score[order[pairs]] == score[order[pairs + 1]]]] = True
-        order = _settle(order, ties, score, doc)  # then doc ids, for exact ties only
+    if not _in_score_order(run_q, score, same_query, n_queries):
+        return _ranks_by_keys(run_q, score, doc, rows)
+    order = _settle(same_query & (score[1:] == score[:-1]), doc)
     first = np.zeros(len(run_q), dtype=np.int64)  # becomes: index of the query's first row
     starts = np.flatnonzero(~same_query) + 1
     first[starts] = starts
@@ -299,10 +295,10 @@ def _ranks(run_q: np.ndarray, score: np.ndarray, doc: np.ndarray, n_queries: int
     positions -= first
     del first
     if order is None:
-        return positions
+        return positions[rows]
     pos = np.empty_like(positions)
     pos[order] = positions
-    return pos
+    return pos[rows]
 
 
 def _in_score_order(run_q: np.ndarray, score: np.ndarray, same_query: np.ndarray, n_queries: int) -> bool:
@@ -316,26 +312,34 @@ def _in_score_order(run_q: np.ndarray, score: np.ndarray, same_query: np.ndarray
     return bool(np.all((score[1:] <= score[:-1]) | ~same_query))
 
 
-def _order_by_query_score(
-    run_q: np.ndarray, score: np.ndarray, n_queries: int
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Row order by query, then score descending, from one in-place sort of packed 64-bit keys.
+def _ranks_by_keys(run_q: np.ndarray, score: np.ndarray, doc: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """Ranks of ``rows`` in a run not in rank order, from one sort of packed (query, score) keys.
 
-    Each key holds the query code, the leading bits of the score (mapped to an
-    unsigned integer that sorts in descending score order) and the row number.
-    Returns the order and, per adjacent pair in that order, whether both rows have
-    the same query and whether they may still be out of order (equal query and
-    leading score bits: ``unsettled``, for :func:`_settle`).
+    A row's rank is the number of rows of its query with a smaller key, plus those
+    sharing its key (equal or nearly equal scores) that come first in exact order.
+    Only the judged rows are looked up in the sorted keys, so the order of the whole
+    run is never built: no row numbers in the keys, no permutation to invert.
     """
-    n = len(run_q)
-    row_bits = max(n - 1, 1).bit_length()
-    head_bits = max(n_queries - 1, 1).bit_length() + row_bits
-    score_bits = 64 - head_bits
-    if score_bits < _MIN_SCORE_BITS:  # too little room for the score: an exact lexsort instead
-        order = np.lexsort((-score, run_q))
-        ordered_q, ordered_s = run_q[order], score[order]
-        same_query = ordered_q[1:] == ordered_q[:-1]
-        return order, same_query, same_query & (ordered_s[1:] == ordered_s[:-1])
+    keys, score_bits = _query_score_keys(run_q, score)
+    sorted_keys = np.sort(keys)
+    wanted = keys[rows]
+    before = np.searchsorted(sorted_keys, wanted, "left")
+    shared = np.searchsorted(sorted_keys, wanted, "right") - before > 1
+    query_head = (wanted >> np.uint64(score_bits)) << np.uint64(score_bits)  # smallest key of the query
+    ranks = before - np.searchsorted(sorted_keys, query_head, "left")
+    if shared.any():
+        ranks[shared] += _ahead_among_equal_keys(keys, rows[shared], score, doc)
+    return ranks
+
+
+def _query_score_keys(run_q: np.ndarray, score: np.ndarray) -> tuple[np.ndarray, int]:
+    """Per row, the query code above the leading bits of the score, as an unsigned key.
+
+    The score's bits are mapped so that a larger score gives a smaller key; keys
+    therefore sort by query, then score descending, and rows whose scores agree on
+    the leading bits share a key. Returns the keys and how many score bits they hold.
+    """
+    score_bits = 64 - max(int(run_q.max(initial=0)), 1).bit_length()
     keys = (score + 0.0).view(np.uint64)  # a new array; + 0.0 turns -0.0 into 0.0 (equal, as in C)
     positive = keys < np.uint64(1 << 63)
     np.invert(keys, out=keys, where=positive)  # larger positive score -> smaller key
@@ -344,49 +348,46 @@ def _order_by_query_score(
     packed = run_q.astype(np.uint64)
     packed <<= np.uint64(score_bits)
     packed |= keys
-    del keys, positive
-    packed <<= np.uint64(row_bits)
-    packed |= np.arange(n, dtype=np.uint64)
-    packed.sort()
-    order = (packed & np.uint64((1 << row_bits) - 1)).astype(np.int64)
-    packed >>= np.uint64(row_bits)
-    unsettled = packed[1:] == packed[:-1]
-    packed >>= np.uint64(score_bits)  # the query codes, in the new order
-    return order, packed[1:] == packed[:-1], unsettled
+    return packed, score_bits
 
 
-def _settle(
-    order: np.ndarray | None, unsettled: np.ndarray, score: np.ndarray, doc: np.ndarray | None
-) -> np.ndarray | None:
-    """Put stretches of rows that may be out of order into score-descending, doc_id-descending order.
+def _ahead_among_equal_keys(keys: np.ndarray, rows: np.ndarray, score: np.ndarray, doc: np.ndarray) -> np.ndarray:
+    """For each of ``rows``, how many rows with the same key precede it exactly (score, then doc_id, descending)."""
+    shared_keys = np.unique(keys[rows])
+    at = np.minimum(np.searchsorted(shared_keys, keys), len(shared_keys) - 1)
+    members = np.flatnonzero(shared_keys[at] == keys)  # every row holding one of those keys, ascending
+    member_keys = keys[members]
+    order = np.lexsort((-_byte_order_rank(doc[members]), -score[members], member_keys))
+    ordered_keys = member_keys[order]
+    ahead = np.empty(len(members), dtype=np.int64)
+    ahead[order] = np.arange(len(members)) - np.searchsorted(ordered_keys, ordered_keys, "left")
+    return ahead[np.searchsorted(members, rows)]
 
-    ``order`` is the current row order (None: as given); ``unsettled[i]`` says that
-    the rows at positions i and i + 1 of that order still need an exact comparison.
-    Equal scores are ordered by doc_id descending in byte order, as trec_eval does;
-    with ``doc`` None they are left for a later call. Only those rows are looked at.
+
+def _byte_order_rank(docs: np.ndarray) -> np.ndarray:
+    """Per row, the rank of its doc id among the distinct ids in byte order (code point order of ``str``)."""
+    codes, names = pd.factorize(docs)
+    rank = np.empty(len(names), dtype=np.int64)
+    rank[np.argsort(np.asarray(names, dtype=object))] = np.arange(len(names))
+    return rank[codes]
+
+
+def _settle(ties: np.ndarray, doc: np.ndarray) -> np.ndarray | None:
+    """Row order of a run in score order once each stretch of equal scores is in doc_id-descending order.
+
+    ``ties[i]`` says rows i and i + 1 have the same query and score. Equal scores are
+    ordered by doc_id descending in byte order, as trec_eval does; only those rows are
+    looked at. None when they already are in that order.
     """
-    pairs = np.flatnonzero(unsettled)
+    pairs = np.flatnonzero(ties)
     if len(pairs) == 0:
-        return order
-    members = np.union1d(pairs, pairs + 1)  # positions (in order) inside such a stretch
-    rows = members if order is None else order[members]
-    scores = score[rows]
+        return None
+    members = np.union1d(pairs, pairs + 1)  # rows inside such a stretch
+    docs = doc[members]
     at = np.searchsorted(members, pairs)  # each pair sits at members[at], members[at + 1]
-    later = at + 1
-    keys: list[np.ndarray] = [-scores]
-    if doc is None:
-        settled = scores[at] >= scores[later]
-    else:
-        docs = doc[rows]
-        settled = (scores[at] > scores[later]) | ((scores[at] == scores[later]) & (docs[at] > docs[later]))
-    if bool(np.all(settled)):
-        return order
-    if doc is not None:
-        codes, names = pd.factorize(docs)
-        rank = np.empty(len(names), dtype=np.int64)
-        rank[np.argsort(np.asarray(names, dtype=object))] = np.arange(len(names))
-        keys.insert(0, -rank[codes])
-    stretch = np.cumsum(~np.isin(members - 1, pairs))  # a stretch starts where the pair before is settled
-    order = np.arange(len(score)) if order is None else order.copy()
-    order[members] = rows[np.lexsort((*keys, stretch))]
+    if bool(np.all(docs[at] > docs[at + 1])):
+        return None
+    stretch = np.cumsum(~np.isin(members - 1, pairs))  # a stretch starts where the row before is no tie
+    order = np.arange(len(doc))
+    order[members] = members[np.lexsort((-_byte_order_rank(docs), stretch))]
     return order

@@ -95,6 +95,8 @@ def test_hashing_the_strings_gives_the_same_results(monkeypatch: pytest.MonkeyPa
     monkeypatch.setattr(ranking, "_code_objects", lambda values: None)  # as for widely spread objects
     pd.testing.assert_frame_equal(evaluate(qrels, run, METRICS).per_query, expected)
     pd.testing.assert_frame_equal(evaluate(qrels, run.sort_values("query_id"), METRICS).per_query, expected)
+    fresh = run.assign(query_id=[q.encode().decode() for q in run["query_id"]])  # a new str object on every row
+    pd.testing.assert_frame_equal(evaluate(qrels, fresh.sort_values("query_id"), METRICS).per_query, expected)
 
 
 def reference_ranks(run_q: np.ndarray, score: np.ndarray, doc: np.ndarray) -> np.ndarray:
@@ -105,21 +107,24 @@ def reference_ranks(run_q: np.ndarray, score: np.ndarray, doc: np.ndarray) -> np
     return ranks
 
 
-@pytest.mark.parametrize("min_score_bits", [8, 64])  # 64: no room in the packed key, exact lexsort
-def test_ranks_with_near_ties_signs_and_zero_match_a_plain_sort(
-    min_score_bits: int, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr(ranking, "_MIN_SCORE_BITS", min_score_bits)
+# query codes near 2^55 leave 8 score bits in the packed keys: many near-equal scores share a key
+@pytest.mark.parametrize("code_offset", [0, 2**55 - 300])
+def test_ranks_with_near_ties_signs_and_zero_match_a_plain_sort(code_offset: int) -> None:
     rng = np.random.default_rng(11)
     n = 20_000
-    run_q = rng.integers(0, 300, n)
+    run_q = rng.integers(0, 300, n) + code_offset
     pool = np.array([0.0, -0.0, 1.0, -1.0, 1.0 + 2**-40, 1.0 - 2**-45, -1.0 - 2**-44, 3e-300, -3e-300, 7.5])
     score = np.where(rng.random(n) < 0.5, rng.choice(pool, n), rng.normal(0, 10, n))
     doc = np.array([f"d{i % 997}-{i // 997}" for i in range(n)], dtype=object)
     expected = reference_ranks(run_q, score, doc)
-    assert np.array_equal(ranking._ranks(run_q, score, doc, 300), expected)
+    rows = np.arange(n)
+    assert np.array_equal(ranking._ranks(run_q, score, doc, 300, rows), expected)
     ordered = np.lexsort((score, run_q))  # grouped by query, ascending: not in rank order
-    assert np.array_equal(ranking._ranks(run_q[ordered], score[ordered], doc[ordered], 300), expected[ordered])
+    assert np.array_equal(ranking._ranks(run_q[ordered], score[ordered], doc[ordered], 300, rows), expected[ordered])
+    in_rank_order = np.lexsort((rng.random(n), -score, run_q))  # score order (the fast path), ties shuffled
+    some = rng.choice(n, 500, replace=False)
+    ranks = ranking._ranks(run_q[in_rank_order], score[in_rank_order], doc[in_rank_order], 300, some)
+    assert np.array_equal(ranks, expected[in_rank_order][some])
 
 
 def test_query_order_handles_more_than_65536_queries() -> None:
@@ -127,4 +132,5 @@ def test_query_order_handles_more_than_65536_queries() -> None:
     run_q = rng.integers(0, 70_000, 200_000)
     score = rng.permutation(200_000).astype(np.float64)  # distinct scores
     doc = np.array([f"d{i}" for i in range(200_000)], dtype=object)
-    assert np.array_equal(ranking._ranks(run_q, score, doc, 70_000), reference_ranks(run_q, score, doc))
+    ranks = ranking._ranks(run_q, score, doc, 70_000, np.arange(200_000))
+    assert np.array_equal(ranks, reference_ranks(run_q, score, doc))
