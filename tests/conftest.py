@@ -17,6 +17,13 @@ def shared_corpora_dir() -> Path | None:
     return candidate if candidate.is_dir() else None
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """Make a relative RANKSCOPE_DATA absolute, so code run from another folder (notebooks) finds it too."""
+    env = os.environ.get("RANKSCOPE_DATA")
+    if env:
+        os.environ["RANKSCOPE_DATA"] = str(Path(env).resolve())
+
+
 @pytest.fixture(scope="session")
 def data_dir() -> Path:
     path = shared_corpora_dir()
