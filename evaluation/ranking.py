@@ -322,12 +322,14 @@ def _ranks_by_keys(run_q: np.ndarray, score: np.ndarray, doc: np.ndarray, rows: 
     """
     keys, score_bits = _query_score_keys(run_q, score)
     sorted_keys = np.sort(keys)
-    wanted = keys[rows]
+    by_key = np.argsort(keys[rows])  # ascending needles: each binary search starts at the last one's bound
+    wanted = keys[rows[by_key]]
     before = np.searchsorted(sorted_keys, wanted, "left")
-    shared = np.searchsorted(sorted_keys, wanted, "right") - before > 1
+    shared = by_key[np.searchsorted(sorted_keys, wanted, "right") - before > 1]
     query_head = (wanted >> np.uint64(score_bits)) << np.uint64(score_bits)  # smallest key of the query
-    ranks = before - np.searchsorted(sorted_keys, query_head, "left")
-    if shared.any():
+    ranks = np.empty(len(rows), dtype=np.int64)
+    ranks[by_key] = before - np.searchsorted(sorted_keys, query_head, "left")
+    if len(shared):
         ranks[shared] += _ahead_among_equal_keys(keys, rows[shared], score, doc)
     return ranks
 
