@@ -19,8 +19,10 @@ How it stays fast on 10 million rows of Python strings: query ids are coded from
 the places where the id changes (runs are grouped by query); document ids are
 coded by object address first (rows holding the same ``str`` object need no
 hashing) and only the distinct objects are hashed; a run already in rank order
-(what retrievers and TREC files give) is not sorted again; and (query, document)
-pairs are matched with one integer sort plus a binary search of the qrels.
+(what retrievers and TREC files give) is not sorted again, and any other run gets
+one sort of packed (query, score) keys in which only the judged rows are looked
+up (the metrics need no other rank); (query, document) pairs are matched with one
+integer sort plus a binary search of the qrels.
 """
 
 from __future__ import annotations
