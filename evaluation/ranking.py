@@ -288,19 +288,15 @@ def _ranks(run_q: np.ndarray, score: np.ndarray, doc: np.ndarray, n_queries: int
     same_query = run_q[1:] == run_q[:-1]
     if not _in_score_order(run_q, score, same_query, n_queries):
         return _ranks_by_keys(run_q, score, doc, rows)
+    starts = np.concatenate([[0], np.flatnonzero(~same_query) + 1])  # each query's first row
     order = _settle(same_query & (score[1:] == score[:-1]), doc)
-    first = np.zeros(len(run_q), dtype=np.int64)  # becomes: index of the query's first row
-    starts = np.flatnonzero(~same_query) + 1
-    first[starts] = starts
-    np.maximum.accumulate(first, out=first)
-    positions = np.arange(len(run_q), dtype=np.int64)
-    positions -= first
-    del first
     if order is None:
-        return positions[rows]
-    pos = np.empty_like(positions)
-    pos[order] = positions
-    return pos[rows]
+        at = rows
+    else:  # where each row landed once its ties were put in order
+        place = np.empty_like(order)
+        place[order] = np.arange(len(order))
+        at = place[rows]
+    return at - starts[np.searchsorted(starts, at, "right") - 1]
 
 
 def _in_score_order(run_q: np.ndarray, score: np.ndarray, same_query: np.ndarray, n_queries: int) -> bool:
