@@ -12,7 +12,7 @@ import pandas as pd
 from corpora.trec import read_trec_qrels, read_trec_run
 from evaluation.engine import evaluate
 from evaluation.metrics import DEFAULT_METRICS, known_forms, parse_metrics
-from evaluation.results import EvaluationResult
+from evaluation.results import EvaluationResult, wide_table
 from rankscope.errors import RankscopeError
 
 SUMMARY_ID = "all"  # trec_eval's query id for the summary line
@@ -89,9 +89,7 @@ def run_evaluate(args: argparse.Namespace, out: TextIO | None = None) -> int:
     else:
         table = _summary_table(result, args.per_query)
         if args.per_query:
-            order = pd.unique(table["query_id"])
-            table = table.pivot(index="query_id", columns="metric", values="value")
-            table = table.reindex(index=order, columns=result.metrics)
+            table = wide_table(table, result.metrics)
         out.write(table.to_string(index=args.per_query, float_format=_fmt) + "\n")
         out.write(f"queries: {result.n_queries} (without relevant judgments: {result.n_unjudged})\n")
     return 0

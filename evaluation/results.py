@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -49,11 +50,7 @@ class EvaluationResult:
 
     def wide(self) -> pd.DataFrame:
         """One row per query (index ``query_id``), one column per metric in request order."""
-        frame = self.per_query
-        table = frame.pivot(index="query_id", columns="metric", values="value")
-        table = table.reindex(index=pd.unique(frame["query_id"]), columns=self.metrics)
-        table.index.name, table.columns.name = "query_id", "metric"
-        return table
+        return wide_table(self.per_query, self.metrics)
 
     def to_dict(self, per_query: bool = False) -> dict[str, Any]:
         """JSON-ready: ``{"mean": {...}, "n_queries": n, "n_unjudged": n}`` plus ``per_query`` if asked."""
@@ -64,3 +61,10 @@ class EvaluationResult:
                 str(qid): dict(zip(self.metrics, map(float, row))) for qid, row in zip(wide.index, wide.to_numpy())
             }
         return out
+
+
+def wide_table(long: pd.DataFrame, metrics: Sequence[str]) -> pd.DataFrame:
+    """Long ``query_id, metric, value`` rows as one row per query, in the order the queries first
+    appear (pivot alone would sort them), and one column per metric in ``metrics`` order."""
+    table = long.pivot(index="query_id", columns="metric", values="value")
+    return table.reindex(index=pd.unique(long["query_id"]), columns=list(metrics))

@@ -33,6 +33,7 @@ from corpora.schema import validate
 from evaluation import evaluate
 from evaluation.loo import checked_scores
 from evaluation.metrics import parse_metric
+from evaluation.results import wide_table
 from rankscope.errors import SchemaError
 
 
@@ -58,8 +59,7 @@ class SampledResult:
 
     def wide(self) -> pd.DataFrame:
         """Per-query means over repeats: index ``query_id``, one column per metric (for significance tests)."""
-        table = self.per_query.pivot(index="query_id", columns="metric", values="value")
-        return table.reindex(columns=list(self.summary["metric"]))
+        return wide_table(self.per_query, self.summary["metric"])
 
 
 def sampled_evaluate(
