@@ -1,10 +1,12 @@
-"""The shared core: strict text reading, atomic writes, the schema, the run tie rule, the CLI hub."""
+"""The shared core: strict text reading, atomic writes, the schema, the run tie rule, the CLI hub.
+
+make_run (retrieval.base) is tested in tests/retrieval/test_base.py."""
 
 from __future__ import annotations
 
 import gzip
+import os
 
-import numpy as np
 import pandas as pd
 import pytest
 
@@ -12,7 +14,6 @@ from corpora.schema import validate
 from rankscope.cli import build_parser, main
 from rankscope.errors import FormatError, SchemaError
 from rankscope.fileio import atomic_write, read_lines
-from retrieval.base import make_run
 
 
 def test_read_lines_strips_bom_and_crlf(tmp_path):
@@ -80,22 +81,6 @@ def test_validate_computes_trec_ranks_with_doc_id_descending_ties():
     assert dict(zip(out["doc_id"], out["rank"])) == {"b": 1, "c": 2, "a": 3}
 
 
-def test_make_run_orders_by_score_then_doc_id_descending():
-    run = make_run(
-        ["q1", "q2"],
-        [np.array(["d1", "d3", "d2"]), np.array(["x"])],
-        [np.array([0.5, 0.5, 0.9]), np.array([0.1])],
-    )
-    assert run["doc_id"].tolist() == ["d2", "d3", "d1", "x"]
-    assert run["rank"].tolist() == [1, 2, 3, 1]
-    assert run["query_id"].tolist() == ["q1", "q1", "q1", "q2"]
-
-
-def test_make_run_of_empty_results_has_run_columns():
-    run = make_run(["q1"], [np.array([], dtype=object)], [np.array([])])
-    assert list(run.columns) == ["query_id", "doc_id", "score", "rank"] and len(run) == 0
-
-
 def test_cli_version(capsys):
     with pytest.raises(SystemExit) as done:
         main(["--version"])
@@ -104,8 +89,6 @@ def test_cli_version(capsys):
 
 
 def test_atomic_write_honours_umask(tmp_path):
-    import os
-
     old = os.umask(0o022)
     try:
         with atomic_write(tmp_path / "report.html") as handle:
