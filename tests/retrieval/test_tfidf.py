@@ -10,6 +10,7 @@ import pytest
 from sklearn.feature_extraction.text import TfidfVectorizer
 from sklearn.metrics.pairwise import cosine_similarity
 
+from corpora import load_dataset
 from retrieval.analysis import get_analyzer
 from retrieval.tfidf import TfidfRetriever
 
@@ -63,10 +64,7 @@ def test_cosine_scores_equal_sklearn_on_a_small_corpus(tiny_corpus: pd.DataFrame
 
 
 def test_cosine_scores_equal_sklearn_on_cranfield(data_dir) -> None:
-    corpora = pytest.importorskip("corpora")
-    if not hasattr(corpora, "load_dataset"):
-        pytest.skip("corpora.load_dataset not available")
-    dataset = corpora.load_dataset(str(data_dir / "cranfield"))
+    dataset = load_dataset(str(data_dir / "cranfield"))
     _assert_cosine_matches_sklearn(dataset.corpus, dataset.queries, "english")
 
 
