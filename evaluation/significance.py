@@ -26,7 +26,7 @@ the family-wise error over the comparisons passed together.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -126,10 +126,8 @@ def randomization_test(
         signs = 1 - 2 * ((codes >> np.arange(n)) & 1)
         return float(np.mean(np.abs(signs @ diffs) >= threshold))
     rng = np.random.default_rng(seed)
-    block = max(1, _BLOCK_CELLS // n)
     extreme = 0
-    for start in range(0, n_permutations, block):
-        rows = min(block, n_permutations - start)
+    for _, rows in _blocks(n_permutations, n):
         signs = 1 - 2 * rng.integers(0, 2, size=(rows, n), dtype=np.int8)
         extreme += int(np.count_nonzero(np.abs(signs @ diffs) >= threshold))
     return (extreme + 1) / (n_permutations + 1)
@@ -151,10 +149,8 @@ def bootstrap_ci(
         raise ValueError(f"n_resamples must be at least 1, got {n_resamples}")
     n = len(diffs)
     rng = np.random.default_rng(seed)
-    block = max(1, _BLOCK_CELLS // n)
     means = np.empty(n_resamples)
-    for start in range(0, n_resamples, block):
-        rows = min(block, n_resamples - start)
+    for start, rows in _blocks(n_resamples, n):
         means[start : start + rows] = diffs[rng.integers(0, n, size=(rows, n))].mean(axis=1)
     tail = (1 - confidence) / 2
     low, high = np.quantile(means, [tail, 1 - tail])
@@ -274,6 +270,14 @@ def compare_results(
         frame.insert(0, "metric", metric)
         frames.append(frame)
     return pd.concat(frames, ignore_index=True)
+
+
+def _blocks(total: int, width: int) -> Iterator[tuple[int, int]]:
+    """``(start, rows)`` of consecutive blocks covering ``total`` draws of ``width`` cells each,
+    about ``_BLOCK_CELLS`` cells a block, so Monte Carlo memory stays bounded."""
+    block = max(1, _BLOCK_CELLS // width)
+    for start in range(0, total, block):
+        yield start, min(block, total - start)
 
 
 def _differences(system: np.ndarray, baseline: np.ndarray) -> np.ndarray:
