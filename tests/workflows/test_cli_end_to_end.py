@@ -29,7 +29,7 @@ def compared(data_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[
     return out, str(data_dir)
 
 
-def test_compare_writes_everything(compared: tuple[Path, str], capsys: pytest.CaptureFixture) -> None:
+def test_compare_writes_everything(compared: tuple[Path, str]) -> None:
     out, _ = compared
     for name in ("summary.csv", "summary.json", "per_query.csv", "significance.csv", "curves.csv", "run.tfidf.trec", "run.bm25.trec",
                  "report.md", "report.html", "hit_recall_at_k.png", "per_query_difference.png"):

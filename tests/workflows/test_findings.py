@@ -38,7 +38,7 @@ def test_sharp_retriever_triggers_nothing_but_the_summary() -> None:
 
 
 def test_comparison_ranking_not_recall() -> None:
-    # Same queries found, b ranks them higher: Hit@10 equal, MRR@10 up.
+    # Same queries found, a ranks them higher (1, 2 vs 3, 4): Hit@10 equal, MRR@10 of a minus b is +0.229.
     a = pd.Series([1.0, 2.0, 5.0, np.nan], index=list("wxyz"))
     b = pd.Series([3.0, 4.0, 5.0, np.nan], index=list("wxyz"))
     cut_a = cutoffs({10: 0.75}, {10: (1 + 1 / 2 + 1 / 5) / 4})
