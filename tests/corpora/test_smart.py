@@ -121,9 +121,12 @@ def _files(folder: Path, files: dict[str, str]) -> Path:
     return folder
 
 
-def test_cacm_layout_zero_padded_qrels(tmp_path: Path) -> None:
-    folder = _files(
-        tmp_path / "cacm",
+ALL_COLUMNS = ["doc_id", "title", "text"]
+
+# (collection, files, corpus columns checked, corpus rows, query rows, qrels rows); expected rows read off the files
+LAYOUTS = [
+    pytest.param(
+        "cacm",
         {
             "cacm.all": ".I 1\n.T\nPreliminary Report\n.B\nCACM December, 1958\n.A\nPerlis, A. J.\n.N\nCA581203 JB\n"
             ".X\n100\t5\t1\n.I 2\n.T\nExtraction of Roots\n.W\nA method is given.\n.B\nCACM 1958\n",
@@ -131,15 +134,69 @@ def test_cacm_layout_zero_padded_qrels(tmp_path: Path) -> None:
             ".I 2\n.W\nPerlis\n.A\nX\n",
             "qrels.text": "01 0002  0 0\n01 0001  0 0\n",
         },
-    )
-    ds = read_smart(folder)
-    assert ds.name == "cacm"
-    assert ds.corpus.values.tolist() == [
-        ["1", "Preliminary Report", ""],
-        ["2", "Extraction of Roots", "A method is given."],
-    ]
-    assert ds.queries.values.tolist() == [["1", "What articles exist on roots?"], ["2", "Perlis"]]
-    assert ds.qrels.values.tolist() == [["1", "2", 1], ["1", "1", 1]]
+        ALL_COLUMNS,
+        [["1", "Preliminary Report", ""], ["2", "Extraction of Roots", "A method is given."]],
+        [["1", "What articles exist on roots?"], ["2", "Perlis"]],
+        [["1", "2", 1], ["1", "1", 1]],  # zero-padded ids "01 0002" -> "1", "2"
+        id="cacm-zero-padded-qrels",
+    ),
+    pytest.param(
+        "adi",
+        {
+            "ADI.ALL": ".I 1\n.T\nA Computerized Information Center\n.A\nJ. M. Doe\n.W\n   This is an abstract.\n",
+            "ADI.QRY": ".I 1\n.W\nWhat is information science?\n",
+            "ADI.REL": "    1     1 0 0.000000\n",
+        },
+        ALL_COLUMNS,
+        [["1", "A Computerized Information Center", "This is an abstract."]],
+        [["1", "What is information science?"]],
+        [["1", "1", 1]],
+        id="adi",
+    ),
+    pytest.param(
+        "time",
+        {
+            "TIME.ALL": "*TEXT 017 01/04/63 PAGE 020\n\nTHE ALLIES AFTER NASSAU\n\n*TEXT 020 01/04/63 PAGE 021\n\n"
+            "THE ROAD TO JAIL IS PAVED WITH\n\n*TEXT 563 12/27/63 PAGE 030\n\nLAST ONE\n\n*STOP\n",
+            "TIME.QUE": "*FIND    1\n\n KENNEDY ADMINISTRATION PRESSURE ON NGO DINH DIEM TO STOP\n\n SUPPRESSING .\n\n"
+            "*FIND    2\n\n EFFORTS OF AMBASSADOR LODGE .\n\n*STOP\n",
+            "TIME.REL": "  1   1   3\n\n  2   2\n",
+        },
+        ["doc_id", "text"],
+        # documents numbered by position (1, 2, 3), not by their *TEXT numbers (017, 020, 563)
+        [["1", "THE ALLIES AFTER NASSAU"], ["2", "THE ROAD TO JAIL IS PAVED WITH"], ["3", "LAST ONE"]],
+        [
+            ["1", "KENNEDY ADMINISTRATION PRESSURE ON NGO DINH DIEM TO STOP\n\n SUPPRESSING ."],
+            ["2", "EFFORTS OF AMBASSADOR LODGE ."],
+        ],
+        [["1", "1", 1], ["1", "3", 1], ["2", "2", 1]],
+        id="time-documents-numbered-by-position",
+    ),
+    pytest.param(
+        "npl",
+        {
+            "doc-text": "1\ncompact memories have flexible capacities\nis described\n   /\n2\nanother\n   /\n",
+            "query-text": "1\nMEASUREMENT OF DIELECTRIC CONSTANT\n/\n2\nMAGNETIC FIELDS\n/\n",
+            "rlv-ass": "1\n     2   1\n   /\n2\n    1\n   /\n",
+        },
+        ALL_COLUMNS,
+        [["1", "", "compact memories have flexible capacities\nis described"], ["2", "", "another"]],
+        [["1", "MEASUREMENT OF DIELECTRIC CONSTANT"], ["2", "MAGNETIC FIELDS"]],
+        [["1", "2", 1], ["1", "1", 1], ["2", "1", 1]],
+        id="npl",
+    ),
+]
+
+
+@pytest.mark.parametrize(("name", "files", "columns", "corpus", "queries", "qrels"), LAYOUTS)
+def test_collection_layouts_detected_and_read(
+    tmp_path: Path, name: str, files: dict[str, str], columns: list[str], corpus: list, queries: list, qrels: list
+) -> None:
+    ds = read_smart(_files(tmp_path / name, files))
+    assert ds.name == name
+    assert ds.corpus[columns].values.tolist() == corpus
+    assert ds.queries.values.tolist() == queries
+    assert ds.qrels.values.tolist() == qrels
 
 
 def test_med_layout_trec_style_qrels(tmp_path: Path) -> None:
@@ -156,65 +213,6 @@ def test_med_layout_trec_style_qrels(tmp_path: Path) -> None:
     assert ds.corpus["text"].tolist()[0].endswith("fatty acids .")  # padding spaces stripped at the end
     assert ds.corpus["title"].tolist() == ["", ""]
     assert ds.qrels.values.tolist() == [["1", "2", 1], ["1", "1", 1]]
-
-
-def test_adi_layout(tmp_path: Path) -> None:
-    folder = _files(
-        tmp_path / "adi",
-        {
-            "ADI.ALL": ".I 1\n.T\nA Computerized Information Center\n.A\nJ. M. Doe\n.W\n   This is an abstract.\n",
-            "ADI.QRY": ".I 1\n.W\nWhat is information science?\n",
-            "ADI.REL": "    1     1 0 0.000000\n",
-        },
-    )
-    ds = read_smart(folder)
-    assert ds.name == "adi"
-    assert ds.corpus.values.tolist() == [["1", "A Computerized Information Center", "This is an abstract."]]
-    assert ds.qrels.values.tolist() == [["1", "1", 1]]
-
-
-def test_time_layout_documents_numbered_by_position(tmp_path: Path) -> None:
-    folder = _files(
-        tmp_path / "time",
-        {
-            "TIME.ALL": "*TEXT 017 01/04/63 PAGE 020\n\nTHE ALLIES AFTER NASSAU\n\n*TEXT 020 01/04/63 PAGE 021\n\n"
-            "THE ROAD TO JAIL IS PAVED WITH\n\n*TEXT 563 12/27/63 PAGE 030\n\nLAST ONE\n\n*STOP\n",
-            "TIME.QUE": "*FIND    1\n\n KENNEDY ADMINISTRATION PRESSURE ON NGO DINH DIEM TO STOP\n\n SUPPRESSING .\n\n"
-            "*FIND    2\n\n EFFORTS OF AMBASSADOR LODGE .\n\n*STOP\n",
-            "TIME.REL": "  1   1   3\n\n  2   2\n",
-        },
-    )
-    ds = read_smart(folder)
-    assert ds.name == "time"
-    assert ds.corpus[["doc_id", "text"]].values.tolist() == [
-        ["1", "THE ALLIES AFTER NASSAU"],
-        ["2", "THE ROAD TO JAIL IS PAVED WITH"],
-        ["3", "LAST ONE"],
-    ]
-    assert ds.queries.values.tolist() == [
-        ["1", "KENNEDY ADMINISTRATION PRESSURE ON NGO DINH DIEM TO STOP\n\n SUPPRESSING ."],
-        ["2", "EFFORTS OF AMBASSADOR LODGE ."],
-    ]
-    assert ds.qrels.values.tolist() == [["1", "1", 1], ["1", "3", 1], ["2", "2", 1]]
-
-
-def test_npl_layout(tmp_path: Path) -> None:
-    folder = _files(
-        tmp_path / "npl",
-        {
-            "doc-text": "1\ncompact memories have flexible capacities\nis described\n   /\n2\nanother\n   /\n",
-            "query-text": "1\nMEASUREMENT OF DIELECTRIC CONSTANT\n/\n2\nMAGNETIC FIELDS\n/\n",
-            "rlv-ass": "1\n     2   1\n   /\n2\n    1\n   /\n",
-        },
-    )
-    ds = read_smart(folder)
-    assert ds.name == "npl"
-    assert ds.corpus.values.tolist() == [
-        ["1", "", "compact memories have flexible capacities\nis described"],
-        ["2", "", "another"],
-    ]
-    assert ds.queries.values.tolist() == [["1", "MEASUREMENT OF DIELECTRIC CONSTANT"], ["2", "MAGNETIC FIELDS"]]
-    assert ds.qrels.values.tolist() == [["1", "2", 1], ["1", "1", 1], ["2", "1", 1]]
 
 
 def test_every_collection_has_a_spec() -> None:
