@@ -72,12 +72,17 @@ def test_compare_report_is_self_contained(compared: tuple[Path, str]) -> None:
     assert "![Hit@K and Recall@K against K](hit_recall_at_k.png)" in md
 
 
-def test_tune_cli(data_dir: Path, tmp_path: Path, monkeypatch, capsys) -> None:
+def run_cli(argv: list[str], data_dir: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture) -> str:
+    """Run ``rankscope`` on the real collections; it must exit 0. Returns what it printed."""
     monkeypatch.setenv("RANKSCOPE_DATA", str(data_dir))
-    code = main(["tune", "--quiet", "--dataset", "cranfield", "--k1", "1.0:2.0:0.5", "--b", "0.55:0.95:0.2",
-                 "--folds", "3", "--out", str(tmp_path)])
-    assert code == 0
-    printed = capsys.readouterr().out
+    assert main(argv) == 0
+    return capsys.readouterr().out
+
+
+def test_tune_cli(data_dir: Path, tmp_path: Path, monkeypatch, capsys) -> None:
+    argv = ["tune", "--quiet", "--dataset", "cranfield", "--k1", "1.0:2.0:0.5", "--b", "0.55:0.95:0.2",
+            "--folds", "3", "--out", str(tmp_path)]
+    printed = run_cli(argv, data_dir, monkeypatch, capsys)
     assert "in-sample gain" in printed and "cross-validated gain" in printed
     grid = pd.read_csv(tmp_path / "grid.csv")
     assert len(grid) == 9
@@ -91,11 +96,9 @@ def test_tune_cli(data_dir: Path, tmp_path: Path, monkeypatch, capsys) -> None:
 
 
 def test_diagnose_cli_on_cisi(data_dir: Path, tmp_path: Path, monkeypatch, capsys) -> None:
-    monkeypatch.setenv("RANKSCOPE_DATA", str(data_dir))
-    code = main(["--quiet", "diagnose", "--dataset", "cisi", "--retriever", "bm25", "--vs", "tfidf",
-                 "--sampled-repeats", "1", "--out", str(tmp_path)])
-    assert code == 0
-    printed = capsys.readouterr().out
+    argv = ["--quiet", "diagnose", "--dataset", "cisi", "--retriever", "bm25", "--vs", "tfidf",
+            "--sampled-repeats", "1", "--out", str(tmp_path)]
+    printed = run_cli(argv, data_dir, monkeypatch, capsys)
     assert "bm25 vs tfidf" in printed and "76 judged queries" in printed
     ranks = pd.read_csv(tmp_path / "first_ranks.csv", dtype={"query_id": str}, index_col="query_id")
     assert len(ranks) == 76
@@ -119,9 +122,8 @@ def test_diagnose_cli_on_cisi(data_dir: Path, tmp_path: Path, monkeypatch, capsy
 
 
 def test_tune_json_on_a_one_point_grid_at_the_defaults(data_dir: Path, monkeypatch, capsys) -> None:
-    monkeypatch.setenv("RANKSCOPE_DATA", str(data_dir))
-    assert main(["--quiet", "tune", "--k1", "1.5", "--b", "0.75", "--folds", "2", "--format", "json"]) == 0
-    result = json.loads(capsys.readouterr().out)
+    argv = ["--quiet", "tune", "--k1", "1.5", "--b", "0.75", "--folds", "2", "--format", "json"]
+    result = json.loads(run_cli(argv, data_dir, monkeypatch, capsys))
     assert result["grid_points"] == 1 and result["queries"] == 225
     assert result["best"]["score"] == result["default"]["score"]
     assert result["in_sample_gain"] == 0 and result["cross_validated"]["gain"] == pytest.approx(0, abs=1e-15)
