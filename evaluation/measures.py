@@ -15,7 +15,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from evaluation.ranking import Judged
+from evaluation.ranking import Judged, group_positions
 
 
 def _ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
@@ -75,9 +75,7 @@ def average_precision(j: Judged, k: int | None = None) -> np.ndarray:
     """
     rel = j.relevant
     q, pos = j.q[rel], j.pos[rel]
-    counts = np.bincount(q, minlength=j.n_queries)
-    first = np.cumsum(counts) - counts
-    seen = np.arange(len(q)) - first[q] + 1.0  # relevant documents up to and including this one
+    seen = group_positions(q, j.n_queries) + 1.0  # relevant documents up to and including this one
     precision = seen / (pos + 1.0)
     if k is not None:
         precision = np.where(pos < k, precision, 0.0)
@@ -96,10 +94,9 @@ def bpref(j: Judged) -> np.ndarray:
     Unjudged and negative-label documents are skipped, exactly as trec_eval's bpref.
     """
     nonrel = ((j.label >= 0) & ~j.relevant).astype(np.int64)
-    counts = np.bincount(j.q, minlength=j.n_queries)
-    first = np.cumsum(counts) - counts
+    first_row = np.arange(len(j.q)) - group_positions(j.q, j.n_queries)  # of each row's query
     before = np.cumsum(nonrel) - nonrel  # non-relevant strictly above, across queries
-    above = before - before[first[j.q]] if len(before) else before
+    above = before - before[first_row]
     rel = j.relevant
     n_r, big_r, big_n = above[rel], j.num_rel[j.q[rel]], j.num_nonrel[j.q[rel]]
     term = np.where(n_r > 0, 1.0 - np.minimum(n_r, big_r) / np.maximum(np.minimum(big_n, big_r), 1), 1.0)

@@ -144,7 +144,7 @@ def judge_run(
         label=qrels_label[found][by_rank],
         score=run_score[rows][by_rank],
         ideal_q=ideal_q,
-        ideal_pos=_positions(ideal_q, n_queries),
+        ideal_pos=group_positions(ideal_q, n_queries),
         ideal_label=ideal_label[ideal_order],
         run_q=run_q,
         run_score=run_score,
@@ -178,7 +178,7 @@ def _query_codes(run_query: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return run_query[starts], codes
 
 
-def _positions(codes: np.ndarray, n_groups: int) -> np.ndarray:
+def group_positions(codes: np.ndarray, n_groups: int) -> np.ndarray:
     """0-based position of each row within its group, for rows already grouped by code."""
     counts = np.bincount(codes, minlength=n_groups)
     return np.arange(len(codes), dtype=np.int64) - (np.cumsum(counts) - counts)[codes]
