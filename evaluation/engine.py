@@ -84,10 +84,10 @@ def _run_columns(run: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray]
             f"run: missing column(s) {missing}; expected ['query_id', 'doc_id', 'score'(, 'rank')], "
             f"found {list(map(str, run.columns))}"
         )
-    return _ids(run["query_id"], "query_id", "run"), _ids(run["doc_id"], "doc_id", "run"), _scores(run["score"])
+    return _ids(run["query_id"], "query_id"), _ids(run["doc_id"], "doc_id"), _scores(run["score"])
 
 
-def _ids(column: pd.Series, name: str, source: str) -> np.ndarray:
+def _ids(column: pd.Series, name: str) -> np.ndarray:
     """The ids as an object array of ``str`` (one C-level type check when they already are)."""
     values = column.to_numpy(dtype=object)
     if pd.api.types.infer_dtype(values, skipna=False) == "string":
@@ -95,7 +95,7 @@ def _ids(column: pd.Series, name: str, source: str) -> np.ndarray:
     missing = pd.isna(values)
     if missing.any():
         row = int(np.flatnonzero(missing)[0])
-        raise SchemaError(f"{source}: column {name!r} has a missing value at row {row}")
+        raise SchemaError(f"run: column {name!r} has a missing value at row {row}")
     return values.astype(str).astype(object)  # ids are strings (schema rule), e.g. 7 -> "7"
 
 
