@@ -89,28 +89,25 @@ def sampled_evaluate(
     score = _score_function(scorer, queries)
     pair_query = relevant["query_id"].to_numpy()
     pair_doc = relevant["doc_id"].to_numpy()
-    run_parts, ties = [], 0
+    # one evaluation unit per (repeat, pair), in the order the loop below draws them
+    units = [f"{repeat}:{pair}" for repeat in range(repeats) for pair in range(len(pair_query))]
+    candidate_lists, score_lists, ties = [], [], 0
     for repeat in range(repeats):
         rng = np.random.default_rng([seed, repeat])
-        for pair, (query_id, target) in enumerate(zip(pair_query, pair_doc)):
+        for query_id, target in zip(pair_query, pair_doc):
             negatives = universe[_draw(rng, len(universe), forbidden[query_id], n_negatives)]
             candidates = np.concatenate(([target], negatives))
             values = checked_scores(score(query_id, candidates), query_id, len(candidates))
             ties += bool(np.any(values[1:] == values[0]))
-            run_parts.append((f"{repeat}:{pair}", candidates, values))
+            candidate_lists.append(candidates)
+            score_lists.append(values)
     result = evaluate(
+        pd.DataFrame({"query_id": units, "doc_id": np.tile(pair_doc, repeats), "relevance": 1}),
         pd.DataFrame(
             {
-                "query_id": [f"{r}:{p}" for r in range(repeats) for p in range(len(pair_query))],
-                "doc_id": np.tile(pair_doc, repeats),
-                "relevance": 1,
-            }
-        ),
-        pd.DataFrame(
-            {
-                "query_id": np.repeat([unit for unit, _, _ in run_parts], n_negatives + 1),
-                "doc_id": np.concatenate([docs for _, docs, _ in run_parts]),
-                "score": np.concatenate([values for _, _, values in run_parts]),
+                "query_id": np.repeat(units, n_negatives + 1),
+                "doc_id": np.concatenate(candidate_lists),
+                "score": np.concatenate(score_lists),
             }
         ),
         list(metrics),
