@@ -266,11 +266,19 @@ def _sorted_pairs(run_q: np.ndarray, run_dc: np.ndarray, n_docs: int, n_queries:
 
 def _find_pairs(sorted_pairs: np.ndarray, pair_rows: np.ndarray, wanted: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Which ``wanted`` pairs (sorted, so the binary searches run in order) the run holds, and their rows."""
-    if len(sorted_pairs) == 0:
-        return np.zeros(len(wanted), dtype=bool), np.zeros(0, dtype=np.int64)
-    at = np.minimum(np.searchsorted(sorted_pairs, wanted), len(sorted_pairs) - 1)
-    found = sorted_pairs[at] == wanted
+    at, found = find_sorted(sorted_pairs, wanted)
     return found, pair_rows[at[found]]
+
+
+def find_sorted(sorted_values: np.ndarray, wanted: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Where each of ``wanted`` would sit in ``sorted_values`` (clipped to the last index) and whether it is there.
+
+    One binary search per value; neither side is sorted again (``np.isin`` would sort both).
+    """
+    if len(sorted_values) == 0:
+        return np.zeros(len(wanted), dtype=np.intp), np.zeros(len(wanted), dtype=bool)
+    at = np.minimum(np.searchsorted(sorted_values, wanted), len(sorted_values) - 1)
+    return at, sorted_values[at] == wanted
 
 
 def _refuse_duplicates(
@@ -353,9 +361,8 @@ def _query_score_keys(run_q: np.ndarray, score: np.ndarray) -> tuple[np.ndarray,
 
 def _ahead_among_equal_keys(keys: np.ndarray, rows: np.ndarray, score: np.ndarray, doc: np.ndarray) -> np.ndarray:
     """For each of ``rows``, how many rows with the same key precede it exactly (score, then doc_id, descending)."""
-    shared_keys = np.unique(keys[rows])
-    at = np.minimum(np.searchsorted(shared_keys, keys), len(shared_keys) - 1)
-    members = np.flatnonzero(shared_keys[at] == keys)  # every row holding one of those keys, ascending
+    _, shared = find_sorted(np.unique(keys[rows]), keys)
+    members = np.flatnonzero(shared)  # every row holding one of the keys of ``rows``, ascending
     member_keys = keys[members]
     order = np.lexsort((-_byte_order_rank(doc[members]), -score[members], member_keys))
     ordered_keys = member_keys[order]

@@ -33,6 +33,7 @@ from corpora.schema import validate
 from evaluation import evaluate
 from evaluation.loo import checked_scores
 from evaluation.metrics import parse_metric
+from evaluation.ranking import find_sorted
 from evaluation.results import wide_table
 from rankscope.errors import SchemaError
 
@@ -182,10 +183,8 @@ def _draw(rng: np.random.Generator, size: int, forbidden: np.ndarray, count: int
     uniform sample of the allowed set.
     """
     drawn = rng.choice(size, size=min(size, count + len(forbidden)), replace=False)
-    if len(forbidden):
-        at = np.minimum(np.searchsorted(forbidden, drawn), len(forbidden) - 1)
-        drawn = drawn[forbidden[at] != drawn]
-    return drawn[:count]
+    _, blocked = find_sorted(forbidden, drawn)
+    return drawn[~blocked][:count]
 
 
 def _score_function(
