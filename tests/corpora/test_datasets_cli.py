@@ -23,6 +23,7 @@ def test_table_lists_counts_and_locations(env: Path, capsys: pytest.CaptureFixtu
     assert lines[0].split() == ["name", "documents", "queries", "judged", "judgments", "location"]
     rows = {line.split()[0]: line.split() for line in lines[1:-1]}
     assert list(rows) == ["cranfield", "cisi", "cacm", "med", "adi", "time", "npl"]
+    # counts as in the raw files (".I" records, qrels lines), re-derived in tests/corpora/test_smart.py
     assert rows["cranfield"][1:6] == ["1400", "225", "225", "1837", str(env / "cranfield")]
     assert rows["cisi"][1:6] == ["1460", "112", "76", "3114", str(env / "cisi")]
     assert rows["cacm"][1:5] == ["-", "-", "-", "-"]
@@ -33,6 +34,7 @@ def test_table_lists_counts_and_locations(env: Path, capsys: pytest.CaptureFixtu
 def test_json_output(env: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["datasets", "--format", "json"]) == 0
     rows = {row["name"]: row for row in json.loads(capsys.readouterr().out)}
+    # cranqrel codes -1, 4, 3, 2, 1 become grades 0, 1, 2, 3, 4 (code counts: 225, 363, 734, 387, 128)
     assert rows["cranfield"]["judgments_per_level"] == {"0": 225, "1": 363, "2": 734, "3": 387, "4": 128}
     assert (rows["cisi"]["source"], rows["cisi"]["judged_queries"]) == ("RANKSCOPE_DATA", 76)
     assert rows["npl"]["location"] is None and rows["npl"]["source"] == "download"
