@@ -108,6 +108,10 @@ def checked_scores(scores: object, query_id: str, expected: int) -> np.ndarray:
     values = np.asarray(scores, dtype=np.float64)
     if values.shape != (expected,):
         raise SchemaError(f"query {query_id!r}: the scorer returned shape {values.shape} for {expected} documents")
-    if not np.all(np.isfinite(values)):
-        raise SchemaError(f"query {query_id!r}: the scorer returned a non-finite score")
+    bad = np.flatnonzero(~np.isfinite(values))
+    if len(bad):
+        raise SchemaError(
+            f"query {query_id!r}: the scorer returned a non-finite score ({values[bad[0]]}) "
+            f"for document {bad[0]} of {expected}; scores must be finite numbers"
+        )
     return values

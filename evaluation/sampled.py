@@ -156,7 +156,10 @@ def _forbidden_positions(
     if exclude is not None:
         missing = [c for c in ("query_id", "doc_id") if c not in exclude.columns]
         if missing:
-            raise SchemaError(f"exclude: missing column(s) {missing}; expected query_id, doc_id")
+            raise SchemaError(
+                f"exclude: missing column(s) {missing}; expected query_id, doc_id, "
+                f"found {list(map(str, exclude.columns))}"
+            )
         pairs.append(exclude[["query_id", "doc_id"]].astype(str))
     blocked = pd.concat(pairs, ignore_index=True)
     blocked = blocked.assign(position=universe.get_indexer(blocked["doc_id"]))

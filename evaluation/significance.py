@@ -162,8 +162,9 @@ def adjust_pvalues(p_values: Sequence[float] | np.ndarray, method: str = "holm")
     p = np.asarray(p_values, dtype=np.float64)
     if method not in CORRECTIONS:
         raise ValueError(f"unknown correction {method!r}; expected one of {list(CORRECTIONS)}")
-    if np.any((p < 0) | (p > 1)) or np.any(np.isnan(p)):
-        raise ValueError("p-values must lie in [0, 1]")
+    bad = np.flatnonzero(~((p >= 0) & (p <= 1)))  # NaN fails both comparisons
+    if len(bad):
+        raise ValueError(f"p-values must lie in [0, 1]; p-value {bad[0]} is {p[bad[0]]}")
     m = len(p)
     if method == "none" or m == 0:
         return p.copy()

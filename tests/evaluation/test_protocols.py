@@ -97,7 +97,7 @@ def test_full_ranking_excludes_seen_and_breaks_ties_like_trec_eval() -> None:
     # w is seen; z and y tie at 2.0 -> doc_id descending puts z first
     assert run["doc_id"].tolist() == ["z", "y", "x"]
     assert run["rank"].tolist() == [1, 2, 3]
-    with pytest.raises(SchemaError, match=r"query 'u'.*non-finite"):
+    with pytest.raises(SchemaError, match=r"query 'u'.*non-finite score \(nan\) for document 0 of 5"):
         full_ranking_run(lambda user, items: [np.nan] * len(items), ["u"], list(scores), seen)
 
 
@@ -198,6 +198,9 @@ def test_sampled_errors_name_the_query() -> None:
         sampled_evaluate(qrels, lambda u, ids: np.zeros(len(ids)), ["d1", "d2", "d3"], n_negatives=5)
     with pytest.raises(SchemaError, match=r"query 'u' has relevant documents but no text"):
         sampled_evaluate(qrels, _Recorder(), ["d001", "d002", "d003"], n_negatives=1, queries={"v": "x"})
+    bad_exclude = pd.DataFrame({"user": ["u"], "doc_id": ["d2"]})
+    with pytest.raises(SchemaError, match=r"exclude: missing column\(s\) \['query_id'\].*found \['user', 'doc_id'\]"):
+        sampled_evaluate(qrels, lambda u, ids: np.zeros(len(ids)), ["d1", "d2"], n_negatives=1, exclude=bad_exclude)
 
 
 # --- MovieLens-100k -----------------------------------------------------------------------

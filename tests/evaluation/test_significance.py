@@ -80,6 +80,10 @@ def test_holm_and_bonferroni_by_hand() -> None:
     np.testing.assert_allclose(adjust_pvalues(p, "holm"), [0.03, 0.06, 0.06, 0.02])
     np.testing.assert_allclose(adjust_pvalues([0.5, 0.6], "holm"), [1.0, 1.0])
     np.testing.assert_allclose(adjust_pvalues(p, "none"), p)
+    with pytest.raises(ValueError, match=r"p-value 1 is nan"):
+        adjust_pvalues([0.5, float("nan")], "holm")
+    with pytest.raises(ValueError, match=r"p-value 2 is 1.5"):
+        adjust_pvalues([0.5, 0.2, 1.5], "none")
 
 
 def test_bootstrap_interval_is_seeded_and_brackets_the_mean() -> None:
