@@ -137,8 +137,12 @@ def _summarise(
     if repeats == 1:
         summary["std"] = 0.0
     order = {m: i for i, m in enumerate(metrics)}
-    per_repeat = per_repeat.sort_values(["repeat", "metric"], key=lambda c: c.map(order) if c.name == "metric" else c)
-    per_query = per_query.sort_values(["query_id", "metric"], key=lambda c: c.map(order) if c.name == "metric" else c)
+
+    def metrics_in_request_order(column: pd.Series) -> pd.Series:
+        return column.map(order) if column.name == "metric" else column
+
+    per_repeat = per_repeat.sort_values(["repeat", "metric"], key=metrics_in_request_order)
+    per_query = per_query.sort_values(["query_id", "metric"], key=metrics_in_request_order)
     return SampledResult(
         per_repeat=per_repeat.reset_index(drop=True)[["repeat", "metric", "value"]],
         per_query=per_query.reset_index(drop=True)[["query_id", "metric", "value"]],
