@@ -105,7 +105,8 @@ def judge_run(
         if len(query_ids) == 0:
             raise RankscopeError("judged_only: no query appears in both the qrels and the run")
     n_queries = len(query_ids)
-    run_q = pd.Index(query_ids).get_indexer(run_names)[run_codes]
+    query_index = pd.Index(query_ids)  # one hash table for both lookups
+    run_q = query_index.get_indexer(run_names)[run_codes]
     keep = run_q >= 0
     if not keep.all():  # run-only queries are ignored, as trec_eval does
         run_q, run_query, run_doc, run_score = run_q[keep], run_query[keep], run_doc[keep], run_score[keep]
@@ -116,7 +117,7 @@ def judge_run(
     del run_dc
     _refuse_duplicates("run lists", sorted_pairs, pair_rows, run_query, run_doc)
 
-    qrels_q = pd.Index(query_ids).get_indexer(qrels_query)
+    qrels_q = query_index.get_indexer(qrels_query)
     in_eval = qrels_q >= 0
     qrels_q, qrels_dc, qrels_label = qrels_q[in_eval], qrels_dc[in_eval], qrels_label[in_eval]
     by_pair = np.argsort(qrels_q * np.int64(n_docs) + qrels_dc, kind="stable")
