@@ -120,9 +120,9 @@ def judge_run(
     qrels_q = query_index.get_indexer(qrels_query)
     in_eval = qrels_q >= 0
     qrels_q, qrels_dc, qrels_label = qrels_q[in_eval], qrels_dc[in_eval], qrels_label[in_eval]
-    by_pair = np.argsort(qrels_q * np.int64(n_docs) + qrels_dc, kind="stable")
-    qrels_q, qrels_label = qrels_q[by_pair], qrels_label[by_pair]
-    qrels_pairs = qrels_q * np.int64(n_docs) + qrels_dc[by_pair]
+    qrels_pairs = qrels_q * np.int64(n_docs) + qrels_dc
+    by_pair = np.argsort(qrels_pairs, kind="stable")
+    qrels_q, qrels_label, qrels_pairs = qrels_q[by_pair], qrels_label[by_pair], qrels_pairs[by_pair]
     _refuse_duplicates("qrels judge", qrels_pairs, by_pair, qrels_query[in_eval], qrels_doc[in_eval])
     found, rows = _find_pairs(sorted_pairs, pair_rows, qrels_pairs)
     j_q, j_pos = qrels_q[found], _ranks(run_q, run_score, run_doc, n_queries, rows)
@@ -295,9 +295,10 @@ def _refuse_duplicates(
 def _ranks(run_q: np.ndarray, score: np.ndarray, doc: np.ndarray, n_queries: int, rows: np.ndarray) -> np.ndarray:
     """0-based rank within its query of each of ``rows``: score descending, then doc_id descending."""
     same_query = run_q[1:] == run_q[:-1]
-    if not _in_score_order(run_q, score, same_query, n_queries):
+    changes = np.flatnonzero(~same_query)  # rows after which the query changes
+    if not _in_score_order(run_q, score, same_query, changes, n_queries):
         return _ranks_by_keys(run_q, score, doc, rows)
-    starts = np.concatenate([[0], np.flatnonzero(~same_query) + 1])  # each query's first row
+    starts = np.concatenate([[0], changes + 1])  # each query's first row
     order = _settle(same_query & (score[1:] == score[:-1]), doc)
     if order is None:
         at = rows
@@ -308,12 +309,13 @@ def _ranks(run_q: np.ndarray, score: np.ndarray, doc: np.ndarray, n_queries: int
     return at - starts[np.searchsorted(starts, at, "right") - 1]
 
 
-def _in_score_order(run_q: np.ndarray, score: np.ndarray, same_query: np.ndarray, n_queries: int) -> bool:
+def _in_score_order(
+    run_q: np.ndarray, score: np.ndarray, same_query: np.ndarray, changes: np.ndarray, n_queries: int
+) -> bool:
     """True if each query's rows are contiguous and their scores never increase (ties checked later)."""
-    starts = np.flatnonzero(~same_query)
-    if len(starts) >= n_queries:  # more stretches than queries: some query is split
+    if len(changes) >= n_queries:  # more stretches than queries: some query is split
         return False
-    heads = run_q[np.concatenate([[0], starts + 1])] if len(run_q) else run_q
+    heads = run_q[np.concatenate([[0], changes + 1])] if len(run_q) else run_q
     if len(np.unique(heads)) != len(heads):
         return False
     return bool(np.all((score[1:] <= score[:-1]) | ~same_query))
