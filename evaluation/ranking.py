@@ -297,6 +297,7 @@ def _ranks(run_q: np.ndarray, score: np.ndarray, doc: np.ndarray, n_queries: int
     same_query = run_q[1:] == run_q[:-1]
     changes = np.flatnonzero(~same_query)  # rows after which the query changes
     if not _in_score_order(run_q, score, same_query, changes, n_queries):
+        del changes  # about one per row when the run is shuffled: free it before the sort
         return _ranks_by_keys(run_q, score, doc, rows)
     starts = np.concatenate([[0], changes + 1])  # each query's first row
     order = _settle(same_query & (score[1:] == score[:-1]), doc)
