@@ -19,7 +19,7 @@ from typing import Any, ClassVar, Protocol, runtime_checkable
 import numpy as np
 import pandas as pd
 
-from corpora.schema import validate
+from corpora.schema import sort_run, validate
 from rankscope.errors import NotFittedError, RankscopeError, SchemaError
 
 
@@ -143,17 +143,15 @@ def make_run(
                 "rank": pd.Series([], dtype=np.int64),
             }
         )
-    qids = np.repeat(np.asarray(query_ids, dtype=object), lengths)
-    docs = np.concatenate([np.asarray(d, dtype=object) for d in doc_ids])
-    vals = np.concatenate([np.asarray(s, dtype=np.float64) for s in scores])
-    starts = np.concatenate([[0], np.cumsum(lengths)[:-1]])
+    run = pd.DataFrame(
+        {
+            "query_id": np.repeat(np.asarray(query_ids, dtype=object), lengths),
+            "doc_id": np.concatenate([np.asarray(d, dtype=object) for d in doc_ids]),
+            "score": np.concatenate([np.asarray(s, dtype=np.float64) for s in scores]),
+        }
+    )
     if not ordered:
-        # per query (small arrays sort faster than one large lexsort); doc_id descending
-        # via the rank of each id among the sorted ids
-        doc_codes = pd.factorize(docs, sort=True)[0]
-        order = np.concatenate(
-            [a + np.lexsort((-doc_codes[a : a + n], -vals[a : a + n])) for a, n in zip(starts, lengths)]
-        )
-        docs, vals = docs[order], vals[order]
-    ranks = np.arange(len(docs)) - np.repeat(starts, lengths) + 1
-    return pd.DataFrame({"query_id": qids, "doc_id": docs, "score": vals, "rank": ranks.astype(np.int64)})
+        return sort_run(run)  # the one implementation of the tie rule for run tables
+    starts = np.concatenate([[0], np.cumsum(lengths)[:-1]])
+    run["rank"] = (np.arange(len(run)) - np.repeat(starts, lengths) + 1).astype(np.int64)
+    return run
