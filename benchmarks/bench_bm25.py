@@ -36,14 +36,14 @@ RANK_BM25_QUERIES = 20
 
 # --- quality -------------------------------------------------------------------------
 def _ndcg10(dataset, run: pd.DataFrame) -> float:
-    from evaluation import evaluate
+    from rankscope.evaluation import evaluate
 
     return evaluate(dataset.qrels, run, ["ndcg@10"]).mean["ndcg@10"]
 
 
 def _run_from_scores(query_ids, doc_ids, score_rows, k: int = 1000) -> pd.DataFrame:
     """A run from dense per-query score vectors: top k among non-zero scores."""
-    from retrieval.base import make_run
+    from rankscope.retrieval.base import make_run
 
     docs, scores = [], []
     for row in score_rows:
@@ -61,7 +61,7 @@ def _competitors(dataset, analyzer) -> dict[str, float]:
     import rank_bm25
     from sklearn.feature_extraction.text import TfidfVectorizer
 
-    from retrieval.base import document_texts, query_texts
+    from rankscope.retrieval.base import document_texts, query_texts
 
     doc_ids, texts = document_texts(dataset.corpus)
     query_ids, qtexts = query_texts(dataset.queries)
@@ -87,10 +87,10 @@ def _competitors(dataset, analyzer) -> dict[str, float]:
 
 
 def quality() -> None:
-    from corpora import load_dataset
+    from rankscope.corpora import load_dataset
 
-    from retrieval.analysis import Analyzer
-    from retrieval.bm25 import BM25
+    from rankscope.retrieval.analysis import Analyzer
+    from rankscope.retrieval.bm25 import BM25
 
     data = os.environ.get("RANKSCOPE_DATA")
     if not data:
@@ -183,9 +183,9 @@ def _best_qps(func: Callable[[], object], n_queries: int, repeats: int = 3) -> d
 
 
 def speed_rankscope(docs: list[str], queries: list[str], threads: int) -> dict[str, float]:
-    from retrieval.analysis import Analyzer
-    from retrieval.bm25 import BM25
-    from retrieval.counts_retriever import THREADS_VARIABLE
+    from rankscope.retrieval.analysis import Analyzer
+    from rankscope.retrieval.bm25 import BM25
+    from rankscope.retrieval.counts_retriever import THREADS_VARIABLE
 
     os.environ[THREADS_VARIABLE] = str(threads)  # this process only: each system runs in its own
 

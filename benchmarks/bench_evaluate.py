@@ -101,7 +101,7 @@ def prepare(tool: str, arrays: dict) -> tuple[Callable[[], dict[str, float]], ob
     """Build the tool's input (untimed) and return (evaluate-once callable, the input to keep alive)."""
     qrels, run = frames(arrays)
     if tool == "rankscope":
-        from evaluation import evaluate
+        from rankscope.evaluation import evaluate
 
         return (lambda: evaluate(qrels, run).mean), (qrels, run)
     if tool == "ranx":

@@ -72,7 +72,7 @@ def write_run(path: Path, n_lines: int, per_query: int = 1000, seed: int = 0) ->
 
 
 RUN_READERS = {
-    "rankscope read_trec_run": "from corpora.trec import read_trec_run as read\nload = lambda p: len(read(p))",
+    "rankscope read_trec_run": "from rankscope.corpora.trec import read_trec_run as read\nload = lambda p: len(read(p))",
     "ir_measures read_trec_run": "import ir_measures\nload = lambda p: sum(1 for _ in ir_measures.read_trec_run(p))",
     "ranx Run.from_file": (
         "from ranx import Run\nload = lambda p: sum(len(v) for v in Run.from_file(p, kind='trec').run.values())"
@@ -103,7 +103,7 @@ def main() -> None:
     parser.add_argument("--run-lines", type=int, default=1_000_000)
     parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args()
-    from corpora import load_dataset
+    from rankscope.corpora import load_dataset
 
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)

@@ -25,8 +25,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from retrieval.analysis import get_analyzer
-from retrieval.word2vec import EmptyQueryWarning, Word2VecRetriever, import_gensim_models
+from rankscope.retrieval.analysis import get_analyzer
+from rankscope.retrieval.word2vec import EmptyQueryWarning, Word2VecRetriever, import_gensim_models
 
 
 def zipf_texts(n_texts: int, mean_len: int, n_types: int, rng: np.random.Generator) -> list[str]:

@@ -17,12 +17,12 @@ from typing import Any
 
 import pandas as pd
 
-from corpora.checks import integer, refuse_repeats
-from corpora.dataset import Dataset
-from corpora.paths import first_file
-from corpora.jsonl import read_jsonl, string_field, write_jsonl
-from rankscope.errors import FormatError
-from rankscope.fileio import PathLike, atomic_write, read_lines
+from rankscope.corpora.checks import integer, refuse_repeats
+from rankscope.corpora.dataset import Dataset
+from rankscope.corpora.paths import first_file
+from rankscope.corpora.jsonl import read_jsonl, string_field, write_jsonl
+from rankscope.core.errors import FormatError
+from rankscope.core.fileio import PathLike, atomic_write, read_lines
 
 QRELS_HEADER = ("query-id", "corpus-id", "score")
 _HEADER_LINE = "\t".join(QRELS_HEADER)

@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 from collections.abc import Hashable, Sequence
 
-from rankscope.errors import FormatError
-from rankscope.fileio import PathLike
+from rankscope.core.errors import FormatError
+from rankscope.core.fileio import PathLike
 
 _INTEGER = re.compile(r"[+-]?[0-9]+")
 

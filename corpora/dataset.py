@@ -6,8 +6,8 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
-from corpora.schema import validate
-from rankscope.errors import SchemaError
+from rankscope.corpora.schema import validate
+from rankscope.core.errors import SchemaError
 
 
 @dataclass(frozen=True)

@@ -14,8 +14,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from rankscope.errors import FormatError, SchemaError
-from rankscope.fileio import PathLike, read_lines
+from rankscope.core.errors import FormatError, SchemaError
+from rankscope.core.fileio import PathLike, read_lines
 
 INTERACTION_COLUMNS = ("user_id", "item_id", "rating", "timestamp")
 UNLISTED_CHOICES = ("error", "drop")

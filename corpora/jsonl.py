@@ -6,8 +6,8 @@ import json
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from rankscope.errors import FormatError
-from rankscope.fileio import PathLike, atomic_write, read_lines
+from rankscope.core.errors import FormatError
+from rankscope.core.fileio import PathLike, atomic_write, read_lines
 
 
 def read_jsonl(path: PathLike) -> Iterator[tuple[int, dict[str, Any]]]:

@@ -20,16 +20,16 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from corpora.beir import is_beir_folder, read_beir
-from corpora.dataset import Dataset
-from corpora.download import fetch
-from corpora.paths import first_file
-from corpora.registry import COLLECTIONS, Collection, get_collection
-from corpora.smart import SPECS, detect_smart, read_smart
-from corpora.tabular import read_table
-from corpora.trec import read_trec_qrels
-from rankscope.errors import DatasetNotFoundError, FormatError
-from rankscope.fileio import PathLike
+from rankscope.corpora.beir import is_beir_folder, read_beir
+from rankscope.corpora.dataset import Dataset
+from rankscope.corpora.download import fetch
+from rankscope.corpora.paths import first_file
+from rankscope.corpora.registry import COLLECTIONS, Collection, get_collection
+from rankscope.corpora.smart import SPECS, detect_smart, read_smart
+from rankscope.corpora.tabular import read_table
+from rankscope.corpora.trec import read_trec_qrels
+from rankscope.core.errors import DatasetNotFoundError, FormatError
+from rankscope.core.fileio import PathLike
 
 _TABLE_SUFFIXES = (".jsonl", ".tsv", ".csv")
 _TREC_QRELS = ("qrels", "qrels.txt")

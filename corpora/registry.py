@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from rankscope.errors import DatasetNotFoundError
+from rankscope.core.errors import DatasetNotFoundError
 
 GLASGOW = "http://ir.dcs.gla.ac.uk/resources/test_collections"
 

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 import numpy as np
 import pandas as pd
 
-from rankscope.errors import SchemaError
+from rankscope.core.errors import SchemaError
 
 CORPUS_COLUMNS = ("doc_id", "title", "text")
 QUERY_COLUMNS = ("query_id", "text")

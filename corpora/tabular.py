@@ -16,12 +16,12 @@ from pathlib import Path
 
 import pandas as pd
 
-from corpora.checks import integer, refuse_repeats
-from corpora.dataset import Dataset
-from corpora.jsonl import read_jsonl
-from corpora.schema import KINDS, validate
-from rankscope.errors import FormatError, SchemaError
-from rankscope.fileio import PathLike, read_text
+from rankscope.corpora.checks import integer, refuse_repeats
+from rankscope.corpora.dataset import Dataset
+from rankscope.corpora.jsonl import read_jsonl
+from rankscope.corpora.schema import KINDS, validate
+from rankscope.core.errors import FormatError, SchemaError
+from rankscope.core.fileio import PathLike, read_text
 
 Columns = Mapping[str, str]
 _KEYS = {

@@ -6,7 +6,7 @@
 Fields are separated by spaces or tabs; blank lines are skipped; plain or ``.gz``.
 Reading is strict: a line with the wrong number of fields, a non-integer
 relevance or rank, a non-finite score or a duplicate (query, document) pair
-raises :class:`~rankscope.errors.FormatError` naming the file and line. Parsing is
+raises :class:`~rankscope.core.errors.FormatError` naming the file and line. Parsing is
 vectorised (pandas' C reader); the slow line-by-line check runs only when the
 fast path fails, to say exactly where and why.
 
@@ -27,9 +27,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from corpora.schema import sort_run, validate
-from rankscope.errors import FormatError, SchemaError
-from rankscope.fileio import PathLike, atomic_write, read_lines
+from rankscope.corpora.schema import sort_run, validate
+from rankscope.core.errors import FormatError, SchemaError
+from rankscope.core.fileio import PathLike, atomic_write, read_lines
 
 _INT = re.compile(r"[+-]?\d+")
 _FLOAT = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")

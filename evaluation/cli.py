@@ -9,11 +9,11 @@ from typing import TextIO
 
 import pandas as pd
 
-from corpora.trec import read_trec_qrels, read_trec_run
-from evaluation.engine import evaluate
-from evaluation.metrics import DEFAULT_METRICS, known_forms, parse_metrics
-from evaluation.results import EvaluationResult, wide_table
-from rankscope.errors import RankscopeError
+from rankscope.corpora.trec import read_trec_qrels, read_trec_run
+from rankscope.evaluation.engine import evaluate
+from rankscope.evaluation.metrics import DEFAULT_METRICS, known_forms, parse_metrics
+from rankscope.evaluation.results import EvaluationResult, wide_table
+from rankscope.core.errors import RankscopeError
 
 SUMMARY_ID = "all"  # trec_eval's query id for the summary line
 

@@ -15,7 +15,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from evaluation.ranking import Judged, group_positions
+from rankscope.evaluation.ranking import Judged, group_positions
 
 
 def _ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:

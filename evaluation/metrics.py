@@ -22,9 +22,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from evaluation import measures
-from evaluation.ranking import Judged
-from rankscope.errors import RankscopeError
+from rankscope.evaluation import measures
+from rankscope.evaluation.ranking import Judged
+from rankscope.core.errors import RankscopeError
 
 DEFAULT_METRICS = ("ndcg@10", "recall@100", "mrr@10", "hit@10", "map", "precision@10")
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike
 
-from rankscope.errors import RankscopeError
+from rankscope.core.errors import RankscopeError
 
 
 def pass_at_k(n: int, c: int, k: int) -> float:

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from rankscope.errors import RankscopeError, SchemaError
+from rankscope.core.errors import RankscopeError, SchemaError
 
 _KEY_BITS = 63  # packed (pair, row) sort keys must fit a signed 64-bit integer
 _REGION_BITS = 12  # address regions of 2^12 slots of 16 bytes (64 kB)

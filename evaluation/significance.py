@@ -33,10 +33,10 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from rankscope.errors import SchemaError
+from rankscope.core.errors import SchemaError
 
 if TYPE_CHECKING:
-    from evaluation.results import EvaluationResult
+    from rankscope.evaluation.results import EvaluationResult
 
 TESTS = ("randomization", "t", "wilcoxon")
 CORRECTIONS = ("holm", "bonferroni", "none")

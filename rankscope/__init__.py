@@ -5,4 +5,4 @@ and ``evaluation`` (metrics); this package holds what they share (errors, file
 I/O, progress) and the workflows and CLI built on top of them.
 """
 
-__version__ = "0.1.0"
+from rankscope.core.version import __version__

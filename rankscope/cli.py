@@ -14,14 +14,14 @@ import os
 import sys
 from collections.abc import Sequence
 
-from rankscope import __version__
-from rankscope.errors import RankscopeError
-from rankscope.progress import set_quiet
+from rankscope.core.version import __version__
+from rankscope.core.errors import RankscopeError
+from rankscope.core.progress import set_quiet
 
 COMMAND_MODULES = (
-    "corpora.cli",
-    "evaluation.cli",
-    "retrieval.cli",
+    "rankscope.corpora.cli",
+    "rankscope.evaluation.cli",
+    "rankscope.retrieval.cli",
     "rankscope.workflows.cli",
 )
 

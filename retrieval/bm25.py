@@ -11,10 +11,10 @@ Formulas: :mod:`retrieval.bm25_weights`.
 
 from __future__ import annotations
 
-from retrieval.analysis import Analyzer
-from retrieval.bm25_weights import DEFAULT_DELTA, VARIANTS, check_params, posting_weights
-from retrieval.counts_retriever import CountsRetriever
-from retrieval.registry import register
+from rankscope.retrieval.analysis import Analyzer
+from rankscope.retrieval.bm25_weights import DEFAULT_DELTA, VARIANTS, check_params, posting_weights
+from rankscope.retrieval.counts_retriever import CountsRetriever
+from rankscope.retrieval.registry import register
 
 
 @register("bm25")

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from retrieval.termcounts import TermCounts
+from rankscope.retrieval.termcounts import TermCounts
 
 VARIANTS = ("okapi", "lucene", "bm25l", "bm25+")
 DEFAULT_DELTA = {"bm25l": 0.5, "bm25+": 1.0}

@@ -12,11 +12,11 @@ import hashlib
 import json
 from pathlib import Path
 
-from rankscope.errors import RankscopeError
-from rankscope.fileio import atomic_write
-from retrieval.base import Retriever
-from retrieval.registry import load_retriever, make_retriever
-from retrieval.storage import META_FILE
+from rankscope.core.errors import RankscopeError
+from rankscope.core.fileio import atomic_write
+from rankscope.retrieval.base import Retriever
+from rankscope.retrieval.registry import load_retriever, make_retriever
+from rankscope.retrieval.storage import META_FILE
 
 SOURCE_FILE = "source.json"
 """Written beside an index by this command: which corpus built it."""
@@ -42,8 +42,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run_search(args: argparse.Namespace) -> int:
-    from corpora import load_dataset
-    from corpora.trec import write_trec_run
+    from rankscope.corpora import load_dataset
+    from rankscope.corpora.trec import write_trec_run
 
     if args.k < 1:
         raise RankscopeError(f"--k must be a positive integer, got {args.k}")

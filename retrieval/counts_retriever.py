@@ -27,10 +27,10 @@ import pandas as pd
 
 import scipy.sparse as sp
 
-from rankscope.errors import RankscopeError
-from rankscope.progress import progress
-from retrieval.analysis import Analyzer, get_analyzer, restore_analyzer, saved_analyzer_param
-from retrieval.base import (  # UnknownDocumentError: also importable from here, where it used to live
+from rankscope.core.errors import RankscopeError
+from rankscope.core.progress import progress
+from rankscope.retrieval.analysis import Analyzer, get_analyzer, restore_analyzer, saved_analyzer_param
+from rankscope.retrieval.base import (  # UnknownDocumentError: also importable from here, where it used to live
     Retriever,
     UnknownDocumentError,
     check_k,
@@ -39,9 +39,9 @@ from retrieval.base import (  # UnknownDocumentError: also importable from here,
     make_run,
     query_texts,
 )
-from retrieval.storage import IndexFormatError, load_index, require_fields, save_index
-from retrieval.termcounts import TermCounts
-from retrieval.topk import sparse_top_k
+from rankscope.retrieval.storage import IndexFormatError, load_index, require_fields, save_index
+from rankscope.retrieval.termcounts import TermCounts
+from rankscope.retrieval.topk import sparse_top_k
 
 BATCH_CANDIDATES = 2_000_000
 """Postings visited per batch of queries (one query may exceed it alone): the unit of work

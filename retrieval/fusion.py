@@ -34,10 +34,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from corpora.schema import sort_run, validate
-from rankscope.errors import SchemaError
-from retrieval.base import Retriever, UnknownDocumentError, check_k, document_texts
-from retrieval.registry import (
+from rankscope.corpora.schema import sort_run, validate
+from rankscope.core.errors import SchemaError
+from rankscope.retrieval.base import Retriever, UnknownDocumentError, check_k, document_texts
+from rankscope.retrieval.registry import (
     SpecError,
     load_retriever,
     make_retriever,
@@ -46,7 +46,7 @@ from retrieval.registry import (
     retriever_class,
     split_top_level,
 )
-from retrieval.storage import IndexFormatError, load_index, require_fields, save_index
+from rankscope.retrieval.storage import IndexFormatError, load_index, require_fields, save_index
 
 NORMALISATIONS = ("minmax", "zscore")
 METHODS = ("rrf", "combsum")

@@ -17,13 +17,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from rankscope.progress import progress
-from retrieval.analysis import Analyzer
-from retrieval.base import check_k, doc_positions, make_run, query_texts
-from retrieval.bm25 import BM25
-from retrieval.bm25_weights import DEFAULT_DELTA
-from retrieval.registry import register
-from retrieval.topk import top_k
+from rankscope.core.progress import progress
+from rankscope.retrieval.analysis import Analyzer
+from rankscope.retrieval.base import check_k, doc_positions, make_run, query_texts
+from rankscope.retrieval.bm25 import BM25
+from rankscope.retrieval.bm25_weights import DEFAULT_DELTA
+from rankscope.retrieval.registry import register
+from rankscope.retrieval.topk import top_k
 
 
 def _rank_bm25_model(variant: str, documents: list[list[str]], k1: float, b: float, delta: float, epsilon: float) -> Any:

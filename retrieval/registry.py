@@ -24,16 +24,16 @@ import types
 import typing
 from typing import Any
 
-from rankscope.errors import RankscopeError
-from retrieval.base import Retriever
-from retrieval.storage import read_meta
+from rankscope.core.errors import RankscopeError
+from rankscope.retrieval.base import Retriever
+from rankscope.retrieval.storage import read_meta
 
 BUILTIN_MODULES = (
-    "retrieval.bm25",
-    "retrieval.rank_bm25_backend",
-    "retrieval.tfidf",
-    "retrieval.word2vec",
-    "retrieval.fusion",
+    "rankscope.retrieval.bm25",
+    "rankscope.retrieval.rank_bm25_backend",
+    "rankscope.retrieval.tfidf",
+    "rankscope.retrieval.word2vec",
+    "rankscope.retrieval.fusion",
 )
 """Modules whose import registers the built-in retrievers (missing ones are skipped)."""
 

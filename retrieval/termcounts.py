@@ -16,8 +16,8 @@ from functools import cached_property
 import numpy as np
 import scipy.sparse as sp
 
-from rankscope.progress import progress_slices
-from retrieval.analysis import Analyzer
+from rankscope.core.progress import progress_slices
+from rankscope.retrieval.analysis import Analyzer
 
 
 @dataclass(frozen=True, eq=False)

@@ -20,9 +20,9 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.feature_extraction.text import TfidfTransformer
 
-from retrieval.analysis import Analyzer
-from retrieval.counts_retriever import CountsRetriever
-from retrieval.registry import register
+from rankscope.retrieval.analysis import Analyzer
+from rankscope.retrieval.counts_retriever import CountsRetriever
+from rankscope.retrieval.registry import register
 
 VARIANTS = ("cosine", "classic")
 

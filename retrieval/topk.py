@@ -19,7 +19,7 @@ import numpy as np
 import scipy.sparse as sp
 
 try:
-    from retrieval import _sparse_topk
+    from rankscope.retrieval import _sparse_topk
 except ImportError as exc:  # required, not optional: no slow fallback
     raise ImportError(
         "rankscope's compiled top-k kernel (retrieval._sparse_topk) is not built: "

@@ -34,14 +34,14 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
-from rankscope.errors import FormatError
-from rankscope.progress import progress, progress_slices
-from retrieval.analysis import Analyzer, get_analyzer, restore_analyzer, saved_analyzer_param
-from retrieval.base import Retriever, check_k, doc_positions, document_texts, make_run, query_texts
-from retrieval.dense_index import INDEX_KINDS, W2V_EXTRA, build_index, candidates, from_bytes, to_bytes
-from retrieval.pooling import POOLINGS, first_component, l2_normalise, pool, remove_component, word_weights
-from retrieval.registry import register
-from retrieval.storage import IndexFormatError, load_index, require_fields, save_index
+from rankscope.core.errors import FormatError
+from rankscope.core.progress import progress, progress_slices
+from rankscope.retrieval.analysis import Analyzer, get_analyzer, restore_analyzer, saved_analyzer_param
+from rankscope.retrieval.base import Retriever, check_k, doc_positions, document_texts, make_run, query_texts
+from rankscope.retrieval.dense_index import INDEX_KINDS, W2V_EXTRA, build_index, candidates, from_bytes, to_bytes
+from rankscope.retrieval.pooling import POOLINGS, first_component, l2_normalise, pool, remove_component, word_weights
+from rankscope.retrieval.registry import register
+from rankscope.retrieval.storage import IndexFormatError, load_index, require_fields, save_index
 
 VECTORS_FILE = "vectors.bin"
 FAISS_FILE = "index.faiss"

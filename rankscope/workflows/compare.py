@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from corpora.dataset import Dataset
-from rankscope.errors import RankscopeError
-from rankscope.progress import progress
+from rankscope.corpora.dataset import Dataset
+from rankscope.core.errors import RankscopeError
+from rankscope.core.progress import progress
 from rankscope.workflows import plots
 from rankscope.workflows.misses import CUTOFFS
 from rankscope.workflows.report import Report, write_csv, write_report, write_text
@@ -116,9 +116,9 @@ def compare(
     seed: int = 0,
 ) -> CompareResult:
     """Index and search with every retriever, score, test against ``baseline``; write files to ``out``."""
-    from evaluation import DEFAULT_METRICS, evaluate
-    from evaluation.metrics import parse_metrics
-    from evaluation.significance import compare_results
+    from rankscope.evaluation import DEFAULT_METRICS, evaluate
+    from rankscope.evaluation.metrics import parse_metrics
+    from rankscope.evaluation.significance import compare_results
 
     metrics = tuple(DEFAULT_METRICS if metrics is None else metrics)
     parse_metrics(metrics)  # unknown or repeated names fail before minutes of indexing
@@ -163,7 +163,7 @@ def compare(
 
 def write_outputs(result: CompareResult, out: Path) -> list[Path]:
     """summary.csv/.json, per_query.csv, significance.csv, curves.csv, one TREC run per retriever, the report."""
-    from corpora.trec import write_trec_run
+    from rankscope.corpora.trec import write_trec_run
 
     files = [
         write_csv(result.summary, out / "summary.csv"),

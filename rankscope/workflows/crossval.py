@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from rankscope.errors import RankscopeError
+from rankscope.core.errors import RankscopeError
 
 
 @dataclass(frozen=True)

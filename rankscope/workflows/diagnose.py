@@ -15,9 +15,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from corpora.dataset import Dataset
-from rankscope.errors import RankscopeError
-from rankscope.progress import progress
+from rankscope.corpora.dataset import Dataset
+from rankscope.core.errors import RankscopeError
+from rankscope.core.progress import progress
 from rankscope.workflows import plots
 from rankscope.workflows.findings import comparison_findings, retriever_findings, sampled_findings
 from rankscope.workflows.misses import CUTOFFS, first_relevant_ranks, miss_breakdown, rank_distribution

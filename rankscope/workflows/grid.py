@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from rankscope.errors import RankscopeError
+from rankscope.core.errors import RankscopeError
 
 _DECIMALS = 10  # grid values are rounded so 0.1 * 3 prints as 0.3, not 0.30000000000000004
 

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from corpora.schema import sort_run, validate
+from rankscope.corpora.schema import sort_run, validate
 
 CUTOFFS = (1, 3, 5, 10, 20, 50, 100)
 

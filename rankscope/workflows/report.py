@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from rankscope.fileio import PathLike, atomic_write
+from rankscope.core.fileio import PathLike, atomic_write
 from rankscope.workflows.tables import cell, markdown_table
 
 _STYLE = """

@@ -9,8 +9,8 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from corpora.dataset import Dataset
-from rankscope.errors import RankscopeError
+from rankscope.corpora.dataset import Dataset
+from rankscope.core.errors import RankscopeError
 
 
 @dataclass(frozen=True)
@@ -28,14 +28,14 @@ def resolve_dataset(dataset: str | Dataset) -> Dataset:
     """A Dataset as given, or loaded by name/path through :func:`corpora.load_dataset`."""
     if isinstance(dataset, Dataset):
         return dataset
-    from corpora import load_dataset
+    from rankscope.corpora import load_dataset
 
     return load_dataset(dataset)
 
 
 def run_system(spec: str, dataset: Dataset, depth: int) -> SystemRun:
     """Build the retriever from its spec, index the corpus, search every query to ``depth``."""
-    from retrieval.registry import make_retriever
+    from rankscope.retrieval.registry import make_retriever
 
     retriever = make_retriever(spec)
     start = time.perf_counter()
@@ -82,7 +82,7 @@ def cutoff_table(
     Scored by :func:`evaluation.evaluate` (trec_eval semantics; ``exclude_unjudged``
     leaves out queries without a relevant document, which can be neither hit nor missed).
     """
-    from evaluation import evaluate
+    from rankscope.evaluation import evaluate
 
     names = [f"{m}@{k}" for k in cutoffs for m in measures]
     means = evaluate(qrels, run, names, exclude_unjudged=exclude_unjudged).mean

@@ -16,9 +16,9 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from corpora.dataset import Dataset
-from corpora.schema import sort_run, validate
-from retrieval.base import UnknownDocumentError
+from rankscope.corpora.dataset import Dataset
+from rankscope.corpora.schema import sort_run, validate
+from rankscope.retrieval.base import UnknownDocumentError
 
 SAMPLED_METRICS = ("hit@10", "mrr@10", "ndcg@10")
 
@@ -32,7 +32,7 @@ def per_document_full(
     run's documents for the query minus the query's other relevant documents.
     A relevant document not in the run scores 0 at every cutoff within the run's depth.
     """
-    from evaluation import evaluate
+    from rankscope.evaluation import evaluate
 
     run = sort_run(validate(run, "run", "run"))
     qrels = validate(qrels, "qrels", "qrels")
@@ -95,8 +95,8 @@ def sampled_table(
     seed: int = 0,
 ) -> pd.DataFrame:
     """Per metric: full ranking per query, full ranking per relevant document, sampled mean and spread."""
-    from evaluation import evaluate
-    from evaluation.sampled import sampled_evaluate
+    from rankscope.evaluation import evaluate
+    from rankscope.evaluation.sampled import sampled_evaluate
 
     full = evaluate(data.qrels, run, list(metrics), exclude_unjudged=True).mean
     per_doc = per_document_full(data.qrels, run, metrics)

@@ -15,9 +15,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from corpora.dataset import Dataset
-from rankscope.errors import RankscopeError
-from rankscope.progress import progress
+from rankscope.corpora.dataset import Dataset
+from rankscope.core.errors import RankscopeError
+from rankscope.core.progress import progress
 from rankscope.workflows import plots
 from rankscope.workflows.crossval import CrossValidation, best_column, cross_validate
 from rankscope.workflows.grid import parse_range
@@ -118,7 +118,7 @@ class TuneResult:
 
 def search_depth(metric: str) -> int:
     """Documents to retrieve per query: the metric's cutoff (``ndcg@10`` needs 10), else 1000."""
-    from evaluation.metrics import parse_metric
+    from rankscope.evaluation.metrics import parse_metric
 
     k = parse_metric(metric).k
     return FULL_DEPTH if k is None else k
@@ -135,8 +135,8 @@ def tune(
     out: str | Path | None = None,
 ) -> TuneResult:
     """Grid-search (k1, b) for ``retriever``, cross-validate the choice, write files to ``out``."""
-    from evaluation import evaluate
-    from retrieval.registry import make_retriever
+    from rankscope.evaluation import evaluate
+    from rankscope.retrieval.registry import make_retriever
 
     depth = search_depth(metric)
     k1s = parse_range(k1, "k1") if isinstance(k1, str) else np.asarray(k1, dtype=np.float64)

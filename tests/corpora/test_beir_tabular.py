@@ -8,12 +8,12 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from corpora.beir import beir_splits, read_beir, write_beir
-from corpora.dataset import Dataset
-from corpora.smart import read_smart
-from corpora.tabular import dataset_from_frames, from_frame, read_table, read_tabular_dataset
-from corpora.trec import read_trec_qrels, write_trec_qrels
-from rankscope.errors import FormatError, SchemaError
+from rankscope.corpora.beir import beir_splits, read_beir, write_beir
+from rankscope.corpora.dataset import Dataset
+from rankscope.corpora.smart import read_smart
+from rankscope.corpora.tabular import dataset_from_frames, from_frame, read_table, read_tabular_dataset
+from rankscope.corpora.trec import read_trec_qrels, write_trec_qrels
+from rankscope.core.errors import FormatError, SchemaError
 
 
 def _jsonl(path: Path, rows: list[dict]) -> Path:
@@ -205,8 +205,8 @@ def test_dataset_refuses_duplicate_ids_from_frames() -> None:
 
 
 def test_trec_folder_to_dataset_to_trec_files(tmp_path: Path) -> None:
-    from corpora import load_dataset
-    from corpora.trec import read_trec_run, write_trec_run
+    from rankscope.corpora import load_dataset
+    from rankscope.corpora.trec import read_trec_run, write_trec_run
 
     folder = tmp_path / "trec"
     folder.mkdir()

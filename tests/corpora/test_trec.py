@@ -10,8 +10,8 @@ import ir_measures
 import pandas as pd
 import pytest
 
-from corpora.trec import read_trec_qrels, read_trec_run, write_trec_qrels, write_trec_run
-from rankscope.errors import FormatError, SchemaError
+from rankscope.corpora.trec import read_trec_qrels, read_trec_run, write_trec_qrels, write_trec_run
+from rankscope.core.errors import FormatError, SchemaError
 
 
 def _write(path: Path, text: str) -> Path:
@@ -188,7 +188,7 @@ def test_sort_run_matches_the_tie_rule_by_brute_force() -> None:
 
     import numpy as np
 
-    from corpora.schema import sort_run, trec_ranks
+    from rankscope.corpora.schema import sort_run, trec_ranks
 
     rng = np.random.default_rng(7)
     for _ in range(200):

@@ -9,8 +9,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from corpora.trec import write_trec_qrels, write_trec_run
-from evaluation import evaluate
+from rankscope.corpora.trec import write_trec_qrels, write_trec_run
+from rankscope.evaluation import evaluate
 from rankscope.cli import main
 from tests.evaluation.test_metrics_trec import random_case
 

@@ -8,8 +8,8 @@ from math import comb
 import numpy as np
 import pytest
 
-from evaluation.passk import mean_pass_at_k, pass_at_k
-from rankscope.errors import RankscopeError
+from rankscope.evaluation.passk import mean_pass_at_k, pass_at_k
+from rankscope.core.errors import RankscopeError
 
 
 def exact(n: int, c: int, k: int) -> float:

@@ -9,8 +9,8 @@ import pandas as pd
 import pytest
 from sklearn.feature_extraction.text import TfidfVectorizer
 
-from corpora import load_dataset
-from evaluation import evaluate
+from rankscope.corpora import load_dataset
+from rankscope.evaluation import evaluate
 from tests.evaluation.test_metrics_trec import assert_matches_trec
 
 

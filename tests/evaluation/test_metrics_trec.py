@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 import pytrec_eval
 
-from evaluation import evaluate
+from rankscope.evaluation import evaluate
 
 # rankscope metric -> pytrec_eval measure (parameter form) and result key
 TREC_NAMES = {

@@ -9,8 +9,8 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from evaluation import evaluate
-from evaluation.significance import (
+from rankscope.evaluation import evaluate
+from rankscope.evaluation.significance import (
     adjust_pvalues,
     align,
     bootstrap_ci,
@@ -20,7 +20,7 @@ from evaluation.significance import (
     t_test,
     wilcoxon_test,
 )
-from rankscope.errors import SchemaError
+from rankscope.core.errors import SchemaError
 
 RNG = np.random.default_rng(42)
 BASE = RNG.uniform(0, 1, size=40)

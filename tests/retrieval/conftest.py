@@ -7,7 +7,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from corpora import load_dataset
+from rankscope.corpora import load_dataset
 
 
 @pytest.fixture

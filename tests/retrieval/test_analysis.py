@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from retrieval.analysis import (
+from rankscope.retrieval.analysis import (
     Analyzer,
     get_analyzer,
     register_stopwords,

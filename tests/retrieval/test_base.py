@@ -6,8 +6,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from rankscope.errors import SchemaError
-from retrieval.base import check_k, document_texts, make_run
+from rankscope.core.errors import SchemaError
+from rankscope.retrieval.base import check_k, document_texts, make_run
 
 
 def test_make_run_orders_by_score_then_doc_id_descending() -> None:

@@ -12,12 +12,12 @@ import pandas as pd
 import pytest
 import rank_bm25
 
-from rankscope.errors import NotFittedError
-from retrieval.base import document_texts, query_texts
-from retrieval import counts_retriever
-from retrieval.bm25 import BM25
-from retrieval.counts_retriever import EmptyIndexError, UnknownDocumentError
-from retrieval.rank_bm25_backend import RankBM25
+from rankscope.core.errors import NotFittedError
+from rankscope.retrieval.base import document_texts, query_texts
+from rankscope.retrieval import counts_retriever
+from rankscope.retrieval.bm25 import BM25
+from rankscope.retrieval.counts_retriever import EmptyIndexError, UnknownDocumentError
+from rankscope.retrieval.rank_bm25_backend import RankBM25
 
 
 def reference_scores(

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from retrieval.bm25 import BM25
+from rankscope.retrieval.bm25 import BM25
 
 CORPUS = pd.DataFrame(
     {

@@ -8,10 +8,10 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from corpora import load_dataset
+from rankscope.corpora import load_dataset
 
 from rankscope.cli import main
-from retrieval.bm25 import BM25
+from rankscope.retrieval.bm25 import BM25
 
 
 @pytest.fixture(scope="module")
@@ -20,7 +20,7 @@ def cranfield(data_dir: Path):
 
 
 def test_search_writes_the_run_and_reuses_the_index(cranfield, tmp_path: Path, capsys) -> None:
-    from corpora.trec import read_trec_run
+    from rankscope.corpora.trec import read_trec_run
 
     folder, dataset = cranfield
     args = ["search", "--dataset", str(folder), "--retriever", "bm25:k1=0.9,b=0.4", "--k", "5"]

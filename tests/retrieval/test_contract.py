@@ -13,12 +13,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from corpora.schema import RUN_COLUMNS, sort_run
-from rankscope.errors import NotFittedError
-from retrieval.base import Retriever
-from retrieval.registry import available, load_retriever, make_retriever, retriever_class
+from rankscope.corpora.schema import RUN_COLUMNS, sort_run
+from rankscope.core.errors import NotFittedError
+from rankscope.retrieval.base import Retriever
+from rankscope.retrieval.registry import available, load_retriever, make_retriever, retriever_class
 
-BUILTIN = [name for name in available() if retriever_class(name).__module__.startswith("retrieval.")]
+BUILTIN = [name for name in available() if retriever_class(name).__module__.startswith("rankscope.retrieval.")]
 
 _WORDS = (
     "boundary layer flow heat transfer wing shock wave pressure supersonic laminar turbulent "

@@ -10,10 +10,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from rankscope.errors import NotFittedError, SchemaError
-from retrieval.fusion import HybridRetriever, combsum, fuse, rrf, split_retrievers
-from retrieval.registry import SpecError, make_retriever
-from retrieval.storage import IndexFormatError
+from rankscope.core.errors import NotFittedError, SchemaError
+from rankscope.retrieval.fusion import HybridRetriever, combsum, fuse, rrf, split_retrievers
+from rankscope.retrieval.registry import SpecError, make_retriever
+from rankscope.retrieval.storage import IndexFormatError
 
 
 def _run(rows: list[tuple[str, str, float]]) -> pd.DataFrame:

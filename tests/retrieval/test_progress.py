@@ -6,10 +6,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-import retrieval.counts_retriever
-from rankscope import progress
-from retrieval.bm25 import BM25
-from retrieval.word2vec import Word2VecRetriever
+from rankscope.retrieval import counts_retriever
+from rankscope.core import progress
+from rankscope.retrieval.bm25 import BM25
+from rankscope.retrieval.word2vec import Word2VecRetriever
 
 
 def _corpus(n_docs: int) -> pd.DataFrame:
@@ -70,7 +70,7 @@ def test_batched_search_shows_a_bar_per_batch(
     model = BM25().index(corpus)
     one_batch = model.search(queries, k=5)
     assert capsys.readouterr().err == ""  # everything fits in one batch: nothing to show
-    monkeypatch.setattr(retrieval.counts_retriever, "BATCH_CANDIDATES", 1)  # one query per batch
+    monkeypatch.setattr(counts_retriever, "BATCH_CANDIDATES", 1)  # one query per batch
     batched = model.search(queries, k=5)
     err = capsys.readouterr().err
     assert "searching" in err and "/3" in err
@@ -80,7 +80,7 @@ def test_batched_search_shows_a_bar_per_batch(
 def test_quiet_search_prints_nothing(
     bars_off: None, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    monkeypatch.setattr(retrieval.counts_retriever, "BATCH_CANDIDATES", 1)
+    monkeypatch.setattr(counts_retriever, "BATCH_CANDIDATES", 1)
     model = BM25().index(_corpus(5000))
     model.search(pd.DataFrame({"query_id": ["q1", "q2"], "text": ["w1", "w2"]}), k=3)
     assert capsys.readouterr().err == ""
@@ -108,7 +108,7 @@ def test_word2vec_analyses_and_searches_in_chunks_with_the_same_results(
     queries = pd.DataFrame({"query_id": [f"q{i}" for i in range(7)], "text": [f"w{i} w{i + 9}" for i in range(7)]})
     model = Word2VecRetriever(epochs=2, vector_size=8).index(corpus)
     whole = model.search(queries, k=4)
-    monkeypatch.setattr("retrieval.word2vec.CHUNK", 3)
+    monkeypatch.setattr("rankscope.retrieval.word2vec.CHUNK", 3)
     monkeypatch.setattr(progress, "_quiet", False)
     chunked = Word2VecRetriever(epochs=2, vector_size=8).index(corpus)
     err = capsys.readouterr().err

@@ -7,8 +7,8 @@ import sys
 
 import pytest
 
-from retrieval.base import Retriever
-from retrieval.registry import SpecError, available, make_retriever, parse_spec, register
+from rankscope.retrieval.base import Retriever
+from rankscope.retrieval.registry import SpecError, available, make_retriever, parse_spec, register
 
 
 @register("test-dummy")
@@ -61,7 +61,7 @@ def test_a_name_cannot_be_taken_by_another_class() -> None:
 def test_listing_builtins_imports_no_heavy_optional_package() -> None:
     code = (
         "import sys\n"
-        "from retrieval.registry import available\n"
+        "from rankscope.retrieval.registry import available\n"
         "names = available()\n"
         "heavy = sorted(m for m in ('gensim', 'faiss', 'rank_bm25', 'jieba') if m in sys.modules)\n"
         "print(','.join(names), '|', ','.join(heavy))\n"

@@ -16,9 +16,9 @@ import pandas as pd
 import pytest
 import scipy.sparse as sp
 
-from retrieval.bm25 import BM25
-from retrieval.tfidf import TfidfRetriever
-from retrieval.topk import sparse_top_k, top_k_rows
+from rankscope.retrieval.bm25 import BM25
+from rankscope.retrieval.tfidf import TfidfRetriever
+from rankscope.retrieval.topk import sparse_top_k, top_k_rows
 
 
 def random_problem(rng: np.random.Generator, n_docs: int, n_terms: int, n_queries: int):
@@ -124,7 +124,7 @@ def test_search_runs_equal_the_reference_on_a_real_collection(collection) -> Non
 
 
 def test_missing_build_says_how_to_fix_it() -> None:
-    code = "import sys; sys.modules['retrieval._sparse_topk'] = None; import retrieval.topk"
+    code = "import sys; sys.modules['rankscope.retrieval._sparse_topk'] = None; import retrieval.topk"
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=dict(os.environ))
     assert result.returncode != 0
     assert "is not built" in result.stderr and "pip install -e ." in result.stderr

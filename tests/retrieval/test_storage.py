@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from retrieval.storage import FORMAT_VERSION, IndexFormatError, load_index, save_index
+from rankscope.retrieval.storage import FORMAT_VERSION, IndexFormatError, load_index, save_index
 
 
 def _save(path: Path) -> None:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from retrieval.analysis import Analyzer
-from retrieval.termcounts import TermCounts, encode
+from rankscope.retrieval.analysis import Analyzer
+from rankscope.retrieval.termcounts import TermCounts, encode
 
 
 def test_counts_of_a_small_corpus() -> None:

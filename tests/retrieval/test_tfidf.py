@@ -10,9 +10,9 @@ import pytest
 from sklearn.feature_extraction.text import TfidfVectorizer
 from sklearn.metrics.pairwise import cosine_similarity
 
-from corpora import load_dataset
-from retrieval.analysis import get_analyzer
-from retrieval.tfidf import TfidfRetriever
+from rankscope.corpora import load_dataset
+from rankscope.retrieval.analysis import get_analyzer
+from rankscope.retrieval.tfidf import TfidfRetriever
 
 FRUIT = pd.DataFrame(
     {
@@ -88,7 +88,7 @@ def test_scoring_in_small_batches_gives_the_same_run(
 ) -> None:
     retriever = TfidfRetriever().index(tiny_corpus)
     whole = retriever.search(tiny_queries)
-    monkeypatch.setattr("retrieval.counts_retriever.BATCH_CANDIDATES", 1)  # every query in a batch of its own
+    monkeypatch.setattr("rankscope.retrieval.counts_retriever.BATCH_CANDIDATES", 1)  # every query in a batch of its own
     pd.testing.assert_frame_equal(retriever.search(tiny_queries), whole)
     monkeypatch.setenv("RANKSCOPE_NUM_THREADS", "2")  # the same batches, scored on two threads
     pd.testing.assert_frame_equal(retriever.search(tiny_queries), whole)

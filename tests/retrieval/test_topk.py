@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from retrieval.topk import top_k
+from rankscope.retrieval.topk import top_k
 
 
 def test_top_k_equals_full_sort_on_random_rows_with_many_ties() -> None:

@@ -13,9 +13,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from corpora import load_dataset
-from corpora.trec import read_trec_run
-from evaluation import DEFAULT_METRICS, evaluate
+from rankscope.corpora import load_dataset
+from rankscope.corpora.trec import read_trec_run
+from rankscope.evaluation import DEFAULT_METRICS, evaluate
 from rankscope.cli import main
 
 

@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from rankscope.errors import RankscopeError
+from rankscope.core.errors import RankscopeError
 from rankscope.workflows.crossval import assign_folds, best_column, cross_validate
 from rankscope.workflows.grid import parse_range
 

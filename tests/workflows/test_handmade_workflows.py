@@ -20,9 +20,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from corpora.dataset import Dataset
-from evaluation import evaluate
-from retrieval.base import Retriever, make_run
+from rankscope.corpora.dataset import Dataset
+from rankscope.evaluation import evaluate
+from rankscope.retrieval.base import Retriever, make_run
 from rankscope.workflows.compare import compare
 from rankscope.workflows.diagnose import diagnose
 from rankscope.workflows.sampling import per_document_full
@@ -65,7 +65,7 @@ class Fixed(Retriever):
 
 @pytest.fixture(autouse=True)
 def fixed_retrievers(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("retrieval.registry.make_retriever", lambda spec: Fixed(spec))
+    monkeypatch.setattr("rankscope.retrieval.registry.make_retriever", lambda spec: Fixed(spec))
 
 
 def test_diagnose_by_hand() -> None:
@@ -100,7 +100,7 @@ def test_per_document_full_by_hand() -> None:
 
 
 def test_compare_by_hand(tmp_path) -> None:
-    from corpora.trec import read_trec_run
+    from rankscope.corpora.trec import read_trec_run
 
     result = compare(DATA, ["A", "B"], ["mrr@10", "hit@1"], baseline="A", out=tmp_path, depth=5)
     assert result.summary.loc["A", "mrr@10"] == pytest.approx(0.4375)
@@ -120,7 +120,7 @@ def test_compare_by_hand(tmp_path) -> None:
 
 
 def test_baseline_must_be_compared(tmp_path) -> None:
-    from rankscope.errors import RankscopeError
+    from rankscope.core.errors import RankscopeError
 
     with pytest.raises(RankscopeError, match="baseline 'bm25' is not among the retrievers"):
         compare(DATA, ["A", "B"], ["mrr@10"])
@@ -131,7 +131,7 @@ def test_baseline_must_be_compared(tmp_path) -> None:
 
 
 def test_compare_needs_two_and_stops_curves_at_depth() -> None:
-    from rankscope.errors import RankscopeError
+    from rankscope.core.errors import RankscopeError
 
     with pytest.raises(RankscopeError, match="at least two retrievers"):
         compare(DATA, ["B"], ["hit@1"], baseline="B")
@@ -140,7 +140,7 @@ def test_compare_needs_two_and_stops_curves_at_depth() -> None:
 
 
 def test_sampled_table_cache_gives_the_protocol_numbers() -> None:
-    from evaluation.sampled import sampled_evaluate
+    from rankscope.evaluation.sampled import sampled_evaluate
     from rankscope.workflows.sampling import sampled_table
 
     retriever = Fixed("A")
@@ -158,7 +158,7 @@ def test_sampled_table_cache_gives_the_protocol_numbers() -> None:
 
 def test_score_cache_refuses_a_document_outside_the_corpus() -> None:
     from rankscope.workflows.sampling import QueryScoreCache
-    from retrieval.base import UnknownDocumentError
+    from rankscope.retrieval.base import UnknownDocumentError
 
     class Listed:
         def score(self, query: str, doc_ids: list[str]) -> np.ndarray:

@@ -18,7 +18,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO
 
-from rankscope.errors import FormatError
+from rankscope.core.errors import FormatError
 
 PathLike = str | os.PathLike[str]
 
