@@ -88,7 +88,6 @@ def _competitors(dataset, analyzer) -> dict[str, float]:
 
 def quality() -> None:
     from rankscope.corpora import load_dataset
-
     from rankscope.retrieval.analysis import Analyzer
     from rankscope.retrieval.bm25 import BM25
 
@@ -109,7 +108,11 @@ def quality() -> None:
         for system, value in _competitors(ds, issue).items():
             rows.append({"section": "issue tokens", "system": system, name: round(value, 3)})
     for variant in ("okapi", "lucene", "bm25l", "bm25+"):
-        add("issue tokens", f"rankscope bm25 {variant}", lambda ds, v=variant: _ndcg10(ds, BM25(variant=v, analyzer=issue).index(ds.corpus).search(ds.queries)))
+        add(
+            "issue tokens",
+            f"rankscope bm25 {variant}",
+            lambda ds, v=variant: _ndcg10(ds, BM25(variant=v, analyzer=issue).index(ds.corpus).search(ds.queries)),
+        )
 
     analyzers = {
         "\\w+, no stopwords, no stem": Analyzer(token_pattern=r"\w+", stopwords=None, stemmer=None),
@@ -121,14 +124,24 @@ def quality() -> None:
         "[^\\W\\d_]{2,} letters only, stopwords, snowball": Analyzer(token_pattern=r"[^\W\d_]{2,}"),
     }
     for label, analyzer in analyzers.items():
-        add("analyzers (bm25 okapi k1=1.5 b=0.75)", label, lambda ds, a=analyzer: _ndcg10(ds, BM25(variant="okapi", analyzer=a).index(ds.corpus).search(ds.queries)))
+        add(
+            "analyzers (bm25 okapi k1=1.5 b=0.75)",
+            label,
+            lambda ds, a=analyzer: _ndcg10(ds, BM25(variant="okapi", analyzer=a).index(ds.corpus).search(ds.queries)),
+        )
     default = Analyzer()
     for name, ds in datasets.items():
         for system, value in _competitors(ds, default).items():
             rows.append({"section": "default tokens", "system": system, name: round(value, 3)})
     for variant in ("okapi", "lucene", "bm25l", "bm25+"):
         for k1, b in ((1.5, 0.75), (1.2, 0.75), (0.9, 0.4)):
-            add("default tokens", f"rankscope bm25 {variant} k1={k1} b={b}", lambda ds, v=variant, k1=k1, b=b: _ndcg10(ds, BM25(variant=v, k1=k1, b=b).index(ds.corpus).search(ds.queries)))
+            add(
+                "default tokens",
+                f"rankscope bm25 {variant} k1={k1} b={b}",
+                lambda ds, v=variant, k1=k1, b=b: _ndcg10(
+                    ds, BM25(variant=v, k1=k1, b=b).index(ds.corpus).search(ds.queries)
+                ),
+            )
     table = pd.DataFrame(rows).groupby(["section", "system"], sort=False).first().reset_index()
     print(table.to_markdown(index=False) if _has_tabulate() else table.to_string(index=False))
 

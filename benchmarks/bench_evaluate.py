@@ -60,7 +60,9 @@ def build_arrays(n_queries: int, depth: int, corpus: int, judged: int, order: st
     if order == "sorted":
         scores = -np.sort(-scores, axis=1)  # a retriever's output: best first
     picked = np.argsort(rng.random((n_queries, depth)), axis=1)[:, :judged]  # judged among retrieved
-    judged_docs = np.concatenate([np.take_along_axis(run_docs, picked, axis=1), docs[:, depth : depth + judged // 2]], 1)
+    judged_docs = np.concatenate(
+        [np.take_along_axis(run_docs, picked, axis=1), docs[:, depth : depth + judged // 2]], 1
+    )
     labels = rng.choice(len(LABEL_P), size=judged_docs.shape, p=LABEL_P)
     run_q = np.repeat(np.arange(n_queries), depth)
     arrays = {
@@ -86,7 +88,9 @@ def frames(arrays: dict) -> tuple[pd.DataFrame, pd.DataFrame]:
     qrels = pd.DataFrame(
         {"query_id": qnames[arrays["qrels_q"]], "doc_id": dnames[arrays["qrels_d"]], "relevance": arrays["qrels_l"]}
     )
-    run = pd.DataFrame({"query_id": qnames[arrays["run_q"]], "doc_id": dnames[arrays["run_d"]], "score": arrays["run_s"]})
+    run = pd.DataFrame(
+        {"query_id": qnames[arrays["run_q"]], "doc_id": dnames[arrays["run_d"]], "score": arrays["run_s"]}
+    )
     return qrels, run
 
 
@@ -126,7 +130,7 @@ def prepare(tool: str, arrays: dict) -> tuple[Callable[[], dict[str, float]], ob
         return once, (qd, rd)
     if tool == "ir_measures":
         import ir_measures
-        from ir_measures import AP, P, R, RR, Success, nDCG
+        from ir_measures import AP, RR, P, R, Success, nDCG
 
         qd, rd = nested(qrels, "relevance", int), nested(run, "score", float)
         measures = [nDCG @ 10, R @ 100, RR @ 10, Success @ 10, AP, P @ 10]
@@ -185,7 +189,9 @@ def main() -> None:
     if args.child:
         child(args.child, args)
         return
-    passthrough = [f"--{k}={getattr(args, k)}" for k in ("queries", "depth", "corpus", "judged", "order", "repeats", "seed")]
+    passthrough = [
+        f"--{k}={getattr(args, k)}" for k in ("queries", "depth", "corpus", "judged", "order", "repeats", "seed")
+    ]
     print(
         f"{args.queries} queries x {args.depth} docs ({args.order}), corpus {args.corpus}, "
         f"{args.judged}+{args.judged // 2} judgments per query; warm = median of {args.repeats}"

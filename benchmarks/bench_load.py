@@ -107,8 +107,10 @@ def main() -> None:
 
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
-        print(f"Loading a synthetic collection: {args.docs} documents x ~{WORDS_PER_DOC} words, 200 queries, "
-              f"1600 judgments (median of {args.repeats})\n")
+        print(
+            f"Loading a synthetic collection: {args.docs} documents x ~{WORDS_PER_DOC} words, 200 queries, "
+            f"1600 judgments (median of {args.repeats})\n"
+        )
         print(f"{'format':34} {'MB':>6} {'seconds':>8} {'docs/s':>10}")
         for label, folder in write_collections(root, args.docs).items():
             size = sum(p.stat().st_size for p in folder.rglob("*") if p.is_file()) / 1e6
@@ -122,8 +124,10 @@ def main() -> None:
             print(f"{label:34} {size:6.1f} {median:8.3f} {args.docs / median:10,.0f}")
         run = root / "run.txt"
         write_run(run, args.run_lines)
-        print(f"\nReading a TREC run of {args.run_lines:,} lines ({run.stat().st_size / 1e6:.0f} MB), "
-              f"each library in its own process (median of {args.repeats})\n")
+        print(
+            f"\nReading a TREC run of {args.run_lines:,} lines ({run.stat().st_size / 1e6:.0f} MB), "
+            f"each library in its own process (median of {args.repeats})\n"
+        )
         print(f"{'reader':28} {'seconds':>8} {'lines':>10}")
         for label, setup in RUN_READERS.items():
             result = time_in_subprocess(setup, run, args.repeats)

@@ -113,7 +113,14 @@ def main() -> None:
     n_active = len(vectors32)
     timed(f"FAISS alone: IndexFlatIP.search, top-{args.k}", rows, flat.faiss_.search, vectors32, args.k, per=n_active)
     hnsw.faiss_.hnsw.efSearch = 128
-    timed(f"FAISS alone: HNSW.search (efSearch 128), top-{args.k}", rows, hnsw.faiss_.search, vectors32, args.k, per=n_active)
+    timed(
+        f"FAISS alone: HNSW.search (efSearch 128), top-{args.k}",
+        rows,
+        hnsw.faiss_.search,
+        vectors32,
+        args.k,
+        per=n_active,
+    )
     overlap = len(exact.merge(approx, on=["query_id", "doc_id"])) / max(len(exact), 1)
     rows.append((f"HNSW recall of the exact top-{args.k}", f"{overlap:.3f}"))
 

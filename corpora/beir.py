@@ -17,12 +17,12 @@ from typing import Any
 
 import pandas as pd
 
-from rankscope.corpora.checks import integer, refuse_repeats
-from rankscope.corpora.dataset import Dataset
-from rankscope.corpora.paths import first_file
-from rankscope.corpora.jsonl import read_jsonl, string_field, write_jsonl
 from rankscope.core.errors import FormatError
 from rankscope.core.fileio import PathLike, atomic_write, read_lines
+from rankscope.corpora.checks import integer, refuse_repeats
+from rankscope.corpora.dataset import Dataset
+from rankscope.corpora.jsonl import read_jsonl, string_field, write_jsonl
+from rankscope.corpora.paths import first_file
 
 QRELS_HEADER = ("query-id", "corpus-id", "score")
 _HEADER_LINE = "\t".join(QRELS_HEADER)

@@ -14,9 +14,9 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
+from rankscope.core.errors import RankscopeError
 from rankscope.corpora.load import cache_root, data_root, load_dataset, locate
 from rankscope.corpora.registry import COLLECTIONS
-from rankscope.core.errors import RankscopeError
 
 COUNTS = ("documents", "queries", "judged_queries", "judgments")
 

@@ -6,8 +6,8 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
-from rankscope.corpora.schema import validate
 from rankscope.core.errors import SchemaError
+from rankscope.corpora.schema import validate
 
 
 @dataclass(frozen=True)
@@ -139,9 +139,7 @@ def _refuse_duplicates(frame: pd.DataFrame, key: list[str], source: str) -> None
         if "relevance" in frame.columns:
             grades = sorted(set(rows[(rows[key] == first[key]).all(axis=1)]["relevance"]))
             extra = f" with grades {grades}" if len(grades) > 1 else " (identical)"
-        raise SchemaError(
-            f"{source}: {int(dup.sum())} rows share a duplicate {'/'.join(key)}; first: {shown}{extra}"
-        )
+        raise SchemaError(f"{source}: {int(dup.sum())} rows share a duplicate {'/'.join(key)}; first: {shown}{extra}")
 
 
 def _reference_warnings(corpus: pd.DataFrame, queries: pd.DataFrame, qrels: pd.DataFrame) -> list[str]:

@@ -19,10 +19,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO
 
-from rankscope.corpora.registry import Collection
-from rankscope.corpora.smart import SPECS
 from rankscope.core.errors import DatasetNotFoundError
 from rankscope.core.progress import progress
+from rankscope.corpora.registry import Collection
+from rankscope.corpora.smart import SPECS
 
 CHUNK = 1 << 16
 RECORD = "download.json"

@@ -20,6 +20,8 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from rankscope.core.errors import DatasetNotFoundError, FormatError
+from rankscope.core.fileio import PathLike
 from rankscope.corpora.beir import is_beir_folder, read_beir
 from rankscope.corpora.dataset import Dataset
 from rankscope.corpora.download import fetch
@@ -28,8 +30,6 @@ from rankscope.corpora.registry import COLLECTIONS, Collection, get_collection
 from rankscope.corpora.smart import SPECS, detect_smart, read_smart
 from rankscope.corpora.tabular import read_table
 from rankscope.corpora.trec import read_trec_qrels
-from rankscope.core.errors import DatasetNotFoundError, FormatError
-from rankscope.core.fileio import PathLike
 
 _TABLE_SUFFIXES = (".jsonl", ".tsv", ".csv")
 _TREC_QRELS = ("qrels", "qrels.txt")

@@ -36,11 +36,11 @@ from pathlib import Path
 
 import pandas as pd
 
+from rankscope.core.errors import FormatError
+from rankscope.core.fileio import PathLike, read_lines
 from rankscope.corpora.checks import integer, numeric_id, refuse_repeats
 from rankscope.corpora.dataset import Dataset
 from rankscope.corpora.paths import first_file
-from rankscope.core.errors import FormatError
-from rankscope.core.fileio import PathLike, read_lines
 
 _MARKER = re.compile(r"\.([A-Z])(?:[ \t]+(.*?))?[ \t]*")
 _TIME_HEADER = re.compile(r"\*(TEXT|FIND)[ \t]+(\S+).*")

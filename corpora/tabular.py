@@ -16,12 +16,12 @@ from pathlib import Path
 
 import pandas as pd
 
+from rankscope.core.errors import FormatError, SchemaError
+from rankscope.core.fileio import PathLike, read_text
 from rankscope.corpora.checks import integer, refuse_repeats
 from rankscope.corpora.dataset import Dataset
 from rankscope.corpora.jsonl import read_jsonl
 from rankscope.corpora.schema import KINDS, validate
-from rankscope.core.errors import FormatError, SchemaError
-from rankscope.core.fileio import PathLike, read_text
 
 Columns = Mapping[str, str]
 _KEYS = {

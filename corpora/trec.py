@@ -19,17 +19,17 @@ from __future__ import annotations
 
 import csv
 import re
-from itertools import islice
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from itertools import islice
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from rankscope.corpora.schema import sort_run, validate
 from rankscope.core.errors import FormatError, SchemaError
 from rankscope.core.fileio import PathLike, atomic_write, read_lines
+from rankscope.corpora.schema import sort_run, validate
 
 _INT = re.compile(r"[+-]?\d+")
 _FLOAT = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
@@ -50,9 +50,7 @@ class _Layout:
         return f"{len(self.fields)} fields '{' '.join(name for name, _ in self.fields)}'"
 
 
-QRELS_LAYOUT = _Layout(
-    "qrels", (("query_id", "id"), ("iteration", "any"), ("doc_id", "id"), ("relevance", "int"))
-)
+QRELS_LAYOUT = _Layout("qrels", (("query_id", "id"), ("iteration", "any"), ("doc_id", "id"), ("relevance", "int")))
 RUN_LAYOUT = _Layout(
     "run",
     (("query_id", "id"), ("Q0", "any"), ("doc_id", "id"), ("rank", "int"), ("score", "float"), ("tag", "any")),
@@ -167,8 +165,7 @@ def _check_lines(path: Path, layout: _Layout) -> None:
             raise FormatError(
                 path,
                 number,
-                f"duplicate {layout.what} entry for query {key[0]!r}, document {key[1]!r} "
-                f"(first at line {seen[key]})",
+                f"duplicate {layout.what} entry for query {key[0]!r}, document {key[1]!r} (first at line {seen[key]})",
             )
         seen[key] = number
     if not seen:
@@ -189,9 +186,7 @@ def _refuse_duplicate_pairs(table: pd.DataFrame, source: str) -> None:
     dup = table.duplicated(["query_id", "doc_id"])
     if dup.any():
         first = table[dup].iloc[0]
-        raise SchemaError(
-            f"{source}: duplicate entry for query {first['query_id']!r}, document {first['doc_id']!r}"
-        )
+        raise SchemaError(f"{source}: duplicate entry for query {first['query_id']!r}, document {first['doc_id']!r}")
 
 
 def _write_lines(path: PathLike, lines: Iterable[str], chunk: int = 500_000) -> None:

@@ -9,11 +9,11 @@ from typing import TextIO
 
 import pandas as pd
 
+from rankscope.core.errors import RankscopeError
 from rankscope.corpora.trec import read_trec_qrels, read_trec_run
 from rankscope.evaluation.engine import evaluate
 from rankscope.evaluation.metrics import DEFAULT_METRICS, known_forms, parse_metrics
 from rankscope.evaluation.results import EvaluationResult, wide_table
-from rankscope.core.errors import RankscopeError
 
 SUMMARY_ID = "all"  # trec_eval's query id for the summary line
 
@@ -59,9 +59,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--per-query", action="store_true", help="also print every query's values")
     parser.add_argument("--relevance-level", type=int, default=1, metavar="N", help="relevant means label >= N")
     parser.add_argument("--judged-only", action="store_true", help="average only over queries in both files")
-    parser.add_argument(
-        "--exclude-unjudged", action="store_true", help="leave out queries with no relevant judgment"
-    )
+    parser.add_argument("--exclude-unjudged", action="store_true", help="leave out queries with no relevant judgment")
     parser.add_argument("--format", choices=("table", "json", "csv"), default="table")
     parser.set_defaults(func=run_evaluate)
     parser.__class__ = _IntermixedParser  # add_parser builds the hub's class; only the parsing differs
@@ -101,9 +99,7 @@ def _fmt(value: float) -> str:
 
 def _summary_table(result: EvaluationResult, per_query: bool) -> pd.DataFrame:
     """``query_id, metric, value`` rows: per query if asked, then the means under query id ``all``."""
-    mean = pd.DataFrame(
-        {"query_id": SUMMARY_ID, "metric": list(result.mean), "value": list(result.mean.values())}
-    )
+    mean = pd.DataFrame({"query_id": SUMMARY_ID, "metric": list(result.mean), "value": list(result.mean.values())})
     if not per_query:
         return mean[["metric", "value"]]
     if (result.per_query["query_id"] == SUMMARY_ID).any():

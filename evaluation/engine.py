@@ -18,11 +18,11 @@ from collections.abc import Iterable
 import numpy as np
 import pandas as pd
 
+from rankscope.core.errors import RankscopeError, SchemaError
 from rankscope.corpora.schema import validate
 from rankscope.evaluation.metrics import DEFAULT_METRICS, parse_metrics
 from rankscope.evaluation.ranking import judge_run
 from rankscope.evaluation.results import EvaluationResult
-from rankscope.core.errors import RankscopeError, SchemaError
 
 
 def evaluate(

@@ -23,8 +23,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from rankscope.corpora.interactions import validate_interactions
 from rankscope.core.errors import SchemaError
+from rankscope.corpora.interactions import validate_interactions
 
 Recommender = Callable[[str, np.ndarray], np.ndarray]
 

@@ -22,9 +22,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from rankscope.core.errors import RankscopeError
 from rankscope.evaluation import measures
 from rankscope.evaluation.ranking import Judged
-from rankscope.core.errors import RankscopeError
 
 DEFAULT_METRICS = ("ndcg@10", "recall@100", "mrr@10", "hit@10", "map", "precision@10")
 
@@ -100,8 +100,7 @@ def parse_metric(name: str) -> Metric:
     family = FAMILIES.get(match.group("family")) if match else None
     if match is None or family is None:
         raise RankscopeError(
-            f"unknown metric {name!r}; known metrics: {', '.join(known_forms())} "
-            "(k is a positive integer, x a number)"
+            f"unknown metric {name!r}; known metrics: {', '.join(known_forms())} (k is a positive integer, x a number)"
         )
     base, k, threshold = match.group("family"), match.group("k"), match.group("threshold")
     if k is not None:

@@ -13,8 +13,8 @@ import numpy as np
 import pandas as pd
 from scipy import sparse
 
-from rankscope.corpora.interactions import validate_interactions
 from rankscope.core.errors import NotFittedError, SchemaError
+from rankscope.corpora.interactions import validate_interactions
 
 
 class _Interactions:

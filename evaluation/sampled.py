@@ -29,13 +29,13 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from rankscope.core.errors import SchemaError
 from rankscope.corpora.schema import validate
 from rankscope.evaluation import evaluate
 from rankscope.evaluation.loo import checked_scores
 from rankscope.evaluation.metrics import parse_metric
 from rankscope.evaluation.ranking import find_sorted
 from rankscope.evaluation.results import wide_table
-from rankscope.core.errors import SchemaError
 
 
 @dataclass(frozen=True)

@@ -1,8 +1,50 @@
-"""rankscope: compare retrievers, tune BM25, diagnose recall vs ranking gaps.
+"""rankscope: compare retrievers, tune them, and tell recall misses from ranking misses.
 
-The work lives in the sibling packages ``corpora`` (data), ``retrieval`` (systems)
-and ``evaluation`` (metrics); this package holds what they share (errors, file
-I/O, progress) and the workflows and CLI built on top of them.
+``import rankscope as rs`` gives the names a user needs, loaded on first use so that
+importing the package (and starting the CLI) stays fast::
+
+    data = rs.load_dataset("cranfield")
+    run = rs.make_retriever("bm25").index(data.corpus).search(data.queries)
+    rs.evaluate(data.qrels, run, ["ndcg@10", "map"]).mean
+
+Layers, bottom to top (``tests/test_layers.py`` enforces them): ``rankscope.core``
+(errors, file I/O, progress), ``rankscope.corpora`` (data), ``rankscope.evaluation``
+and ``rankscope.retrieval`` (which never import each other at module level),
+``rankscope.workflows`` (compare, tune, diagnose), and the CLI (``rankscope.cli``).
 """
 
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
 from rankscope.core.version import __version__
+
+# public name -> module that defines it; the one table the facade is built from
+_EXPORTS: dict[str, str] = {
+    "Dataset": "rankscope.corpora.dataset",
+    "load_dataset": "rankscope.corpora.load",
+    "read_trec_run": "rankscope.corpora.trec",
+    "read_trec_qrels": "rankscope.corpora.trec",
+    "evaluate": "rankscope.evaluation.engine",
+    "Retriever": "rankscope.retrieval.base",
+    "make_retriever": "rankscope.retrieval.registry",
+    "fuse": "rankscope.retrieval.fusion",
+    "compare": "rankscope.workflows.compare",
+    "tune": "rankscope.workflows.tune",
+    "diagnose": "rankscope.workflows.diagnose",
+}
+
+__all__ = ["__version__", *_EXPORTS]
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _EXPORTS:
+        raise AttributeError(f"module 'rankscope' has no attribute {name!r}")
+    value = getattr(importlib.import_module(_EXPORTS[name]), name)
+    globals()[name] = value  # later lookups skip this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

@@ -14,9 +14,9 @@ import os
 import sys
 from collections.abc import Sequence
 
-from rankscope.core.version import __version__
 from rankscope.core.errors import RankscopeError
 from rankscope.core.progress import set_quiet
+from rankscope.core.version import __version__
 
 COMMAND_MODULES = (
     "rankscope.corpora.cli",

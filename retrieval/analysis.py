@@ -80,9 +80,7 @@ def _jieba_tokenize(text: str) -> list[str]:
     try:
         import jieba
     except ImportError:
-        raise ImportError(
-            'the Chinese tokenizer needs jieba: pip install "rankscope[zh]"'
-        ) from None
+        raise ImportError('the Chinese tokenizer needs jieba: pip install "rankscope[zh]"') from None
     jieba.setLogLevel(60)  # jieba prints its dictionary loading to stderr otherwise
     return [tok for tok in jieba.lcut(text) if _WORD.search(tok)]
 

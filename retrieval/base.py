@@ -19,8 +19,8 @@ from typing import Any, ClassVar, Protocol, runtime_checkable
 import numpy as np
 import pandas as pd
 
-from rankscope.corpora.schema import sort_run, validate
 from rankscope.core.errors import NotFittedError, RankscopeError, SchemaError
+from rankscope.corpora.schema import sort_run, validate
 
 
 class UnknownDocumentError(RankscopeError, KeyError):

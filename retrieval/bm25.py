@@ -44,4 +44,3 @@ class BM25(CountsRetriever):
         delta = DEFAULT_DELTA.get(self.variant) if self.delta is None else self.delta
         weights = posting_weights(self.counts_, self.variant, self.k1, self.b, delta, self.epsilon)
         self.weights_ = self.counts_.matrix(weights)
-

@@ -57,7 +57,9 @@ def run_search(args: argparse.Namespace) -> int:
         if args.index_dir is not None:
             retriever.save(args.index_dir)
             with atomic_write(args.index_dir / SOURCE_FILE) as sink:
-                json.dump({"dataset": dataset.name, "documents": len(dataset.corpus), "doc_ids_sha256": fingerprint}, sink)
+                json.dump(
+                    {"dataset": dataset.name, "documents": len(dataset.corpus), "doc_ids_sha256": fingerprint}, sink
+                )
     run = retriever.search(dataset.queries, k=args.k)
     write_trec_run(run, args.out, tag=retriever.spec().replace(" ", ""))
     return 0

@@ -24,15 +24,13 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-
 import scipy.sparse as sp
 
 from rankscope.core.errors import RankscopeError
 from rankscope.core.progress import progress
 from rankscope.retrieval.analysis import Analyzer, get_analyzer, restore_analyzer, saved_analyzer_param
-from rankscope.retrieval.base import (  # UnknownDocumentError: also importable from here, where it used to live
+from rankscope.retrieval.base import (
     Retriever,
-    UnknownDocumentError,
     check_k,
     doc_positions,
     document_texts,

@@ -34,8 +34,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from rankscope.corpora.schema import sort_run, validate
 from rankscope.core.errors import SchemaError
+from rankscope.corpora.schema import sort_run, validate
 from rankscope.retrieval.base import Retriever, UnknownDocumentError, check_k, document_texts
 from rankscope.retrieval.registry import (
     SpecError,

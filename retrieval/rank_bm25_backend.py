@@ -26,7 +26,9 @@ from rankscope.retrieval.registry import register
 from rankscope.retrieval.topk import top_k
 
 
-def _rank_bm25_model(variant: str, documents: list[list[str]], k1: float, b: float, delta: float, epsilon: float) -> Any:
+def _rank_bm25_model(
+    variant: str, documents: list[list[str]], k1: float, b: float, delta: float, epsilon: float
+) -> Any:
     try:
         import rank_bm25
     except ImportError:

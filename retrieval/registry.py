@@ -53,7 +53,9 @@ def register(name: str) -> typing.Callable[[type[Retriever]], type[Retriever]]:
     def decorator(cls: type[Retriever]) -> type[Retriever]:
         known = _REGISTRY.get(name)
         if known is not None and known.__qualname__ != cls.__qualname__:
-            raise ValueError(f"retriever name {name!r} is already registered to {known.__module__}.{known.__qualname__}")
+            raise ValueError(
+                f"retriever name {name!r} is already registered to {known.__module__}.{known.__qualname__}"
+            )
         cls.name = name
         _REGISTRY[name] = cls
         return cls

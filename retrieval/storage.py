@@ -27,8 +27,8 @@ from typing import Any
 
 import numpy as np
 
-from rankscope.core.version import __version__
 from rankscope.core.errors import FormatError
+from rankscope.core.version import __version__
 
 FORMAT_VERSION = 1
 """Version of the on-disk layout; bumped on incompatible changes. Newer versions are refused."""

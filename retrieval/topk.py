@@ -23,7 +23,7 @@ try:
 except ImportError as exc:  # required, not optional: no slow fallback
     raise ImportError(
         "rankscope's compiled top-k kernel (retrieval._sparse_topk) is not built: "
-        'reinstall the package with `pip install -e .` (it needs a C compiler and the Python headers)'
+        "reinstall the package with `pip install -e .` (it needs a C compiler and the Python headers)"
     ) from exc
 
 

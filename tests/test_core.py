@@ -10,10 +10,10 @@ import os
 import pandas as pd
 import pytest
 
-from rankscope.corpora.schema import validate
 from rankscope.cli import build_parser, main
 from rankscope.core.errors import FormatError, SchemaError
 from rankscope.core.fileio import atomic_write, read_lines
+from rankscope.corpora.schema import validate
 
 
 def test_read_lines_strips_bom_and_crlf(tmp_path):

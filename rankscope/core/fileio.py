@@ -40,9 +40,7 @@ def read_text(path: PathLike) -> str:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = raw.count(b"\n", 0, exc.start) + 1
-        raise FormatError(
-            path, line, f"invalid UTF-8 byte 0x{raw[exc.start]:02x} at byte offset {exc.start}"
-        ) from None
+        raise FormatError(path, line, f"invalid UTF-8 byte 0x{raw[exc.start]:02x} at byte offset {exc.start}") from None
     return text.replace("\r\n", "\n").replace("\r", "\n")
 
 

@@ -32,9 +32,7 @@ def is_quiet() -> bool:
     return not sys.stderr.isatty()
 
 
-def progress(
-    items: Iterable[T], desc: str, total: int | None = None, unit: str = "it"
-) -> Generator[T, None, None]:
+def progress(items: Iterable[T], desc: str, total: int | None = None, unit: str = "it") -> Generator[T, None, None]:
     """Iterate over ``items`` with a tqdm bar on stderr unless quiet.
 
     A known ``total`` of 0 or 1 shows no bar: a single step has no progress to show,

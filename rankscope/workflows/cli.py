@@ -14,14 +14,24 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
     p = subparsers.add_parser("compare", help="compare retrievers on one dataset, with significance tests")
     _common(p)
-    p.add_argument("--retrievers", nargs="+", default=list(DEFAULT_RETRIEVERS), metavar="SPEC",
-                   help="retriever specs, e.g. tfidf bm25:k1=0.9,b=0.4 w2v (default: %(default)s)")
-    p.add_argument("--metrics", nargs="+", metavar="METRIC",
-                   help="default: ndcg@10 recall@100 mrr@10 hit@10 map precision@10")
+    p.add_argument(
+        "--retrievers",
+        nargs="+",
+        default=list(DEFAULT_RETRIEVERS),
+        metavar="SPEC",
+        help="retriever specs, e.g. tfidf bm25:k1=0.9,b=0.4 w2v (default: %(default)s)",
+    )
+    p.add_argument(
+        "--metrics", nargs="+", metavar="METRIC", help="default: ndcg@10 recall@100 mrr@10 hit@10 map precision@10"
+    )
     p.add_argument("--baseline", default="bm25", help="spec the others are tested against (default: %(default)s)")
     p.add_argument("--depth", type=int, default=1000, help="documents retrieved per query (default: %(default)s)")
-    p.add_argument("--test", choices=("randomization", "t", "wilcoxon"), default="randomization",
-                   help="paired significance test, Holm-corrected (default: %(default)s)")
+    p.add_argument(
+        "--test",
+        choices=("randomization", "t", "wilcoxon"),
+        default="randomization",
+        help="paired significance test, Holm-corrected (default: %(default)s)",
+    )
     p.set_defaults(func=run_compare)
 
     p = subparsers.add_parser("tune", help="grid-search BM25 k1 and b with cross-validation over queries")
@@ -38,9 +48,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--retriever", default="bm25", help="retriever spec (default: %(default)s)")
     p.add_argument("--vs", metavar="SPEC", help="a second retriever to compare with")
     p.add_argument("--depth", type=int, default=1000, help="documents retrieved per query (default: %(default)s)")
-    p.add_argument("--sampled-negatives", type=int, default=100, help="sampled protocol: negatives (default: %(default)s)")
-    p.add_argument("--sampled-repeats", type=int, default=10,
-                   help="sampled protocol: repeats, 0 to skip it (default: %(default)s)")
+    p.add_argument(
+        "--sampled-negatives", type=int, default=100, help="sampled protocol: negatives (default: %(default)s)"
+    )
+    p.add_argument(
+        "--sampled-repeats", type=int, default=10, help="sampled protocol: repeats, 0 to skip it (default: %(default)s)"
+    )
     p.set_defaults(func=run_diagnose)
 
 
@@ -48,8 +61,12 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--dataset", default="cranfield", help="collection name or folder (default: %(default)s)")
     p.add_argument("--out", metavar="DIR", help="write tables, runs, plots and report.md/report.html here")
     p.add_argument("--seed", type=int, default=0, help="seed for tests, folds and sampling (default: %(default)s)")
-    p.add_argument("--format", choices=("table", "json"), default="table",
-                   help="terminal output: tables, or the summary as JSON (default: %(default)s)")
+    p.add_argument(
+        "--format",
+        choices=("table", "json"),
+        default="table",
+        help="terminal output: tables, or the summary as JSON (default: %(default)s)",
+    )
     # accepted after the command too; SUPPRESS keeps the hub's value when absent, and the hub
     # (rankscope.cli.main) turns args.quiet into set_quiet for every command
     p.add_argument("--quiet", action="store_true", default=argparse.SUPPRESS, help="no progress bars")
@@ -68,8 +85,16 @@ def _finish(result: object, args: argparse.Namespace) -> int:
 def run_compare(args: argparse.Namespace) -> int:
     from rankscope.workflows.compare import compare
 
-    result = compare(args.dataset, args.retrievers, args.metrics, args.baseline, args.out,
-                     depth=args.depth, test=args.test, seed=args.seed)
+    result = compare(
+        args.dataset,
+        args.retrievers,
+        args.metrics,
+        args.baseline,
+        args.out,
+        depth=args.depth,
+        test=args.test,
+        seed=args.seed,
+    )
     return _finish(result, args)
 
 
@@ -83,6 +108,14 @@ def run_tune(args: argparse.Namespace) -> int:
 def run_diagnose(args: argparse.Namespace) -> int:
     from rankscope.workflows.diagnose import diagnose
 
-    result = diagnose(args.dataset, args.retriever, args.vs, args.depth, args.out,
-                      sampled_negatives=args.sampled_negatives, sampled_repeats=args.sampled_repeats, seed=args.seed)
+    result = diagnose(
+        args.dataset,
+        args.retriever,
+        args.vs,
+        args.depth,
+        args.out,
+        sampled_negatives=args.sampled_negatives,
+        sampled_repeats=args.sampled_repeats,
+        seed=args.seed,
+    )
     return _finish(result, args)

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from rankscope.corpora.dataset import Dataset
 from rankscope.core.errors import RankscopeError
 from rankscope.core.progress import progress
+from rankscope.corpora.dataset import Dataset
 from rankscope.workflows import plots
 from rankscope.workflows.misses import CUTOFFS
 from rankscope.workflows.report import Report, write_csv, write_report, write_text

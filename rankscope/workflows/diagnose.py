@@ -15,9 +15,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from rankscope.corpora.dataset import Dataset
 from rankscope.core.errors import RankscopeError
 from rankscope.core.progress import progress
+from rankscope.corpora.dataset import Dataset
 from rankscope.workflows import plots
 from rankscope.workflows.findings import comparison_findings, retriever_findings, sampled_findings
 from rankscope.workflows.misses import CUTOFFS, first_relevant_ranks, miss_breakdown, rank_distribution
@@ -45,8 +45,14 @@ class Diagnosis:
     def table(self) -> pd.DataFrame:
         """Cutoff metrics, miss counts and miss shares (of all queries) side by side, one row per K."""
         labels = {"hit": "Hit@K", "recall": "Recall@K", "mrr": "MRR@K"}
-        columns = ["hits", "ranking_misses", "recall_misses", "ranking_miss_share", "recall_miss_share",
-                   "ranking_share_of_misses"]
+        columns = [
+            "hits",
+            "ranking_misses",
+            "recall_misses",
+            "ranking_miss_share",
+            "recall_miss_share",
+            "ranking_share_of_misses",
+        ]
         return self.cutoffs.rename(columns=labels).join(self.misses[columns])
 
 

@@ -47,8 +47,7 @@ def retriever_findings(name: str, cutoffs: pd.DataFrame, misses: pd.DataFrame, d
     n_miss = int(row["ranking_misses"] + row["recall_misses"])
     if n_miss:
         kind = (
-            "mostly ranking misses: a reranker over the top "
-            f"{depth} could fix them"
+            f"mostly ranking misses: a reranker over the top {depth} could fix them"
             if row["ranking_misses"] >= row["recall_misses"]
             else "mostly recall misses: only a better first stage can fix them"
         )
@@ -139,7 +138,9 @@ def comparison_findings(
     for group, word in ((better, "more"), (worse, "fewer")):
         if group:
             detail = ", ".join(f"Hit@{k} {d_hit[k]:+.3f} ({round(d_hit[k] * n):+d})" for k in group)
-            out.append(f"{name} vs {other}: {name} puts a relevant document in the top K for {word} queries ({detail}).")
+            out.append(
+                f"{name} vs {other}: {name} puts a relevant document in the top K for {word} queries ({detail})."
+            )
     both = pd.concat([ranks.rename("a"), other_ranks.rename("b")], axis=1)
     found_a, found_b = both["a"].notna(), both["b"].notna()
     only_a, only_b = int((found_a & ~found_b).sum()), int((found_b & ~found_a).sum())

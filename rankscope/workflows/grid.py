@@ -29,9 +29,7 @@ def parse_range(text: str, name: str = "range") -> np.ndarray:
     steps = (stop - start) / step
     n_steps = round(steps)
     if abs(steps - n_steps) > 1e-9 * max(1.0, steps):
-        raise RankscopeError(
-            f"--{name} {text!r}: stop {stop:g} is not start plus a whole number of steps of {step:g}"
-        )
+        raise RankscopeError(f"--{name} {text!r}: stop {stop:g} is not start plus a whole number of steps of {step:g}")
     return np.round(start + step * np.arange(n_steps + 1), _DECIMALS)
 
 

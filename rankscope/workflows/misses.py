@@ -19,9 +19,7 @@ from rankscope.corpora.schema import sort_run, validate
 CUTOFFS = (1, 3, 5, 10, 20, 50, 100)
 
 
-def first_relevant_ranks(
-    run: pd.DataFrame, qrels: pd.DataFrame, depth: int, relevance_level: int = 1
-) -> pd.Series:
+def first_relevant_ranks(run: pd.DataFrame, qrels: pd.DataFrame, depth: int, relevance_level: int = 1) -> pd.Series:
     """Rank of the first relevant document of every judged query, NaN when none is within ``depth``.
 
     Judged queries are those with a judgment of at least ``relevance_level``;

@@ -108,11 +108,27 @@ def heatmap(
     extent_y = _edges(rows)
     image = ax.pcolormesh(extent_x, extent_y, values, cmap="viridis", shading="flat")
     fig.colorbar(image, ax=ax, label=metric)
-    ax.plot([best[1]], [best[0]], marker="*", markersize=16, color="red", markeredgecolor="white",
-            linestyle="none", label=f"best k1={best[0]:g}, b={best[1]:g}")
+    ax.plot(
+        [best[1]],
+        [best[0]],
+        marker="*",
+        markersize=16,
+        color="red",
+        markeredgecolor="white",
+        linestyle="none",
+        label=f"best k1={best[0]:g}, b={best[1]:g}",
+    )
     if default is not None:
-        ax.plot([default[1]], [default[0]], marker="X", markersize=10, color="white", markeredgecolor="black",
-                linestyle="none", label=f"default k1={default[0]:g}, b={default[1]:g}")
+        ax.plot(
+            [default[1]],
+            [default[0]],
+            marker="X",
+            markersize=10,
+            color="white",
+            markeredgecolor="black",
+            linestyle="none",
+            label=f"default k1={default[0]:g}, b={default[1]:g}",
+        )
     ax.set_xlabel("b")
     ax.set_ylabel("k1")
     ax.set_title(f"{metric} over the grid")
@@ -150,8 +166,11 @@ def rank_histogram(distributions: Mapping[str, pd.Series]) -> bytes:
 def miss_bars(breakdowns: Mapping[str, pd.DataFrame]) -> bytes:
     """Stacked shares per K: hit, ranking miss (reranker can fix), recall miss (first stage must fix)."""
     fig, axes = _panels(len(breakdowns), 5.0, 3.8)
-    parts = (("hit_share", "hit", "#2a9d4b"), ("ranking_miss_share", "ranking miss", "#f0a030"),
-             ("recall_miss_share", "recall miss", "#c0392b"))
+    parts = (
+        ("hit_share", "hit", "#2a9d4b"),
+        ("ranking_miss_share", "ranking miss", "#f0a030"),
+        ("recall_miss_share", "recall miss", "#c0392b"),
+    )
     for ax, (name, frame) in zip(axes, breakdowns.items()):
         x = np.arange(len(frame))
         bottom = np.zeros(len(frame))

@@ -9,8 +9,8 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from rankscope.corpora.dataset import Dataset
 from rankscope.core.errors import RankscopeError
+from rankscope.corpora.dataset import Dataset
 
 
 @dataclass(frozen=True)

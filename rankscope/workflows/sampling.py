@@ -117,8 +117,6 @@ def sampled_table(
             "full_per_document": [per_doc[m] for m in metrics],
             "sampled": [sampled.mean[m] for m in metrics],
             "sampled_std": [sampled.std[m] for m in metrics],
-            "flattery": [
-                sampled.mean[m] / per_doc[m] if per_doc[m] > 0 else np.nan for m in metrics
-            ],
+            "flattery": [sampled.mean[m] / per_doc[m] if per_doc[m] > 0 else np.nan for m in metrics],
         }
     )

@@ -15,9 +15,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from rankscope.corpora.dataset import Dataset
 from rankscope.core.errors import RankscopeError
 from rankscope.core.progress import progress
+from rankscope.corpora.dataset import Dataset
 from rankscope.workflows import plots
 from rankscope.workflows.crossval import CrossValidation, best_column, cross_validate
 from rankscope.workflows.grid import parse_range
@@ -178,7 +178,12 @@ def heatmap_png(result: TuneResult) -> bytes:
     table = result.grid.pivot(index="k1", columns="b", values="mean")
     best, d = result.best, result.default
     return plots.heatmap(
-        table.to_numpy(), list(table.index), list(table.columns), (best["k1"], best["b"]), (d["k1"], d["b"]), result.metric
+        table.to_numpy(),
+        list(table.index),
+        list(table.columns),
+        (best["k1"], best["b"]),
+        (d["k1"], d["b"]),
+        result.metric,
     )
 
 

@@ -8,12 +8,12 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from rankscope.core.errors import FormatError, SchemaError
 from rankscope.corpora.beir import beir_splits, read_beir, write_beir
 from rankscope.corpora.dataset import Dataset
 from rankscope.corpora.smart import read_smart
 from rankscope.corpora.tabular import dataset_from_frames, from_frame, read_table, read_tabular_dataset
 from rankscope.corpora.trec import read_trec_qrels, write_trec_qrels
-from rankscope.core.errors import FormatError, SchemaError
 
 
 def _jsonl(path: Path, rows: list[dict]) -> Path:
@@ -23,11 +23,14 @@ def _jsonl(path: Path, rows: list[dict]) -> Path:
 
 
 def _beir(folder: Path, qrels: str = "query-id\tcorpus-id\tscore\nq1\td1\t1\nq1\td2\t0\nq2\td2\t2\n") -> Path:
-    _jsonl(folder / "corpus.jsonl", [
-        {"_id": "d1", "title": "First", "text": "alpha beta", "metadata": {}},
-        {"_id": "d2", "text": "gamma"},
-        {"_id": 3, "title": "", "text": "délta"},
-    ])
+    _jsonl(
+        folder / "corpus.jsonl",
+        [
+            {"_id": "d1", "title": "First", "text": "alpha beta", "metadata": {}},
+            {"_id": "d2", "text": "gamma"},
+            {"_id": 3, "title": "", "text": "délta"},
+        ],
+    )
     _jsonl(
         folder / "queries.jsonl",
         [{"_id": "q1", "text": "alpha?"}, {"_id": "q2", "text": "gamma?"}, {"_id": "q9", "text": "x"}],
@@ -57,10 +60,15 @@ def test_beir_round_trip(tmp_path: Path) -> None:
     for table in ("corpus", "queries", "qrels"):
         pd.testing.assert_frame_equal(getattr(first, table), getattr(second, table))
     assert (tmp_path / "b" / "qrels" / "test.tsv").read_text().splitlines() == [
-        "query-id\tcorpus-id\tscore", "q1\td1\t1", "q1\td2\t0", "q2\td2\t2",
+        "query-id\tcorpus-id\tscore",
+        "q1\td1\t1",
+        "q1\td2\t0",
+        "q2\td2\t2",
     ]
     assert json.loads((tmp_path / "b" / "corpus.jsonl").read_text(encoding="utf-8").splitlines()[2]) == {
-        "_id": "3", "title": "", "text": "délta",
+        "_id": "3",
+        "title": "",
+        "text": "délta",
     }
 
 
@@ -149,10 +157,18 @@ def test_csv_tsv_jsonl_with_column_mapping(tmp_path: Path) -> None:
         ("q.csv", "query_id,doc_id,relevance\n1,a,1\n1,b\n", 3, "expected 3 fields as in the header"),
         ("q.csv", "query_id,doc_id,relevance\n1,a,1\n1,b,high\n", 3, "relevance must be an integer, found 'high'"),
         ("q.tsv", "query_id\tdoc_id\trelevance\n1\ta\t1\n1\ta\t0\n", 3, "with conflicting grades 1 and 0"),
-        ("q.jsonl", '{"query_id": "1", "doc_id": "a", "relevance": 1}\n{"query_id": "1", "doc_id": "b"}\n', 2,
-         "missing field(s) ['relevance']"),
-        ("q.jsonl", '{"query_id": "1", "doc_id": "a", "relevance": 1.5}\n', 1,
-         "relevance must be an integer, found '1.5'"),
+        (
+            "q.jsonl",
+            '{"query_id": "1", "doc_id": "a", "relevance": 1}\n{"query_id": "1", "doc_id": "b"}\n',
+            2,
+            "missing field(s) ['relevance']",
+        ),
+        (
+            "q.jsonl",
+            '{"query_id": "1", "doc_id": "a", "relevance": 1.5}\n',
+            1,
+            "relevance must be an integer, found '1.5'",
+        ),
         ("q.jsonl", '{"query_id": null, "doc_id": "a", "relevance": 1}\n', 1, "field 'query_id' is null"),
         ("q.csv", "query_id,doc_id,relevance\n", None, "empty qrels file: no rows"),
         ("q.xlsx", "", None, "unknown table format '.xlsx'"),
@@ -200,8 +216,12 @@ def test_frames_with_mapping_and_clear_schema_errors() -> None:
 
 def test_dataset_refuses_duplicate_ids_from_frames() -> None:
     with pytest.raises(SchemaError, match="duplicate doc_id"):
-        Dataset("d", pd.DataFrame({"doc_id": ["a", "a"], "text": ["x", "y"]}), pd.DataFrame(
-            {"query_id": ["q"], "text": ["t"]}), pd.DataFrame({"query_id": ["q"], "doc_id": ["a"], "relevance": [1]}))
+        Dataset(
+            "d",
+            pd.DataFrame({"doc_id": ["a", "a"], "text": ["x", "y"]}),
+            pd.DataFrame({"query_id": ["q"], "text": ["t"]}),
+            pd.DataFrame({"query_id": ["q"], "doc_id": ["a"], "relevance": [1]}),
+        )
 
 
 def test_trec_folder_to_dataset_to_trec_files(tmp_path: Path) -> None:

@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 
 from rankscope import corpora
+from rankscope.core.errors import DatasetNotFoundError, FormatError
 from rankscope.corpora import download, registry
 from rankscope.corpora.load import cache_root, load_dataset, locate
 from rankscope.corpora.registry import Collection
-from rankscope.core.errors import DatasetNotFoundError, FormatError
 
 DOCS = ".I 1\n.T\nwing\n.W\nwing lift\n.I 2\n.T\nslab\n.W\nheat slab\n"
 QUERIES = ".I 001\n.W\nlift of a wing\n.I 004\n.W\nheat\n"

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
+from rankscope.core.errors import FormatError
 from rankscope.corpora import load_dataset
 from rankscope.corpora.beir import read_beir
 from rankscope.corpora.trec import read_trec_qrels, read_trec_run
-from rankscope.core.errors import FormatError
 
 
 def _beir(folder: Path, qrels_rows: str) -> Path:

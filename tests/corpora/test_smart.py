@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from rankscope.corpora.smart import SPECS, detect_smart, parse_sections, read_smart
 from rankscope.core.errors import FormatError
+from rankscope.corpora.smart import SPECS, detect_smart, parse_sections, read_smart
 
 
 def _raw_lines(path: Path) -> list[str]:

@@ -10,8 +10,8 @@ import ir_measures
 import pandas as pd
 import pytest
 
-from rankscope.corpora.trec import read_trec_qrels, read_trec_run, write_trec_qrels, write_trec_run
 from rankscope.core.errors import FormatError, SchemaError
+from rankscope.corpora.trec import read_trec_qrels, read_trec_run, write_trec_qrels, write_trec_run
 
 
 def _write(path: Path, text: str) -> Path:
@@ -202,7 +202,7 @@ def test_sort_run_matches_the_tie_rule_by_brute_force() -> None:
         )
         first_seen = {q: i for i, q in enumerate(dict.fromkeys(run["query_id"]))}
 
-        def before(x, y) -> int:  # query first appearance, score desc, doc_id desc
+        def before(x, y, first_seen=first_seen) -> int:  # query first appearance, score desc, doc_id desc
             kx, ky = (first_seen[x[0]], -x[2]), (first_seen[y[0]], -y[2])
             if kx != ky:
                 return -1 if kx < ky else 1

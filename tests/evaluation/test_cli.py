@@ -9,9 +9,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from rankscope.cli import main
 from rankscope.corpora.trec import write_trec_qrels, write_trec_run
 from rankscope.evaluation import evaluate
-from rankscope.cli import main
 from tests.evaluation.test_metrics_trec import random_case
 
 QRELS = "q1 0 d1 1\nq1 0 d2 0\nq1 0 d3 2\nq2 0 d1 1\nq3 0 d9 0\n"
@@ -68,7 +68,14 @@ def test_default_metrics_table(files: tuple[str, str], capsys: pytest.CaptureFix
     code, out, _ = run_cli(capsys, *files)
     lines = out.splitlines()
     assert code == 0
-    assert [line.split()[0] for line in lines[1:7]] == ["ndcg@10", "recall@100", "mrr@10", "hit@10", "map", "precision@10"]
+    assert [line.split()[0] for line in lines[1:7]] == [
+        "ndcg@10",
+        "recall@100",
+        "mrr@10",
+        "hit@10",
+        "map",
+        "precision@10",
+    ]
     assert lines[3].split() == ["mrr@10", "0.3333"]
     assert lines[-1] == "queries: 3 (without relevant judgments: 1)"
 

@@ -8,8 +8,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from rankscope.evaluation import DEFAULT_METRICS, EvaluationResult, evaluate
 from rankscope.core.errors import RankscopeError, SchemaError
+from rankscope.evaluation import DEFAULT_METRICS, EvaluationResult, evaluate
 
 # q1: ranking d2(label 0), d1(2), d5(-1), d6(unjudged), d3(1); d4 (label 3) not retrieved.
 # q2: judged, not retrieved.  q3: judged non-relevant only.  q4: retrieved, not judged.

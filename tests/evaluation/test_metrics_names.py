@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from rankscope.evaluation.metrics import Metric, known_forms, parse_metric, parse_metrics
 from rankscope.core.errors import RankscopeError
+from rankscope.evaluation.metrics import Metric, known_forms, parse_metric, parse_metrics
 
 
 @pytest.mark.parametrize(

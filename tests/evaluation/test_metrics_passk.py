@@ -8,8 +8,8 @@ from math import comb
 import numpy as np
 import pytest
 
-from rankscope.evaluation.passk import mean_pass_at_k, pass_at_k
 from rankscope.core.errors import RankscopeError
+from rankscope.evaluation.passk import mean_pass_at_k, pass_at_k
 
 
 def exact(n: int, c: int, k: int) -> float:

@@ -7,8 +7,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from rankscope.evaluation import evaluate, ranking
 from rankscope.core.errors import SchemaError
+from rankscope.evaluation import evaluate, ranking
 from tests.evaluation.test_metrics_trec import random_case
 
 METRICS = ["ndcg@5", "ndcg_exp@5", "ndcg_exp", "mrr@3", "mrr", "hit@3", "precision@3", "recall@3", "f1@3",

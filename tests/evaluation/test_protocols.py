@@ -11,12 +11,12 @@ import pandas as pd
 import pytest
 from scipy import stats
 
+from rankscope.core.errors import FormatError, RankscopeError, SchemaError
 from rankscope.corpora.interactions import read_interactions, read_movielens
 from rankscope.evaluation import evaluate
 from rankscope.evaluation.loo import LeaveOneOutSplit, full_ranking_run, leave_one_out
 from rankscope.evaluation.recommenders import ItemKNN, MostPopular
 from rankscope.evaluation.sampled import sampled_evaluate
-from rankscope.core.errors import FormatError, RankscopeError, SchemaError
 
 
 def _write(path: Path, text: str) -> Path:

@@ -9,6 +9,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
+from rankscope.core.errors import SchemaError
 from rankscope.evaluation import evaluate
 from rankscope.evaluation.significance import (
     adjust_pvalues,
@@ -20,7 +21,6 @@ from rankscope.evaluation.significance import (
     t_test,
     wilcoxon_test,
 )
-from rankscope.core.errors import SchemaError
 
 RNG = np.random.default_rng(42)
 BASE = RNG.uniform(0, 1, size=40)

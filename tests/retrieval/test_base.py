@@ -30,7 +30,10 @@ def test_ordered_input_is_kept_as_given_and_equals_the_sorted_result() -> None:
     sorted_run = make_run(["a", "b", "c", "d"], ids, scores)
     per_query = [sorted_run[sorted_run["query_id"] == q] for q in "abcd"]
     again = make_run(
-        ["a", "b", "c", "d"], [g["doc_id"].to_numpy() for g in per_query], [g["score"].to_numpy() for g in per_query], ordered=True
+        ["a", "b", "c", "d"],
+        [g["doc_id"].to_numpy() for g in per_query],
+        [g["score"].to_numpy() for g in per_query],
+        ordered=True,
     )
     pd.testing.assert_frame_equal(again, sorted_run)
 

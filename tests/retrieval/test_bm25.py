@@ -13,10 +13,10 @@ import pytest
 import rank_bm25
 
 from rankscope.core.errors import NotFittedError
-from rankscope.retrieval.base import document_texts, query_texts
 from rankscope.retrieval import counts_retriever
+from rankscope.retrieval.base import UnknownDocumentError, document_texts, query_texts
 from rankscope.retrieval.bm25 import BM25
-from rankscope.retrieval.counts_retriever import EmptyIndexError, UnknownDocumentError
+from rankscope.retrieval.counts_retriever import EmptyIndexError
 from rankscope.retrieval.rank_bm25_backend import RankBM25
 
 
@@ -54,7 +54,8 @@ def reference_scores(
 
 
 @pytest.mark.parametrize(
-    ("variant", "delta"), [("okapi", None), ("lucene", None), ("bm25l", 0.5), ("bm25l", 0.2), ("bm25+", 1.0), ("bm25+", 0.3)]
+    ("variant", "delta"),
+    [("okapi", None), ("lucene", None), ("bm25l", 0.5), ("bm25l", 0.2), ("bm25+", 1.0), ("bm25+", 0.3)],
 )
 def test_scores_follow_the_formulas(tiny_corpus: pd.DataFrame, variant: str, delta: float | None) -> None:
     model = BM25(variant=variant, k1=1.2, b=0.6, delta=delta).index(tiny_corpus)

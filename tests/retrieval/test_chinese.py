@@ -21,7 +21,11 @@ CORPUS = pd.DataFrame(
 QUERIES = pd.DataFrame(
     {
         "query_id": ["q-capital", "q-panda", "q-shanghai"],
-        "text": ["中国的首都在哪里？", "熊猫吃竹子", "上海的大都市"],  # Where is China's capital? / pandas eat bamboo / ...
+        "text": [
+            "中国的首都在哪里？",
+            "熊猫吃竹子",
+            "上海的大都市",
+        ],  # Where is China's capital? / pandas eat bamboo / ...
     }
 )
 EXPECTED_FIRST = {"q-capital": "capital", "q-panda": "panda", "q-shanghai": "shanghai"}

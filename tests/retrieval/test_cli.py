@@ -8,9 +8,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from rankscope.corpora import load_dataset
-
 from rankscope.cli import main
+from rankscope.corpora import load_dataset
 from rankscope.retrieval.bm25 import BM25
 
 

@@ -13,8 +13,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from rankscope.corpora.schema import RUN_COLUMNS, sort_run
 from rankscope.core.errors import NotFittedError
+from rankscope.corpora.schema import RUN_COLUMNS, sort_run
 from rankscope.retrieval.base import Retriever
 from rankscope.retrieval.registry import available, load_retriever, make_retriever, retriever_class
 

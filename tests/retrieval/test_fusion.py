@@ -100,9 +100,17 @@ def test_bad_inputs_are_clear_errors() -> None:
 
 def test_retriever_specs_split_on_plus_outside_brackets() -> None:
     assert split_retrievers("bm25+w2v") == ["bm25", "w2v"]
-    assert split_retrievers("[bm25:k1=0.9,b=0.4] + tfidf:variant=classic") == ["bm25:k1=0.9,b=0.4", "tfidf:variant=classic"]
+    assert split_retrievers("[bm25:k1=0.9,b=0.4] + tfidf:variant=classic") == [
+        "bm25:k1=0.9,b=0.4",
+        "tfidf:variant=classic",
+    ]
     assert split_retrievers("[hybrid:retrievers=[bm25]+tfidf]+w2v") == ["hybrid:retrievers=[bm25]+tfidf", "w2v"]
-    for bad, problem in [("bm25", "at least two"), ("bm25+", "empty"), ("[bm25+tfidf", "not closed"), ("bm25]+x", "unbalanced")]:
+    for bad, problem in [
+        ("bm25", "at least two"),
+        ("bm25+", "empty"),
+        ("[bm25+tfidf", "not closed"),
+        ("bm25]+x", "unbalanced"),
+    ]:
         with pytest.raises(SpecError, match=problem):
             split_retrievers(bad)
 

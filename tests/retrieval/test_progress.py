@@ -6,8 +6,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from rankscope.retrieval import counts_retriever
 from rankscope.core import progress
+from rankscope.retrieval import counts_retriever
 from rankscope.retrieval.bm25 import BM25
 from rankscope.retrieval.word2vec import Word2VecRetriever
 
@@ -29,7 +29,9 @@ def bars_off(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(progress, "_quiet", True)
 
 
-def test_progress_slices_cover_the_items_once_and_count_items(bars_on: None, capsys: pytest.CaptureFixture[str]) -> None:
+def test_progress_slices_cover_the_items_once_and_count_items(
+    bars_on: None, capsys: pytest.CaptureFixture[str]
+) -> None:
     items = list(range(10))
     assert list(progress.progress_slices(items, 4, desc="demo", unit="thing")) == [[0, 1, 2, 3], [4, 5, 6, 7], [8, 9]]
     err = capsys.readouterr().err

@@ -23,11 +23,23 @@ from rankscope.retrieval.topk import sparse_top_k, top_k_rows
 
 def random_problem(rng: np.random.Generator, n_docs: int, n_terms: int, n_queries: int):
     """Small-integer (ties), signed (negative and cancelling) weights; some terms and queries empty."""
-    weights = sp.random(n_terms, n_docs, density=0.2, format="csr", random_state=rng,
-                        data_rvs=lambda n: rng.integers(-3, 4, size=n).astype(np.float64))
+    weights = sp.random(
+        n_terms,
+        n_docs,
+        density=0.2,
+        format="csr",
+        random_state=rng,
+        data_rvs=lambda n: rng.integers(-3, 4, size=n).astype(np.float64),
+    )
     weights.eliminate_zeros()
-    queries = sp.random(n_queries, n_terms, density=0.3, format="csr", random_state=rng,
-                        data_rvs=lambda n: rng.choice([1.0, 2.0, -1.0, 0.5], size=n))
+    queries = sp.random(
+        n_queries,
+        n_terms,
+        density=0.3,
+        format="csr",
+        random_state=rng,
+        data_rvs=lambda n: rng.choice([1.0, 2.0, -1.0, 0.5], size=n),
+    )
     rank = rng.permutation(n_docs).astype(np.int64)
     return queries, weights, rank
 
@@ -50,7 +62,9 @@ def test_kernel_equals_reference_on_random_signed_integer_weights() -> None:
     rng = np.random.default_rng(11)
     cancelled = 0
     for _ in range(60):
-        queries, weights, rank = random_problem(rng, int(rng.integers(1, 80)), int(rng.integers(1, 30)), int(rng.integers(0, 12)))
+        queries, weights, rank = random_problem(
+            rng, int(rng.integers(1, 80)), int(rng.integers(1, 30)), int(rng.integers(0, 12))
+        )
         for k in (1, 3, 10, 1000):  # 1000 is beyond every row's candidates
             cancelled += assert_same(queries, weights, k, rank)
     assert cancelled > 0  # the inputs did exercise sums that cancel to exactly zero
@@ -114,13 +128,18 @@ def test_search_runs_equal_the_reference_on_a_real_collection(collection) -> Non
         counts = retriever.counts_
         matrix = retriever._scores(counts.query_matrix(retriever.analyzer_, list(queries["text"])))
         positions, values = top_k_rows(matrix, 100, counts.doc_id_rank)
-        expected = pd.DataFrame({
-            "query_id": np.repeat(queries["query_id"].to_numpy(), [len(p) for p in positions]),
-            "doc_id": np.concatenate([counts.doc_ids[p] for p in positions]),
-            "score": np.concatenate(values),
-        })
-        pd.testing.assert_frame_equal(run[["query_id", "doc_id", "score"]].astype({"doc_id": str}),
-                                      expected.astype({"doc_id": str}), check_exact=True)
+        expected = pd.DataFrame(
+            {
+                "query_id": np.repeat(queries["query_id"].to_numpy(), [len(p) for p in positions]),
+                "doc_id": np.concatenate([counts.doc_ids[p] for p in positions]),
+                "score": np.concatenate(values),
+            }
+        )
+        pd.testing.assert_frame_equal(
+            run[["query_id", "doc_id", "score"]].astype({"doc_id": str}),
+            expected.astype({"doc_id": str}),
+            check_exact=True,
+        )
 
 
 def test_missing_build_says_how_to_fix_it() -> None:

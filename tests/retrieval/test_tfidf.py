@@ -60,7 +60,9 @@ def _assert_cosine_matches_sklearn(corpus: pd.DataFrame, queries: pd.DataFrame, 
 
 def test_cosine_scores_equal_sklearn_on_a_small_corpus(tiny_corpus: pd.DataFrame, tiny_queries: pd.DataFrame) -> None:
     _assert_cosine_matches_sklearn(tiny_corpus, tiny_queries, "english")
-    _assert_cosine_matches_sklearn(FRUIT, pd.DataFrame({"query_id": ["a", "b"], "text": ["egg", "apple apple date"]}), "plain")
+    _assert_cosine_matches_sklearn(
+        FRUIT, pd.DataFrame({"query_id": ["a", "b"], "text": ["egg", "apple apple date"]}), "plain"
+    )
 
 
 def test_cosine_scores_equal_sklearn_on_cranfield(data_dir) -> None:
@@ -68,7 +70,9 @@ def test_cosine_scores_equal_sklearn_on_cranfield(data_dir) -> None:
     _assert_cosine_matches_sklearn(dataset.corpus, dataset.queries, "english")
 
 
-def test_changing_the_variant_reweights_the_stored_counts(tiny_corpus: pd.DataFrame, tiny_queries: pd.DataFrame) -> None:
+def test_changing_the_variant_reweights_the_stored_counts(
+    tiny_corpus: pd.DataFrame, tiny_queries: pd.DataFrame
+) -> None:
     retriever = TfidfRetriever(variant="cosine").index(tiny_corpus)
     retriever.set_params(variant="classic")
     fresh = TfidfRetriever(variant="classic").index(tiny_corpus)
@@ -93,4 +97,3 @@ def test_scoring_in_small_batches_gives_the_same_run(
     monkeypatch.setenv("RANKSCOPE_NUM_THREADS", "2")  # the same batches, scored on two threads
     pd.testing.assert_frame_equal(retriever.search(tiny_queries), whole)
     assert len(whole) > 0
-

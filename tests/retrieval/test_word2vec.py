@@ -186,14 +186,18 @@ def test_training_is_deterministic_within_and_across_processes(tiny_corpus: pd.D
     assert out.stdout.strip() == _train_hash(tiny_corpus)
 
 
-def test_save_load_round_trip_uses_standard_files(tiny_corpus: pd.DataFrame, tiny_queries: pd.DataFrame, tmp_path: Path) -> None:
+def test_save_load_round_trip_uses_standard_files(
+    tiny_corpus: pd.DataFrame, tiny_queries: pd.DataFrame, tmp_path: Path
+) -> None:
     retriever = Word2VecRetriever(epochs=5, pooling="idf", faiss_index="hnsw").index(tiny_corpus)
     retriever.save(tmp_path / "index")
     loaded = Word2VecRetriever.load(tmp_path / "index")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", EmptyQueryWarning)
         pd.testing.assert_frame_equal(loaded.search(tiny_queries), retriever.search(tiny_queries))
-    keyed = import_gensim_models().KeyedVectors.load_word2vec_format(str(tmp_path / "index" / "vectors.bin"), binary=True)
+    keyed = import_gensim_models().KeyedVectors.load_word2vec_format(
+        str(tmp_path / "index" / "vectors.bin"), binary=True
+    )
     np.testing.assert_array_equal(keyed.vectors, retriever.keyed_vectors_.vectors)
     assert import_faiss().read_index(str(tmp_path / "index" / "index.faiss")).ntotal == len(retriever.rows_)
     with open(tmp_path / "index" / "index.faiss", "ab") as handle:

@@ -13,10 +13,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from rankscope.cli import main
 from rankscope.corpora import load_dataset
 from rankscope.corpora.trec import read_trec_run
 from rankscope.evaluation import DEFAULT_METRICS, evaluate
-from rankscope.cli import main
 
 
 @pytest.fixture(scope="module")
@@ -24,15 +24,28 @@ def compared(data_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[
     out = tmp_path_factory.mktemp("compare")
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("RANKSCOPE_DATA", str(data_dir))
-        code = main(["--quiet", "compare", "--dataset", "cranfield", "--retrievers", "tfidf", "bm25", "--out", str(out)])
+        code = main(
+            ["--quiet", "compare", "--dataset", "cranfield", "--retrievers", "tfidf", "bm25", "--out", str(out)]
+        )
     assert code == 0
     return out, str(data_dir)
 
 
 def test_compare_writes_everything(compared: tuple[Path, str]) -> None:
     out, _ = compared
-    for name in ("summary.csv", "summary.json", "per_query.csv", "significance.csv", "curves.csv", "run.tfidf.trec", "run.bm25.trec",
-                 "report.md", "report.html", "hit_recall_at_k.png", "per_query_difference.png"):
+    for name in (
+        "summary.csv",
+        "summary.json",
+        "per_query.csv",
+        "significance.csv",
+        "curves.csv",
+        "run.tfidf.trec",
+        "run.bm25.trec",
+        "report.md",
+        "report.html",
+        "hit_recall_at_k.png",
+        "per_query_difference.png",
+    ):
         assert (out / name).stat().st_size > 0, name
 
 
@@ -80,8 +93,20 @@ def run_cli(argv: list[str], data_dir: Path, monkeypatch: pytest.MonkeyPatch, ca
 
 
 def test_tune_cli(data_dir: Path, tmp_path: Path, monkeypatch, capsys) -> None:
-    argv = ["tune", "--quiet", "--dataset", "cranfield", "--k1", "1.0:2.0:0.5", "--b", "0.55:0.95:0.2",
-            "--folds", "3", "--out", str(tmp_path)]
+    argv = [
+        "tune",
+        "--quiet",
+        "--dataset",
+        "cranfield",
+        "--k1",
+        "1.0:2.0:0.5",
+        "--b",
+        "0.55:0.95:0.2",
+        "--folds",
+        "3",
+        "--out",
+        str(tmp_path),
+    ]
     printed = run_cli(argv, data_dir, monkeypatch, capsys)
     assert "in-sample gain" in printed and "cross-validated gain" in printed
     grid = pd.read_csv(tmp_path / "grid.csv")
@@ -96,8 +121,20 @@ def test_tune_cli(data_dir: Path, tmp_path: Path, monkeypatch, capsys) -> None:
 
 
 def test_diagnose_cli_on_cisi(data_dir: Path, tmp_path: Path, monkeypatch, capsys) -> None:
-    argv = ["--quiet", "diagnose", "--dataset", "cisi", "--retriever", "bm25", "--vs", "tfidf",
-            "--sampled-repeats", "1", "--out", str(tmp_path)]
+    argv = [
+        "--quiet",
+        "diagnose",
+        "--dataset",
+        "cisi",
+        "--retriever",
+        "bm25",
+        "--vs",
+        "tfidf",
+        "--sampled-repeats",
+        "1",
+        "--out",
+        str(tmp_path),
+    ]
     printed = run_cli(argv, data_dir, monkeypatch, capsys)
     assert "bm25 vs tfidf" in printed and "76 judged queries" in printed
     ranks = pd.read_csv(tmp_path / "first_ranks.csv", dtype={"query_id": str}, index_col="query_id")

@@ -34,7 +34,9 @@ def test_sharp_retriever_triggers_nothing_but_the_summary() -> None:
     ranks = pd.Series([1.0] * 9 + [2.0], index=[f"q{i}" for i in range(10)])
     misses = miss_breakdown(ranks, (1, 3, 5, 10, 20))
     table = cutoffs({1: 0.9, 3: 1, 5: 1, 10: 1, 20: 1}, {1: 0.9, 3: 0.95, 5: 0.95, 10: 0.95, 20: 0.95})
-    assert retriever_findings("x", table, misses, depth=100) == ["x: every query has a relevant document in the top 10."]
+    assert retriever_findings("x", table, misses, depth=100) == [
+        "x: every query has a relevant document in the top 10."
+    ]
 
 
 def test_comparison_ranking_not_recall() -> None:

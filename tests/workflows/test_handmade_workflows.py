@@ -28,8 +28,12 @@ from rankscope.workflows.diagnose import diagnose
 from rankscope.workflows.sampling import per_document_full
 
 RUNS = {
-    "A": {"q1": {"d2": 0.9, "d1": 0.8}, "q2": {"d3": 0.9}, "q3": {"d1": 0.5},
-          "q4": {"d1": 0.9, "d2": 0.8, "d3": 0.7, "d5": 0.6}},
+    "A": {
+        "q1": {"d2": 0.9, "d1": 0.8},
+        "q2": {"d3": 0.9},
+        "q3": {"d1": 0.5},
+        "q4": {"d1": 0.9, "d2": 0.8, "d3": 0.7, "d5": 0.6},
+    },
     "B": {"q1": {"d1": 0.9}, "q2": {"d1": 0.9, "d2": 0.8, "d4": 0.7}, "q3": {"d5": 0.9}, "q4": {"d5": 0.9}},
 }
 DATA = Dataset.from_dicts(
@@ -55,7 +59,9 @@ class Fixed(Retriever):
     def search(self, queries: pd.DataFrame, k: int = 1000) -> pd.DataFrame:
         table = RUNS[self.system]
         qids = list(queries["query_id"])
-        run = make_run(qids, [np.array(list(table[q])) for q in qids], [np.array(list(table[q].values())) for q in qids])
+        run = make_run(
+            qids, [np.array(list(table[q])) for q in qids], [np.array(list(table[q].values())) for q in qids]
+        )
         return run[run["rank"] <= k].reset_index(drop=True)
 
     def score(self, query: str, doc_ids) -> np.ndarray:
@@ -147,8 +153,14 @@ def test_sampled_table_cache_gives_the_protocol_numbers() -> None:
     run = retriever.search(DATA.queries)
     table = sampled_table(retriever, DATA, run, ["hit@1", "mrr@10"], n_negatives=2, repeats=3, seed=5)
     direct = sampled_evaluate(
-        DATA.qrels, retriever, DATA.corpus["doc_id"].tolist(), ["hit@1", "mrr@10"],
-        queries=DATA.queries, n_negatives=2, repeats=3, seed=5,
+        DATA.qrels,
+        retriever,
+        DATA.corpus["doc_id"].tolist(),
+        ["hit@1", "mrr@10"],
+        queries=DATA.queries,
+        n_negatives=2,
+        repeats=3,
+        seed=5,
     )
     assert table["sampled"].tolist() == pytest.approx([direct.mean["hit@1"], direct.mean["mrr@10"]])
     assert table["sampled_std"].tolist() == pytest.approx([direct.std["hit@1"], direct.std["mrr@10"]])
@@ -157,8 +169,8 @@ def test_sampled_table_cache_gives_the_protocol_numbers() -> None:
 
 
 def test_score_cache_refuses_a_document_outside_the_corpus() -> None:
-    from rankscope.workflows.sampling import QueryScoreCache
     from rankscope.retrieval.base import UnknownDocumentError
+    from rankscope.workflows.sampling import QueryScoreCache
 
     class Listed:
         def score(self, query: str, doc_ids: list[str]) -> np.ndarray:

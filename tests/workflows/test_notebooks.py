@@ -24,7 +24,9 @@ def current_kernel(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, data_dir: Pa
     spec = tmp_path / "kernels" / "rankscope-test"
     spec.mkdir(parents=True)
     argv = [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"]
-    (spec / "kernel.json").write_text(json.dumps({"argv": argv, "display_name": "rankscope test", "language": "python"}))
+    (spec / "kernel.json").write_text(
+        json.dumps({"argv": argv, "display_name": "rankscope test", "language": "python"})
+    )
     monkeypatch.setenv("JUPYTER_PATH", str(tmp_path))
     monkeypatch.setenv("RANKSCOPE_DATA", str(data_dir))
     return "rankscope-test"
@@ -45,7 +47,9 @@ def test_notebook_runs(name: str, current_kernel: str) -> None:
     from nbclient import NotebookClient
 
     notebook = nbformat.read(NOTEBOOKS / name, as_version=4)
-    NotebookClient(notebook, kernel_name=current_kernel, timeout=300, resources={"metadata": {"path": str(NOTEBOOKS)}}).execute()
+    NotebookClient(
+        notebook, kernel_name=current_kernel, timeout=300, resources={"metadata": {"path": str(NOTEBOOKS)}}
+    ).execute()
     code = [c for c in notebook.cells if c.cell_type == "code"]
     printed = "".join(outputs(c, "text") + outputs(c, "text/plain") for c in code)
     for expected in EXPECTED[name]:

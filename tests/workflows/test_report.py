@@ -40,7 +40,9 @@ def test_report_html_embeds_plots_and_markdown_links_files(tmp_path) -> None:
     curves = {"bm25": pd.DataFrame({"hit": [0.2, 0.5], "recall": [0.1, 0.4]}, index=[1, 10])}
     png = plots.cutoff_curves(curves)
     assert png.startswith(b"\x89PNG") and png_shape(png)[0] > 100
-    report = Report("R <1>").heading("Tables").table(FRAME, caption="cap").bullets(["f & g"]).image("c.png", png, "curves")
+    report = (
+        Report("R <1>").heading("Tables").table(FRAME, caption="cap").bullets(["f & g"]).image("c.png", png, "curves")
+    )
     html = to_html(report)
     assert base64.b64encode(png).decode() in html
     assert "<title>R &lt;1&gt;</title>" in html and "<li>f &amp; g</li>" in html
@@ -70,4 +72,7 @@ def test_json_is_strict() -> None:
     frame = pd.DataFrame({"v": [np.float64(0.5), np.nan], "n": pd.array([3, None], dtype="Int64")}, index=["a", "b"])
     text = to_json({"rows": records(frame), "k": np.int64(7)})
     assert "NaN" not in text
-    assert json.loads(text) == {"rows": [{"index": "a", "v": 0.5, "n": 3}, {"index": "b", "v": None, "n": None}], "k": 7}
+    assert json.loads(text) == {
+        "rows": [{"index": "a", "v": 0.5, "n": 3}, {"index": "b", "v": None, "n": None}],
+        "k": 7,
+    }

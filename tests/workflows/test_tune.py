@@ -8,11 +8,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from rankscope.core.errors import RankscopeError
 from rankscope.corpora.dataset import Dataset
 from rankscope.evaluation import evaluate
-from rankscope.core.errors import RankscopeError
-from rankscope.workflows.tune import search_depth, tune
 from rankscope.retrieval.registry import make_retriever
+from rankscope.workflows.tune import search_depth, tune
 
 WORDS = "wing flow shock boundary layer heat transfer pressure drag lift vortex jet nozzle plate cone".split()
 

@@ -1,0 +1,135 @@
+"""The package's layers, read from the source: an import that goes up a layer fails here.
+
+Bottom to top: core < corpora < evaluation, retrieval < workflows < cli. ``evaluation`` and
+``retrieval`` sit side by side and may import each other only inside a function (BEIR's rule:
+any system's output can be scored without importing a retriever). The facade
+(``rankscope/__init__.py``) is the top: it names everything, lazily.
+"""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+
+# folder in the repository -> (import name, layer)
+PACKAGES = {
+    "rankscope/core": ("rankscope.core", 0),
+    "corpora": ("rankscope.corpora", 1),
+    "evaluation": ("rankscope.evaluation", 2),
+    "retrieval": ("rankscope.retrieval", 2),
+    "rankscope/workflows": ("rankscope.workflows", 3),
+}
+CLI_LAYER = 4  # rankscope/cli.py
+
+
+def layer_of(module: str) -> int | None:
+    """The layer of an imported rankscope module; None for the facade and for other libraries."""
+    if module == "rankscope.cli":
+        return CLI_LAYER
+    for name, layer in PACKAGES.values():
+        if module == name or module.startswith(name + "."):
+            return layer
+    return None
+
+
+def module_level_imports(tree: ast.Module) -> list[tuple[int, str]]:
+    """(line, module) of every import outside a function body (module, class and if-blocks count)."""
+    found: list[tuple[int, str]] = []
+
+    def visit(node: ast.AST) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
+                continue
+            if isinstance(child, ast.Import):
+                found.extend((child.lineno, alias.name) for alias in child.names)
+            elif isinstance(child, ast.ImportFrom) and child.module and child.level == 0:
+                if child.module == "rankscope":  # `from rankscope import corpora` names a subpackage
+                    found.extend((child.lineno, f"rankscope.{alias.name}") for alias in child.names)
+                else:
+                    found.append((child.lineno, child.module))
+            visit(child)
+
+    visit(tree)
+    return found
+
+
+def upward_imports(source: str, own_name: str, own_layer: int, path: str) -> list[str]:
+    problems = []
+    for line, module in module_level_imports(ast.parse(source)):
+        if module == "rankscope":  # the facade: only `__version__` would be safe, and core has it
+            problems.append(
+                f"{path}:{line}: imports the facade `rankscope`; import from the module that defines the name"
+            )
+            continue
+        target = layer_of(module)
+        if target is None or module.startswith(own_name):
+            continue
+        if target > own_layer or (target == own_layer and own_layer == 2):
+            problems.append(f"{path}:{line}: layer {own_layer} ({own_name}) imports {module} (layer {target})")
+    return problems
+
+
+def test_no_module_imports_up_a_layer() -> None:
+    problems = []
+    for folder, (name, layer) in PACKAGES.items():
+        for path in sorted((REPO / folder).rglob("*.py")):
+            problems += upward_imports(path.read_text(encoding="utf-8"), name, layer, str(path.relative_to(REPO)))
+    assert problems == []
+
+
+@pytest.mark.parametrize(
+    ("source", "own", "layer", "bad"),
+    [
+        ("from rankscope.workflows.compare import compare\n", "rankscope.corpora", 1, True),
+        ("from rankscope.retrieval.base import Retriever\n", "rankscope.evaluation", 2, True),
+        ("import rankscope.cli\n", "rankscope.workflows", 3, True),
+        ("from rankscope import evaluation\n", "rankscope.core", 0, True),
+        ("if True:\n    from rankscope.evaluation import evaluate\n", "rankscope.corpora", 1, True),
+        ("def f():\n    from rankscope.retrieval.base import Retriever\n", "rankscope.evaluation", 2, False),
+        ("from rankscope.core.errors import SchemaError\n", "rankscope.corpora", 1, False),
+        ("from rankscope.corpora.schema import validate\n", "rankscope.retrieval", 2, False),
+        ("import numpy as np\n", "rankscope.core", 0, False),
+    ],
+)
+def test_the_layer_check_catches_upward_imports(source: str, own: str, layer: int, bad: bool) -> None:
+    assert bool(upward_imports(source, own, layer, "x.py")) is bad
+
+
+def test_every_package_folder_is_covered() -> None:
+    folders = {p.parent.relative_to(REPO).as_posix() for p in REPO.glob("*/**/__init__.py") if ".venv" not in p.parts}
+    folders -= {"tests", "notebooks", "benchmarks", "docs"}
+    assert {f for f in folders if not f.startswith("tests")} == set(PACKAGES) | {"rankscope"}
+
+
+def test_generic_names_do_not_install(tmp_path: Path) -> None:
+    """Outside the repository only `rankscope` is importable; a user's own `evaluation.py` shadows nothing."""
+    (tmp_path / "evaluation.py").write_text("raise RuntimeError('the user module was imported')\n")
+    (tmp_path / "corpora.py").write_text("raise RuntimeError('the user module was imported')\n")
+    code = (
+        "import importlib.util, rankscope as rs\n"
+        "from rankscope.workflows import compare\n"
+        "assert importlib.util.find_spec('retrieval') is None\n"
+        "print(rs.evaluate.__module__, rs.load_dataset.__module__)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["rankscope.evaluation.engine", "rankscope.corpora.load"]
+
+
+def test_facade_is_lazy_and_complete(tmp_path: Path) -> None:
+    code = (
+        "import sys, rankscope as rs\n"
+        "heavy = [m for m in ('pandas', 'rankscope.corpora', 'rankscope.workflows') if m in sys.modules]\n"
+        "names = [n for n in rs.__all__ if n != '__version__']\n"
+        "missing = [n for n in names if getattr(rs, n) is None]\n"
+        "print(heavy, len(names), missing)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[] 11 []"
