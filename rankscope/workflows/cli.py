@@ -43,11 +43,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--folds", type=int, default=5, help="cross-validation folds over queries (default: %(default)s)")
     p.set_defaults(func=run_tune)
 
-    p = subparsers.add_parser("diagnose", help="split misses into recall misses and ranking misses")
+    p = subparsers.add_parser(
+        "diagnose", help="split every relevant document into found, ranking loss and recall loss at each K"
+    )
     _common(p)
     p.add_argument("--retriever", default="bm25", help="retriever spec (default: %(default)s)")
     p.add_argument("--vs", metavar="SPEC", help="a second retriever to compare with")
-    p.add_argument("--depth", type=int, default=1000, help="documents retrieved per query (default: %(default)s)")
+    p.add_argument(
+        "--depth",
+        type=int,
+        default=100,
+        help="candidate depth D: the top D a reranker would get; not within it = recall loss (default: %(default)s)",
+    )
     p.add_argument(
         "--sampled-negatives", type=int, default=100, help="sampled protocol: negatives (default: %(default)s)"
     )

@@ -1,7 +1,8 @@
-"""Diagnose where a retriever loses: recall (nothing relevant retrieved) or ranking (retrieved too low).
+"""Diagnose where a retriever loses: recall (not retrieved within the depth) or ranking (retrieved too low).
 
-For each cutoff K the queries that miss are split into ranking misses and
-recall misses (see :mod:`rankscope.workflows.misses`); the worst queries are
+For each cutoff K every relevant document is found, a ranking loss or a recall
+loss, and the queries that miss are split into ranking misses and recall misses
+(see :mod:`rankscope.workflows.misses`); the worst queries are
 listed with their text; plain-language findings are generated from the numbers
 (:mod:`rankscope.workflows.findings`); and the sampled protocol's numbers are
 set beside the full-ranking ones (:mod:`rankscope.workflows.sampling`).
@@ -19,28 +20,60 @@ from rankscope.core.errors import RankscopeError
 from rankscope.core.progress import progress
 from rankscope.corpora.dataset import Dataset
 from rankscope.workflows import plots
-from rankscope.workflows.findings import comparison_findings, retriever_findings, sampled_findings
-from rankscope.workflows.misses import CUTOFFS, first_relevant_ranks, miss_breakdown, rank_distribution
+from rankscope.workflows.findings import (
+    comparison_findings,
+    loss_findings,
+    retriever_findings,
+    sampled_findings,
+)
+from rankscope.workflows.misses import (
+    CUTOFFS,
+    first_relevant,
+    loss_summary,
+    loss_table,
+    miss_breakdown,
+    rank_distribution,
+    relevant_ranks,
+)
 from rankscope.workflows.report import Report, write_csv, write_report, write_text
 from rankscope.workflows.runs import check_depth, check_specs, cutoff_table, file_stem, resolve_dataset, run_system
 from rankscope.workflows.sampling import sampled_table
 from rankscope.workflows.tables import records, text_table, to_json
 
 WORST = 10
+LOSS_COLUMNS = [
+    "queries",
+    "relevant",
+    "found",
+    "ranking_loss",
+    "recall_loss",
+    "found_share",
+    "ranking_loss_share",
+    "recall_loss_share",
+]
+LOSS_CAPTION = "found in the top K, ranking losses (within the depth, below K), recall losses (not within the depth); shares are per-query means (found_share = Recall@K)"
 
 
 @dataclass(frozen=True)
 class Diagnosis:
-    """One retriever's diagnosis. ``cutoffs``: Hit/Recall/MRR@K (index K); ``misses``: the miss
-    breakdown (index K); ``first_ranks``: per judged query (NaN = none within depth);
-    ``sampled``: see :func:`rankscope.workflows.sampling.sampled_table` (empty when skipped)."""
+    """One retriever's diagnosis. ``cutoffs``: Hit/Recall/MRR@K (index K); ``ranks``: every relevant
+    document with its rank (NaN = not within depth); ``losses``: found / ranking loss / recall loss per
+    query and K; ``misses``: the first-relevant breakdown over queries (index K); ``first_ranks``: per
+    judged query (NaN = none within depth); ``sampled``: see
+    :func:`rankscope.workflows.sampling.sampled_table` (empty when skipped)."""
 
     retriever: str
     cutoffs: pd.DataFrame
+    ranks: pd.DataFrame
+    losses: pd.DataFrame
     misses: pd.DataFrame
     first_ranks: pd.Series
     sampled: pd.DataFrame
     findings: tuple[str, ...]
+
+    def loss_summary(self) -> pd.DataFrame:
+        """Relevant documents found, ranking losses and recall losses over all queries, one row per K."""
+        return loss_summary(self.losses)
 
     def table(self) -> pd.DataFrame:
         """Cutoff metrics, miss counts and miss shares (of all queries) side by side, one row per K."""
@@ -94,6 +127,15 @@ class DiagnoseResult:
         frame.index.name = "query_id"
         return frame
 
+    def relevant_rank_table(self) -> pd.DataFrame:
+        """Every relevant document with its rank under each retriever (empty = not within the depth)."""
+        keys = ["query_id", "doc_id", "relevance"]
+        frame = self.diagnoses[0].ranks[keys]
+        for d in self.diagnoses:
+            frame = frame.merge(d.ranks[[*keys, "rank"]].rename(columns={"rank": d.retriever}), on=keys, how="left")
+            frame[d.retriever] = frame[d.retriever].astype("Int64")
+        return frame
+
     def report(self) -> Report:
         """Findings, tables and plots as a :class:`Report` (shown inline in Jupyter)."""
         return build_report(self)
@@ -106,6 +148,8 @@ class DiagnoseResult:
             "retrievers": {
                 d.retriever: {
                     "judged_queries": len(d.first_ranks),
+                    "relevant_documents": len(d.ranks),
+                    "losses": records(d.loss_summary()),
                     "cutoffs": records(d.table()),
                     "sampled": records(d.sampled, index=False) if len(d.sampled) else None,
                     "worst": records(self.worst(d), index=False),
@@ -120,7 +164,12 @@ class DiagnoseResult:
         parts = []
         for d in self.diagnoses:
             parts += [
-                f"== {d.retriever} on {self.dataset}: {len(d.first_ranks)} judged queries, depth {self.depth}",
+                f"== {d.retriever} on {self.dataset}: {len(d.first_ranks)} judged queries, "
+                f"{len(d.ranks)} relevant documents, depth {self.depth}",
+                f"relevant documents: {LOSS_CAPTION}",
+                text_table(d.loss_summary()[LOSS_COLUMNS]),
+                "",
+                "queries (first relevant document):",
                 text_table(d.table()),
                 "",
             ]
@@ -149,7 +198,7 @@ def diagnose(
     dataset: str | Dataset = "cranfield",
     retriever: str = "bm25",
     vs: str | None = None,
-    depth: int = 1000,
+    depth: int = 100,
     out: str | Path | None = None,
     *,
     sampled_negatives: int = 100,
@@ -170,9 +219,11 @@ def diagnose(
     diagnoses = []
     for spec in progress(specs, desc="retrievers", total=len(specs)):
         system = run_system(spec, data, depth)
-        ranks = first_relevant_ranks(system.run, data.qrels, depth)
-        if ranks.empty:
+        relevant = relevant_ranks(system.run, data.qrels, depth)
+        if relevant.empty:
             raise RankscopeError(f"dataset {data.name!r} has no query with a relevant document: nothing to diagnose")
+        ranks = first_relevant(relevant)
+        losses = loss_table(relevant, cutoffs, depth)
         table = cutoff_table(data.qrels, system.run, cutoffs, exclude_unjudged=True)
         misses = miss_breakdown(ranks, cutoffs)
         sampled = (
@@ -182,10 +233,10 @@ def diagnose(
             if sampled_repeats
             else pd.DataFrame()
         )
-        findings = retriever_findings(spec, table, misses, depth)
+        findings = loss_findings(spec, loss_summary(losses), depth) + retriever_findings(spec, table, misses, depth)
         if len(sampled):
             findings += sampled_findings(spec, sampled)
-        diagnoses.append(Diagnosis(spec, table, misses, ranks, sampled, tuple(findings)))
+        diagnoses.append(Diagnosis(spec, table, relevant, losses, misses, ranks, sampled, tuple(findings)))
     comparison = ()
     if vs is not None:
         a, b = diagnoses
@@ -209,11 +260,13 @@ def write_outputs(result: DiagnoseResult, out: Path) -> list[Path]:
     """first_ranks.csv, summary.json; per retriever cutoffs and sampled CSVs; the report with its plots."""
     files = [
         write_csv(result.first_rank_table(), out / "first_ranks.csv"),
+        write_csv(result.relevant_rank_table(), out / "relevant_ranks.csv", index=False),
         write_text(out / "summary.json", to_json(result.to_dict())),
     ]
     for d in result.diagnoses:
         stem = file_stem(d.retriever)
         files.append(write_csv(d.table(), out / f"cutoffs.{stem}.csv"))
+        files.append(write_csv(d.losses, out / f"losses.{stem}.csv", index=False))
         if len(d.sampled):
             files.append(write_csv(d.sampled, out / f"sampled.{stem}.csv", index=False))
     return files + write_report(build_report(result), out)
@@ -224,10 +277,14 @@ def build_report(result: DiagnoseResult) -> Report:
     report = Report(f"rankscope diagnose: {names} on {result.dataset}")
     report.heading("Findings").bullets(result.findings)
     report.paragraph(
-        "A ranking miss at K: the first relevant document was retrieved, but below K (a reranker can fix it). "
-        f"A recall miss: no relevant document within the top {result.depth} (only a better first stage can fix it)."
+        f"At each K every relevant document is found (in the top K), a ranking loss (within the top {result.depth} "
+        f"but below K: a reranker over the top {result.depth} can fix it) or a recall loss (not within the top "
+        f"{result.depth}: only a better first stage can). Per query: a ranking miss at K has its first relevant "
+        f"document below K; a recall miss has none within the top {result.depth}."
     )
     for d in result.diagnoses:
+        report.heading(f"{d.retriever}: relevant documents found, ranking losses, recall losses")
+        report.table(d.loss_summary()[LOSS_COLUMNS], caption=LOSS_CAPTION)
         report.heading(f"{d.retriever}: Hit@K, Recall@K, MRR@K and misses").table(d.table())
         if len(d.sampled):
             report.table(d.sampled, caption=result.sampled_caption, index=False)

@@ -39,10 +39,33 @@ def _at(cutoffs: pd.DataFrame, column: str, k: int) -> float | None:
     return float(cutoffs.at[k, column]) if k in cutoffs.index else None
 
 
+def _summary_k(table: pd.DataFrame) -> int:
+    """The K findings speak about: 10, or the largest K when the depth is below 10."""
+    return 10 if 10 in table.index else int(table.index.max())
+
+
+def loss_findings(name: str, losses: pd.DataFrame, depth: int) -> list[str]:
+    """Where the relevant documents are at K=10: found, ranking losses, recall losses (counts and shares).
+
+    ``losses`` is :func:`rankscope.workflows.misses.loss_summary` output (index K).
+    """
+    k = _summary_k(losses)
+    row = losses.loc[k]
+    return [
+        f"{name}: of {int(row['relevant'])} relevant documents of {queries(int(row['queries']))}, "
+        f"{int(row['found'])} are in the top {k}, {int(row['ranking_loss'])} are ranking losses (within the "
+        f"top {depth} but below {k}: a reranker can lift them) and {int(row['recall_loss'])} are recall losses "
+        f"(not within the top {depth}: only a better first stage can find them); per query that is "
+        f"{row['found_share']:.0%} found (Recall@{k} = {row['found_share']:.3f}), "
+        f"{row['ranking_loss_share']:.0%} ranking and {row['recall_loss_share']:.0%} recall losses on average."
+    ]
+
+
 def retriever_findings(name: str, cutoffs: pd.DataFrame, misses: pd.DataFrame, depth: int) -> list[str]:
-    """Findings for one retriever from its Hit/Recall/MRR@K table and its miss breakdown (both indexed by K)."""
+    """Findings for one retriever from its Hit/Recall/MRR@K table and its miss breakdown (both indexed
+    by K): the queries' view, through their first relevant document."""
     out = []
-    k = 10 if 10 in misses.index else int(misses.index.max())
+    k = _summary_k(misses)
     row = misses.loc[k]
     n_miss = int(row["ranking_misses"] + row["recall_misses"])
     if n_miss:

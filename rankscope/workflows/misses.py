@@ -1,10 +1,22 @@
-"""Recall misses versus ranking misses, from a run and its qrels.
+"""Recall losses versus ranking losses, from a run and its qrels.
 
-A query that misses at cutoff K misses for one of two reasons, and they call
-for different fixes: its first relevant document was retrieved but ranked
-below K (a *ranking miss*: a reranker can fix it), or no relevant document was
-retrieved within the depth at all (a *recall miss*: only a better first stage
-can fix it).
+A first stage hands a reranker its top D (the *depth*). At a cutoff K every
+relevant document of a query is then in one of three states, and they call for
+different fixes:
+
+- *found*: in the top K;
+- *ranking loss*: retrieved within the top D but below K (a reranker over the
+  candidates can fix it);
+- *recall loss*: not within the top D (only a better first stage, query
+  expansion or another retriever can).
+
+:func:`relevant_ranks` gives each relevant document's rank, :func:`loss_table`
+counts the three states per query and K, :func:`loss_summary` over all queries.
+The first-relevant view (:func:`first_relevant_ranks`, :func:`miss_breakdown`)
+is the special case that looks at one document per query: a query *hits*, is a
+*ranking miss* (its first relevant document is below K) or a *recall miss*
+(nothing relevant within D); with one relevant document per query the two views
+give the same counts.
 """
 
 from __future__ import annotations
@@ -19,20 +31,86 @@ from rankscope.corpora.schema import sort_run, validate
 CUTOFFS = (1, 3, 5, 10, 20, 50, 100)
 
 
-def first_relevant_ranks(run: pd.DataFrame, qrels: pd.DataFrame, depth: int, relevance_level: int = 1) -> pd.Series:
-    """Rank of the first relevant document of every judged query, NaN when none is within ``depth``.
+def relevant_ranks(run: pd.DataFrame, qrels: pd.DataFrame, depth: int, relevance_level: int = 1) -> pd.DataFrame:
+    """Every relevant document of every judged query with its rank in the run, NaN when not within ``depth``.
 
-    Judged queries are those with a judgment of at least ``relevance_level``;
-    ranks follow the tie rule (score descending, doc_id descending), whatever
+    Columns ``query_id, doc_id, relevance, rank`` (rank float64), sorted by
+    query_id, then rank (NaN last), then doc_id. A document is relevant when
+    its grade is at least ``relevance_level``; judged queries are those with one.
+    Ranks follow the tie rule (score descending, doc_id descending), whatever
     ranks the run states, as trec_eval does.
     """
     run = sort_run(validate(run, "run", "run"))
     qrels = validate(qrels, "qrels", "qrels")
-    relevant = qrels.loc[qrels["relevance"] >= relevance_level, ["query_id", "doc_id"]]
-    judged = pd.Index(sorted(relevant["query_id"].unique()), name="query_id")
-    hits = run.loc[run["rank"] <= depth].merge(relevant, on=["query_id", "doc_id"], how="inner")
-    first = hits.groupby("query_id")["rank"].min().astype(np.float64)
-    return first.reindex(judged).rename("first_relevant_rank")
+    relevant = qrels.loc[qrels["relevance"] >= relevance_level]
+    within = run.loc[run["rank"] <= depth, ["query_id", "doc_id", "rank"]]
+    ranks = relevant.merge(within, on=["query_id", "doc_id"], how="left")
+    ranks["rank"] = ranks["rank"].astype(np.float64)
+    ranks = ranks.sort_values(["query_id", "rank", "doc_id"], na_position="last", kind="stable")
+    return ranks.reset_index(drop=True)
+
+
+def first_relevant_ranks(run: pd.DataFrame, qrels: pd.DataFrame, depth: int, relevance_level: int = 1) -> pd.Series:
+    """Rank of the first relevant document of every judged query, NaN when none is within ``depth``.
+
+    The minimum over the query's rows of :func:`relevant_ranks`.
+    """
+    return first_relevant(relevant_ranks(run, qrels, depth, relevance_level))
+
+
+def first_relevant(ranks: pd.DataFrame) -> pd.Series:
+    """Per judged query of :func:`relevant_ranks` output, its best rank (NaN = none within the depth)."""
+    return ranks.groupby("query_id")["rank"].min().rename("first_relevant_rank")
+
+
+def loss_table(ranks: pd.DataFrame, cutoffs: Sequence[int], depth: int) -> pd.DataFrame:
+    """Per judged query and cutoff K: relevant documents found, ranking losses and recall losses.
+
+    ``ranks`` is :func:`relevant_ranks` output for the same ``depth``. Columns
+    ``query_id, K, relevant, found, ranking_loss, recall_loss`` and the matching
+    ``*_share`` columns (of the query's relevant documents); found + ranking_loss
+    + recall_loss = relevant, and found_share is the query's Recall@K.
+    """
+    rank = ranks["rank"].to_numpy(dtype=np.float64)
+    query_ids = pd.Index(sorted(ranks["query_id"].unique()), name="query_id")
+    codes = query_ids.get_indexer(ranks["query_id"])
+    relevant = np.bincount(codes, minlength=len(query_ids))
+    within = np.bincount(codes, weights=rank <= depth, minlength=len(query_ids)).astype(np.int64)
+    frames = []
+    for k in cutoffs:
+        found = np.bincount(codes, weights=rank <= k, minlength=len(query_ids)).astype(np.int64)
+        frames.append(
+            pd.DataFrame(
+                {
+                    "query_id": query_ids,
+                    "K": k,
+                    "relevant": relevant,
+                    "found": found,
+                    "ranking_loss": within - found,
+                    "recall_loss": relevant - within,
+                }
+            )
+        )
+    table = pd.concat(frames, ignore_index=True)
+    for column in ("found", "ranking_loss", "recall_loss"):
+        table[f"{column}_share"] = table[column] / table["relevant"]
+    return table
+
+
+def loss_summary(table: pd.DataFrame) -> pd.DataFrame:
+    """Over all queries, per K: counts summed, shares averaged over queries (found_share = Recall@K).
+
+    Shares are means of the per-query shares so every query weighs the same, as
+    in Recall@K; ``pooled_*_share`` divide the summed counts instead (every
+    relevant document weighs the same).
+    """
+    sums = table.groupby("K", sort=True)[["relevant", "found", "ranking_loss", "recall_loss"]].sum()
+    shares = table.groupby("K", sort=True)[["found_share", "ranking_loss_share", "recall_loss_share"]].mean()
+    summary = sums.join(shares)
+    summary.insert(0, "queries", table.groupby("K", sort=True)["query_id"].nunique())
+    for column in ("found", "ranking_loss", "recall_loss"):
+        summary[f"pooled_{column}_share"] = summary[column] / summary["relevant"]
+    return summary
 
 
 def miss_breakdown(first_ranks: pd.Series, cutoffs: Sequence[int] = CUTOFFS) -> pd.DataFrame:

@@ -148,6 +148,14 @@ def test_diagnose_cli_on_cisi(data_dir: Path, tmp_path: Path, monkeypatch, capsy
             assert table.loc[k, "Hit@K"] == pytest.approx(hits / 76)
             assert table.loc[k, "recall_misses"] == int(np.isnan(found).sum())
             assert table.loc[k, "ranking_misses"] == 76 - hits - int(np.isnan(found).sum())
+        # every relevant document at depth 100: CISI has many per query, most not within the top 100
+        losses = pd.read_csv(tmp_path / f"losses.{spec}.csv", dtype={"query_id": str}).groupby("K")
+        assert losses["relevant"].sum().eq(3114).all()
+        assert losses["recall_loss"].sum().gt(1000).all()
+        assert losses["found_share"].mean().to_dict() == pytest.approx(table["Recall@K"].to_dict())
+        assert losses["recall_loss_share"].mean().to_dict() == pytest.approx(
+            dict.fromkeys(table.index, 1 - table.loc[100, "Recall@K"])
+        )
         sampled = pd.read_csv(tmp_path / f"sampled.{spec}.csv")
         assert sampled["metric"].tolist() == ["hit@10", "mrr@10", "ndcg@10"]
         assert sampled.set_index("metric").loc["hit@10", "full"] == pytest.approx(table.loc[10, "Hit@K"])

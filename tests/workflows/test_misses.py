@@ -4,9 +4,19 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pandas as pd
+import pytest
 
-from rankscope.workflows.misses import first_relevant_ranks, miss_breakdown, rank_distribution
+from rankscope.evaluation import evaluate
+from rankscope.workflows.misses import (
+    first_relevant_ranks,
+    loss_summary,
+    loss_table,
+    miss_breakdown,
+    rank_distribution,
+    relevant_ranks,
+)
 
 # q1: relevant d2, d5. d1 and d2 tie at 1.0 -> doc_id descending puts d2 first, so the
 #     first relevant rank is 1 although the run file claims rank 2 for d2.
@@ -78,3 +88,75 @@ def test_rank_distribution_buckets() -> None:
     assert dist.to_dict() == {"1": 1, "2-3": 0, "4-5": 1, "6-10": 0, "none in top 10": 1}
     deep = rank_distribution(pd.Series([150.0, 101.0, 7.0]), depth=1000)
     assert deep["101-1000"] == 2 and deep["6-10"] == 1 and deep["none in top 1000"] == 0
+
+
+def test_relevant_ranks_list_every_relevant_document() -> None:
+    ranks = relevant_ranks(RUN, QRELS, depth=10)
+    rows = [(q, d, int(g), r) for q, d, g, r in ranks.itertuples(index=False)]
+    assert rows[0] == ("q1", "d2", 1, 1.0)
+    assert rows[1][:3] == ("q1", "d5", 2) and math.isnan(rows[1][3])  # judged, never retrieved
+    assert rows[2] == ("q2", "d9", 1, 4.0)
+    assert rows[3][:3] == ("q3", "d1", 1) and math.isnan(rows[3][3])
+    assert len(rows) == 4  # q3's d7 (grade 0) and q4 (no relevant document) are not listed
+
+
+def test_losses_by_hand() -> None:
+    # q1: d2 at 1, d5 never; q2: d9 at 4; q3: d1 never.
+    table = loss_table(relevant_ranks(RUN, QRELS, depth=3), cutoffs=(1, 3), depth=3).set_index(["K", "query_id"])
+    assert table.loc[(1, "q1"), ["relevant", "found", "ranking_loss", "recall_loss"]].tolist() == [2, 1, 0, 1]
+    # depth 3: d9 at rank 4 is beyond the candidates, so it is a recall loss, not a ranking loss
+    assert table.loc[(3, "q2"), ["found", "ranking_loss", "recall_loss"]].tolist() == [0, 0, 1]
+    deep = loss_table(relevant_ranks(RUN, QRELS, depth=10), cutoffs=(1, 3, 5), depth=10).set_index(["K", "query_id"])
+    assert deep.loc[(3, "q2"), ["found", "ranking_loss", "recall_loss"]].tolist() == [0, 1, 0]
+    assert deep.loc[(5, "q2"), ["found", "ranking_loss", "recall_loss"]].tolist() == [1, 0, 0]
+    summary = loss_summary(deep.reset_index())
+    assert summary["found"].tolist() == [1, 1, 2] and summary["recall_loss"].tolist() == [2, 2, 2]
+    assert summary.loc[1, "found_share"] == pytest.approx((1 / 2 + 0 + 0) / 3)
+    assert summary.loc[1, "pooled_found_share"] == pytest.approx(1 / 4)
+
+
+def random_case(seed: int) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """A random graded qrels and a run with tied scores and unjudged documents, over 30 documents."""
+    rng = np.random.default_rng(seed)
+    docs = [f"d{i}" for i in range(30)]
+    qrels, run = [], []
+    for q in range(8):
+        for d in rng.choice(docs, size=rng.integers(1, 12), replace=False):
+            qrels.append((f"q{q}", d, int(rng.integers(-1, 4))))
+        for d in rng.choice(docs, size=rng.integers(0, 25), replace=False):
+            run.append((f"q{q}", d, float(rng.integers(0, 5))))
+    return (
+        pd.DataFrame(qrels, columns=["query_id", "doc_id", "relevance"]),
+        pd.DataFrame(run, columns=["query_id", "doc_id", "score"]),
+    )
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_losses_add_up_and_found_share_is_recall(seed: int) -> None:
+    qrels, run = random_case(seed)
+    depth, cutoffs = 12, (1, 3, 5, 10, 12)
+    table = loss_table(relevant_ranks(run, qrels, depth), cutoffs, depth)
+    assert (table["found"] + table["ranking_loss"] + table["recall_loss"] == table["relevant"]).all()
+    counts = qrels[qrels["relevance"] >= 1].groupby("query_id").size()
+    assert table.groupby("query_id")["relevant"].first().to_dict() == counts.to_dict()
+    recall = evaluate(qrels, run, [f"recall@{k}" for k in cutoffs], exclude_unjudged=True)
+    per_query = recall.wide()
+    for k in cutoffs:
+        at_k = table[table["K"] == k].set_index("query_id")["found_share"]
+        assert at_k.to_dict() == pytest.approx(per_query[f"recall@{k}"].to_dict())
+        assert loss_summary(table).loc[k, "found_share"] == pytest.approx(recall.mean[f"recall@{k}"])
+    # a recall loss stays one at every K; at K = depth nothing is a ranking loss
+    assert table.groupby("query_id")["recall_loss"].nunique().eq(1).all()
+    assert (table.loc[table["K"] == depth, "ranking_loss"] == 0).all()
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_one_relevant_document_per_query_is_the_first_relevant_view(seed: int) -> None:
+    qrels, run = random_case(seed)
+    single = qrels[qrels["relevance"] >= 1].groupby("query_id").head(1)
+    cutoffs = (1, 3, 5, 10)
+    summary = loss_summary(loss_table(relevant_ranks(run, single, 10), cutoffs, 10))
+    misses = miss_breakdown(first_relevant_ranks(run, single, 10), cutoffs)
+    assert summary["found"].tolist() == misses["hits"].tolist()
+    assert summary["ranking_loss"].tolist() == misses["ranking_misses"].tolist()
+    assert summary["recall_loss"].tolist() == misses["recall_misses"].tolist()
