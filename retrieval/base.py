@@ -76,6 +76,11 @@ class Retriever:
         params = ",".join(f"{k}={v}" for k, v in self.get_params().items())
         return f"{self.name}:{params}" if params else self.name
 
+    def diagnostics(self) -> dict[str, float]:
+        """Numbers about the last index/search a reader must see beside the metrics (e.g. the
+        out-of-vocabulary rate of word vectors, the recall of an approximate index); none by default."""
+        return {}
+
     def _check_fitted(self, attribute: str) -> None:
         if not hasattr(self, attribute):
             raise NotFittedError(f"{type(self).__name__} has no index yet: call index(corpus) or load(dir) first")

@@ -1,10 +1,11 @@
 """Word2Vec + FAISS: documents and queries as pooled word vectors, searched by cosine.
 
-Word vectors are either trained with gensim on the indexed corpus (skip-gram,
-parameters suited to small collections, deterministic: one worker thread and a
-fixed seed; gensim draws its initial vectors from the seed, not from Python's
-string hash, so PYTHONHASHSEED does not matter) or loaded from a pretrained
-file in word2vec format (``.bin`` = binary, anything else = text). They are
+Word vectors are either trained with gensim on the indexed corpus (``vectors=corpus``:
+skip-gram, parameters suited to small collections, deterministic: one worker thread
+and a fixed seed; gensim draws its initial vectors from the seed, not from Python's
+string hash, so PYTHONHASHSEED does not matter) or pretrained (:mod:`retrieval.word_vectors`:
+the packaged ``glove-6b-50d`` or a word2vec/GloVe/fastText file). The share of
+document and query tokens the vectors do not know is reported by :meth:`diagnostics`. They are
 pooled per text (:mod:`retrieval.pooling`), L2-normalised and searched with a
 FAISS inner-product index (:mod:`retrieval.dense_index`); the candidates FAISS
 returns are rescored in float64 so that ``search`` and ``score`` agree exactly.
@@ -27,21 +28,27 @@ import tempfile
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
-from rankscope.core.errors import FormatError
 from rankscope.core.progress import progress, progress_slices
 from rankscope.retrieval.analysis import Analyzer, get_analyzer, restore_analyzer, saved_analyzer_param
 from rankscope.retrieval.base import Retriever, check_k, doc_positions, document_texts, make_run, query_texts
-from rankscope.retrieval.dense_index import INDEX_KINDS, W2V_EXTRA, build_index, candidates, from_bytes, to_bytes
+from rankscope.retrieval.dense_index import INDEX_KINDS, build_index, candidates, from_bytes, to_bytes
 from rankscope.retrieval.pooling import POOLINGS, first_component, l2_normalise, pool, remove_component, word_weights
 from rankscope.retrieval.registry import register
 from rankscope.retrieval.storage import IndexFormatError, load_index, require_fields, save_index
+from rankscope.retrieval.word_vectors import (
+    CORPUS,
+    default_analyzer,
+    import_gensim_models,
+    load_word_vectors,
+    oov_rate,
+    read_vector_file,
+)
 
 VECTORS_FILE = "vectors.bin"
 FAISS_FILE = "index.faiss"
@@ -49,21 +56,14 @@ _SEARCH_TIME = ("ef_search",)
 """Parameters that only affect searching."""
 _ENCODING = ("pooling", "faiss_index", "hnsw_m")
 """Parameters that change document vectors or the FAISS index but not the word vectors."""
+AUTO = "auto"
+"""``analyzer=auto``: :func:`retrieval.word_vectors.default_analyzer` (stemmed for corpus-trained vectors)."""
 CHUNK = 4096
 """Texts analysed, or queries searched, per step: one progress-bar update per chunk."""
 
 
 class EmptyQueryWarning(UserWarning):
     """A query has no word the model knows: it gets an empty ranking."""
-
-
-def import_gensim_models() -> ModuleType:
-    """gensim.models, or an ImportError naming the extra that installs it."""
-    try:
-        from gensim import models
-    except ImportError:
-        raise ImportError(W2V_EXTRA) from None
-    return models
 
 
 @register("w2v")
@@ -75,7 +75,7 @@ class Word2VecRetriever(Retriever):
         *,
         pooling: str = "sif",
         faiss_index: str = "flat",
-        vectors: str | None = None,
+        vectors: str = CORPUS,
         vector_size: int = 100,
         window: int = 5,
         min_count: int = 1,
@@ -84,12 +84,14 @@ class Word2VecRetriever(Retriever):
         seed: int = 0,
         hnsw_m: int = 32,
         ef_search: int = 128,
-        analyzer: str | Analyzer = "english",
+        analyzer: str | Analyzer = AUTO,
     ) -> None:
         if pooling not in POOLINGS:
             raise ValueError(f"pooling must be one of {list(POOLINGS)}, got {pooling!r}")
         if faiss_index not in INDEX_KINDS:
             raise ValueError(f"faiss_index must be one of {list(INDEX_KINDS)}, got {faiss_index!r}")
+        if not isinstance(vectors, str) or not vectors:
+            raise ValueError(f"vectors must be 'corpus', 'glove-6b-50d' or a path to a vector file, got {vectors!r}")
         if sg not in (0, 1):
             raise ValueError(f"sg must be 1 (skip-gram) or 0 (CBOW), got {sg!r}")
         sizes = {"vector_size": vector_size, "window": window, "min_count": min_count, "epochs": epochs}
@@ -112,7 +114,7 @@ class Word2VecRetriever(Retriever):
     # --- building ----------------------------------------------------------------
     def index(self, corpus: pd.DataFrame) -> Word2VecRetriever:
         """Train (or load) word vectors, pool the documents and build the FAISS index."""
-        analyzer = get_analyzer(self.analyzer)
+        analyzer = get_analyzer(default_analyzer(self.vectors) if self.analyzer == AUTO else self.analyzer)
         doc_ids, texts = document_texts(corpus)
         tokens = _tokenize(analyzer, texts, "analysing documents")
         keyed = self._word_vectors(tokens)
@@ -123,13 +125,14 @@ class Word2VecRetriever(Retriever):
         self.doc_index_ = {doc: i for i, doc in enumerate(doc_ids)}
         self.counts_ = _count_matrix(tokens, keyed.key_to_index)
         self.total_tokens_ = sum(len(t) for t in tokens)
+        self.query_tokens_ = [0, 0]
         self._encode_documents()
         return self
 
     def _word_vectors(self, tokens: list[list[str]]) -> Any:
+        if self.vectors != CORPUS:
+            return load_word_vectors(self.vectors)
         models = import_gensim_models()
-        if self.vectors is not None:
-            return load_vectors(self.vectors)
         if not any(tokens):
             raise ValueError("cannot train Word2Vec: the corpus has no index terms after analysis")
         # gensim silently trains on only the first 10,000 tokens of a longer text: cut texts into pieces
@@ -199,10 +202,22 @@ class Word2VecRetriever(Retriever):
     # --- scoring -----------------------------------------------------------------
     def _encode_queries(self, texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
         """Unit query vectors (float64) and a mask of queries without any known word."""
-        counts = _count_matrix(_tokenize(self.analyzer_, texts, "analysing queries"), self.keyed_vectors_.key_to_index)
+        tokens = _tokenize(self.analyzer_, texts, "analysing queries")
+        counts = _count_matrix(tokens, self.keyed_vectors_.key_to_index)
+        self.query_tokens_[0] += sum(len(t) for t in tokens)
+        self.query_tokens_[1] += int(counts.sum())
         pooled = pool(counts, self.keyed_vectors_.vectors, self.weights_, self.pooling)
         empty = np.asarray(counts.sum(axis=1)).ravel() == 0
         return self._finish(pooled), empty
+
+    def diagnostics(self) -> dict[str, float]:
+        """Out-of-vocabulary rates: share of document tokens, and of the tokens of every query
+        searched or scored since ``index``/``load``, that the word vectors do not know."""
+        self._check_fitted("faiss_")
+        return {
+            "oov_documents": oov_rate(self.total_tokens_, int(self.counts_.sum())),
+            "oov_queries": oov_rate(*self.query_tokens_),
+        }
 
     def _warn_empty(self, query_ids: Sequence[str], empty: np.ndarray) -> None:
         n_empty = int(empty.sum())
@@ -280,7 +295,10 @@ class Word2VecRetriever(Retriever):
         require_fields(meta, directory, ["params", "analyzer", "total_tokens", "sha256"])
         params = dict(meta["params"])
         try:
-            params["analyzer"], analyzer = restore_analyzer(params.get("analyzer"), meta["analyzer"])
+            saved = params.get("analyzer")
+            preset = default_analyzer(params.get("vectors", CORPUS)) if saved == AUTO else saved
+            restored, analyzer = restore_analyzer(preset, meta["analyzer"])
+            params["analyzer"] = AUTO if saved == AUTO and restored == preset else restored
             retriever = cls(**params)
         except (TypeError, ValueError) as exc:
             raise IndexFormatError(Path(directory) / "meta.json", None, f"params: {exc}") from None
@@ -290,9 +308,10 @@ class Word2VecRetriever(Retriever):
             problem = f"sha256 must give a checksum for each of {names}"
             raise IndexFormatError(Path(directory) / "meta.json", None, problem)
         blobs = {name: _read_checked(Path(directory) / name, checksums[name]) for name in names}
-        keyed = load_vectors(Path(directory) / VECTORS_FILE)
+        keyed = read_vector_file(Path(directory) / VECTORS_FILE)
         n_docs = len(arrays["doc_ids"])
         retriever.n_empty_queries_ = 0
+        retriever.query_tokens_ = [0, 0]
         retriever.analyzer_ = analyzer
         retriever.keyed_vectors_ = keyed
         retriever.doc_ids_ = arrays["doc_ids"]
@@ -338,20 +357,6 @@ def _tokenize(analyzer: Analyzer, texts: Sequence[str], desc: str) -> list[list[
     """Index terms of each text, analysed a chunk at a time so a bar can show progress (same result)."""
     pieces = progress_slices(texts, CHUNK, desc=desc, unit="text")
     return [terms for piece in pieces for terms in analyzer.tokenize_many(piece)]
-
-
-def load_vectors(path: str | Path) -> Any:
-    """Pretrained word vectors in word2vec format: ``.bin`` binary, otherwise text."""
-    models = import_gensim_models()
-    path = Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(f"{path}: no such word-vector file")
-    binary = path.suffix == ".bin"
-    try:
-        return models.KeyedVectors.load_word2vec_format(str(path), binary=binary)
-    except (ValueError, EOFError, UnicodeDecodeError, IndexError) as exc:
-        kind = "binary" if binary else "text"
-        raise FormatError(path, None, f"not a word2vec {kind} file ({exc})") from None
 
 
 def _word2vec_bytes(keyed: Any) -> bytes:

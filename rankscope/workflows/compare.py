@@ -23,6 +23,10 @@ from rankscope.workflows.report import Report, write_csv, write_report, write_te
 from rankscope.workflows.runs import check_depth, check_specs, cutoff_table, file_stem, resolve_dataset, run_system
 from rankscope.workflows.tables import records, text_table, to_json
 
+DIAGNOSTICS_CAPTION = (
+    "Retriever diagnostics: oov_* = share of document/query tokens the word vectors do not know; "
+    "ann_recall@K = share of the exact top K an approximate index returned (mean over queries)"
+)
 DEFAULT_RETRIEVERS = ("tfidf", "bm25", "w2v")
 ALPHA = 0.05
 TIE_TOLERANCE = 1e-12
@@ -55,6 +59,7 @@ class CompareResult:
     curves: pd.DataFrame
     runs: Mapping[str, pd.DataFrame] = field(repr=False)
     files: tuple[Path, ...] = ()
+    diagnostics: pd.DataFrame = field(default_factory=pd.DataFrame)
 
     def marked(self) -> pd.DataFrame:
         """The summary as text with the best and significance marks (see :data:`LEGEND`)."""
@@ -64,7 +69,10 @@ class CompareResult:
         return LEGEND.format(test=self.test, alpha=ALPHA)
 
     def to_text(self) -> str:
-        return f"{text_table(self.marked())}\n\n{self.legend()}"
+        text = f"{text_table(self.marked())}\n\n{self.legend()}"
+        if self.diagnostics.empty:
+            return text
+        return f"{text}\n\n{DIAGNOSTICS_CAPTION}\n{text_table(self.diagnostics.round(4).astype(object).fillna(''))}"
 
     def report(self) -> Report:
         """Tables and plots as a :class:`Report` (shown inline in Jupyter)."""
@@ -81,6 +89,7 @@ class CompareResult:
             "depth": self.depth,
             "mean": {spec: row.to_dict() for spec, row in self.summary.iterrows()},
             "significance": records(self.significance, index=False),
+            "diagnostics": {spec: row.dropna().to_dict() for spec, row in self.diagnostics.iterrows()},
         }
 
 
@@ -130,10 +139,12 @@ def compare(
         raise RankscopeError(f"baseline {baseline!r} is not among the retrievers {list(retrievers)}; use --baseline")
     data = resolve_dataset(dataset)
     cutoffs = [k for k in CUTOFFS if k <= depth]  # beyond the depth Hit@K would just repeat Hit@depth
-    runs, results, curves = {}, {}, []
+    runs, results, curves, diagnostics = {}, {}, [], {}
     for spec in progress(retrievers, desc="retrievers", total=len(retrievers)):
         system = run_system(spec, data, depth)
         runs[spec] = system.run
+        if system.diagnostics:
+            diagnostics[spec] = system.diagnostics
         results[spec] = evaluate(data.qrels, system.run, metrics)
         curve = cutoff_table(data.qrels, system.run, cutoffs, ("hit", "recall"))
         curves.append(curve.reset_index().assign(retriever=spec))
@@ -154,6 +165,7 @@ def compare(
         significance=significance,
         curves=pd.concat(curves, ignore_index=True)[["retriever", "K", "hit", "recall"]],
         runs=runs,
+        diagnostics=pd.DataFrame.from_dict(diagnostics, orient="index").rename_axis("retriever"),
     )
     if out is None:
         return result
@@ -201,6 +213,8 @@ def build_report(result: CompareResult) -> Report:
     sig = result.significance[
         ["metric", "system", "delta", "ci_low", "ci_high", "p_value", "p_adjusted", "significant"]
     ]
+    if not result.diagnostics.empty:
+        report.heading("Retriever diagnostics").table(result.diagnostics, caption=DIAGNOSTICS_CAPTION)
     report.heading("Significance against the baseline").table(sig, index=False)
     curves = {
         spec: frame.set_index("K")[["hit", "recall"]] for spec, frame in result.curves.groupby("retriever", sort=False)

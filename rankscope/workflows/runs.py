@@ -22,6 +22,7 @@ class SystemRun:
     run: pd.DataFrame
     index_seconds: float
     search_seconds: float
+    diagnostics: dict[str, float]
 
 
 def resolve_dataset(dataset: str | Dataset) -> Dataset:
@@ -42,7 +43,9 @@ def run_system(spec: str, dataset: Dataset, depth: int) -> SystemRun:
     retriever.index(dataset.corpus)
     indexed = time.perf_counter()
     run = retriever.search(dataset.queries, k=depth)
-    return SystemRun(spec, retriever, run, indexed - start, time.perf_counter() - indexed)
+    searched = time.perf_counter()
+    diagnostics = retriever.diagnostics() if hasattr(retriever, "diagnostics") else {}
+    return SystemRun(spec, retriever, run, indexed - start, searched - indexed, diagnostics)
 
 
 def check_specs(specs: Sequence[str]) -> None:
