@@ -7,7 +7,8 @@ negative labels allowed), scores are float64.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import re
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -20,6 +21,7 @@ QRELS_COLUMNS = ("query_id", "doc_id", "relevance")
 RUN_COLUMNS = ("query_id", "doc_id", "score", "rank")
 
 _ID_COLUMNS = ("doc_id", "query_id")
+_ASCII_DIGIT_RUNS = re.compile("([0-9]+)")
 _TEXT_COLUMNS = ("title", "text")
 
 KINDS: Mapping[str, tuple[str, ...]] = {
@@ -73,6 +75,20 @@ def validate(frame: pd.DataFrame, kind: str, source: str = "<DataFrame>") -> pd.
     if kind == "run" and "rank" not in frame.columns:
         out["rank"] = trec_ranks(out)
     return out[list(wanted)]
+
+
+def natural_order(ids: Sequence[str]) -> np.ndarray:
+    """Positions that put ids in natural order ("2" before "10", "q9" before "q10"), for tables people read.
+
+    Digit runs compare as numbers and other runs as text; ids equal that way ("01", "1") keep byte order.
+    Only for display: evaluation and the tie rule never depend on it.
+    """
+
+    def key(value: str) -> tuple:
+        runs = _ASCII_DIGIT_RUNS.split(value)  # text, digits, text, digits, ...: odd positions are digits
+        return (tuple((0, int(r), "") if i % 2 else (1, 0, r) for i, r in enumerate(runs) if r), value)
+
+    return np.array(sorted(range(len(ids)), key=lambda i: key(str(ids[i]))), dtype=np.int64)
 
 
 def trec_ranks(run: pd.DataFrame) -> np.ndarray:

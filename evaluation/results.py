@@ -9,6 +9,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from rankscope.corpora.schema import natural_order
+
 
 @dataclass(frozen=True)
 class EvaluationResult:
@@ -27,8 +29,12 @@ class EvaluationResult:
     def from_matrix(
         cls, query_ids: np.ndarray, metrics: tuple[str, ...], values: np.ndarray, n_unjudged: int
     ) -> EvaluationResult:
-        """Build from a (query x metric) matrix; rows are ordered by query, then metric."""
+        """Build from a (query x metric) matrix; rows are ordered by query (natural order: 2 before 10),
+        then metric. Means are taken before the reordering, so they do not depend on it."""
         n_q, n_m = values.shape
+        means = values.mean(axis=0) if n_q else np.full(n_m, np.nan)
+        order = natural_order(query_ids)
+        query_ids, values = np.asarray(query_ids, dtype=object)[order], values[order]
         long = pd.DataFrame(
             {
                 "query_id": pd.array(np.repeat(np.asarray(query_ids, dtype=object), n_m), dtype="str"),
@@ -36,7 +42,6 @@ class EvaluationResult:
                 "value": values.reshape(-1).astype(np.float64),
             }
         )
-        means = values.mean(axis=0) if n_q else np.full(n_m, np.nan)
         return cls(long, {m: float(v) for m, v in zip(metrics, means)}, int(n_unjudged))
 
     @property

@@ -36,7 +36,7 @@ class RetrieverProtocol(Protocol):
 
     def index(self, corpus: pd.DataFrame) -> RetrieverProtocol: ...
 
-    def search(self, queries: pd.DataFrame, k: int = 1000) -> pd.DataFrame: ...
+    def search(self, queries: QueryInput, k: int = 1000) -> pd.DataFrame: ...
 
     def score(self, query: str, doc_ids: Sequence[str]) -> np.ndarray: ...
 
@@ -111,9 +111,27 @@ def doc_positions(doc_index: Mapping[str, int], doc_ids: Sequence[str]) -> np.nd
         raise UnknownDocumentError(f"score(): document {exc.args[0]!r} is not in the index") from None
 
 
-def query_texts(queries: pd.DataFrame) -> tuple[list[str], list[str]]:
+QueryInput = pd.DataFrame | str | Sequence[str] | Mapping[str, str]
+"""What ``search`` takes: a queries table, one query text, a list of texts, or ``{query_id: text}``."""
+
+
+def as_queries(queries: QueryInput) -> pd.DataFrame:
+    """A queries table from any :data:`QueryInput`; a text or a list of texts gets ids "1", "2", ... in order."""
+    if isinstance(queries, pd.DataFrame):
+        return queries
+    if isinstance(queries, str):
+        queries = [queries]
+    if isinstance(queries, Mapping):
+        ids, texts = [str(q) for q in queries], list(queries.values())
+    else:
+        texts = list(queries)
+        ids = [str(i) for i in range(1, len(texts) + 1)]
+    return pd.DataFrame({"query_id": ids, "text": texts})
+
+
+def query_texts(queries: QueryInput) -> tuple[list[str], list[str]]:
     """Validated query ids and texts."""
-    table = validate(queries, "queries", "queries given to search()")
+    table = validate(as_queries(queries), "queries", "queries given to search()")
     return table["query_id"].tolist(), table["text"].tolist()
 
 

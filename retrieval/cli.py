@@ -1,8 +1,11 @@
 """``rankscope search``: index a collection with a retriever spec and write a TREC run.
 
-With ``--index-dir`` the index is saved there and reused by later calls with the
-same spec and the same corpus (checked: a reused index built from other
-documents or with other parameters is an error, never silently wrong results).
+With ``--index-dir`` the index is saved there and reused by later calls on the same
+corpus (checked: an index built from other documents is an error, never silently wrong
+results). A counts-based index (BM25, TF-IDF) saved with other weighting parameters is
+re-weighted from its stored counts, which takes milliseconds; any other difference is an
+error. ``--query TEXT`` prints the top results of an ad-hoc query, with titles and
+snippets, instead of writing a run.
 """
 
 from __future__ import annotations
@@ -10,13 +13,25 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import sys
+import time
 from pathlib import Path
+
+import pandas as pd
 
 from rankscope.core.errors import RankscopeError
 from rankscope.core.fileio import atomic_write
-from rankscope.retrieval.base import Retriever
+from rankscope.retrieval.analysis import Analyzer, get_analyzer
+from rankscope.retrieval.base import Retriever, as_queries
+from rankscope.retrieval.counts_retriever import CountsRetriever
 from rankscope.retrieval.registry import load_retriever, make_retriever
 from rankscope.retrieval.storage import META_FILE
+
+RUN_DEPTH = 1000
+"""Documents per query in a written run (trec_eval's usual depth)."""
+SHOWN_RESULTS = 10
+"""Results printed per ``--query``."""
+SNIPPET_WORDS = 30
 
 SOURCE_FILE = "source.json"
 """Written beside an index by this command: which corpus built it."""
@@ -35,8 +50,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--dataset", required=True, help="collection name or folder (see `rankscope datasets`)")
     parser.add_argument("--retriever", required=True, metavar="SPEC", help="e.g. bm25, bm25:k1=0.9,b=0.4, tfidf")
-    parser.add_argument("--k", type=int, default=1000, help="documents per query (default 1000)")
-    parser.add_argument("--out", required=True, type=Path, help="TREC run file to write")
+    parser.add_argument(
+        "--k", type=int, help=f"documents per query (default {RUN_DEPTH} for a run, {SHOWN_RESULTS} with --query)"
+    )
+    parser.add_argument("--out", type=Path, help="TREC run file to write")
+    parser.add_argument(
+        "--query", action="append", metavar="TEXT", help="print the top results for this text (repeatable)"
+    )
     parser.add_argument("--index-dir", type=Path, help="save the index here, or reuse the one already there")
     parser.set_defaults(func=run_search)
 
@@ -45,8 +65,12 @@ def run_search(args: argparse.Namespace) -> int:
     from rankscope.corpora import load_dataset
     from rankscope.corpora.trec import write_trec_run
 
-    if args.k < 1:
-        raise RankscopeError(f"--k must be a positive integer, got {args.k}")
+    if (args.out is None) == (not args.query):
+        raise RankscopeError("give --out FILE to write a run of the collection's queries, or --query TEXT (not both)")
+    k = args.k if args.k is not None else (SHOWN_RESULTS if args.query else RUN_DEPTH)
+    if k < 1:
+        raise RankscopeError(f"--k must be a positive integer, got {k}")
+    started = time.perf_counter()
     dataset = load_dataset(args.dataset)
     retriever = make_retriever(args.retriever)
     fingerprint = corpus_fingerprint(dataset.corpus["doc_id"].tolist())
@@ -60,9 +84,46 @@ def run_search(args: argparse.Namespace) -> int:
                 json.dump(
                     {"dataset": dataset.name, "documents": len(dataset.corpus), "doc_ids_sha256": fingerprint}, sink
                 )
-    run = retriever.search(dataset.queries, k=args.k)
+    if args.query:
+        print(show_results(retriever, args.query, dataset.corpus, k))
+        return 0
+    run = retriever.search(dataset.queries, k=k)
     write_trec_run(run, args.out, tag=retriever.spec().replace(" ", ""))
+    print(
+        f"wrote {len(run):,} rows for {run['query_id'].nunique():,} queries (top {k}) to {args.out} "
+        f"in {time.perf_counter() - started:.1f} s [{retriever.spec()}]"
+    )
     return 0
+
+
+def show_results(retriever: Retriever, texts: list[str], corpus: pd.DataFrame, k: int) -> str:
+    """The top ``k`` of each text as lines a person reads: rank, doc id, score, title, and a snippet
+    with the query's words in [brackets] (matched after the retriever's own analysis)."""
+    analyzer = getattr(retriever, "analyzer_", None) or get_analyzer("english")
+    documents = corpus.set_index("doc_id")
+    run = retriever.search(texts, k=k)
+    lines = []
+    for query_id, text in zip(as_queries(texts)["query_id"], texts):
+        terms = set(analyzer.tokenize(text))
+        lines.append(f"query {query_id}: {text}")
+        hits = run[run["query_id"] == query_id]
+        if hits.empty:
+            lines.append("  (no document matches)")
+        for rank, doc_id, score in zip(hits["rank"], hits["doc_id"], hits["score"]):
+            title = " ".join(str(documents.at[doc_id, "title"]).split()) or "(no title)"
+            lines.append(f"  {rank:>3}  {doc_id}  {score:.4f}  {title}")
+            lines.append(f"       {snippet(str(documents.at[doc_id, 'text']), terms, analyzer)}")
+    return "\n".join(lines)
+
+
+def snippet(text: str, terms: set[str], analyzer: Analyzer, width: int = SNIPPET_WORDS) -> str:
+    """The ``width``-word window of ``text`` holding the most query terms, those words in [brackets]."""
+    words = text.split()
+    hits = [bool(terms.intersection(analyzer.tokenize(word))) for word in words]
+    counts = [sum(hits[i : i + width]) for i in range(max(1, len(words) - width + 1))]
+    start = counts.index(max(counts))
+    shown = [f"[{w}]" if hit else w for w, hit in zip(words[start : start + width], hits[start : start + width])]
+    return ("... " if start else "") + " ".join(shown) + (" ..." if start + width < len(words) else "")
 
 
 def corpus_fingerprint(doc_ids: list[str]) -> str:
@@ -90,8 +151,23 @@ def _reuse(directory: Path, wanted: Retriever, fingerprint: str) -> Retriever:
             f"{source.get('documents')} documents); use a new --index-dir"
         )
     loaded = load_retriever(directory)
-    if loaded.spec() != wanted.spec():
-        raise IndexMismatchError(
-            f"{directory}: index was built as {loaded.spec()}, not {wanted.spec()}; use a new --index-dir"
-        )
-    return loaded
+    if loaded.spec() == wanted.spec():
+        return loaded
+    if _reweightable(loaded, wanted):
+        changed = {k: v for k, v in wanted.get_params().items() if k != "analyzer" and loaded.get_params()[k] != v}
+        loaded.set_params(**changed)  # re-fits the weights from the stored counts
+        shown = ",".join(f"{k}={v}" for k, v in changed.items())
+        print(f"reusing the counts in {directory}, re-weighted for {shown} (no re-tokenising)", file=sys.stderr)
+        return loaded
+    raise IndexMismatchError(
+        f"{directory}: index was built as {loaded.spec()}, not {wanted.spec()}; use a new --index-dir"
+    )
+
+
+def _reweightable(loaded: Retriever, wanted: Retriever) -> bool:
+    """Same counts-based kind and the same analysis: only weighting parameters differ."""
+    return (
+        isinstance(loaded, CountsRetriever)
+        and type(loaded) is type(wanted)
+        and get_analyzer(wanted.get_params()["analyzer"]) == loaded.analyzer_
+    )

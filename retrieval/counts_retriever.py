@@ -30,6 +30,7 @@ from rankscope.core.errors import RankscopeError
 from rankscope.core.progress import progress
 from rankscope.retrieval.analysis import Analyzer, get_analyzer, restore_analyzer, saved_analyzer_param
 from rankscope.retrieval.base import (
+    QueryInput,
     Retriever,
     check_k,
     doc_positions,
@@ -86,7 +87,7 @@ class CountsRetriever(Retriever):
         """Queries x documents scores; the stored entries of a row are that query's candidates."""
         return sp.csr_matrix(self._query_weights(query_terms) @ self.weights_)
 
-    def search(self, queries: pd.DataFrame, k: int = 1000) -> pd.DataFrame:
+    def search(self, queries: QueryInput, k: int = 1000) -> pd.DataFrame:
         """Top ``k`` candidates per query by the tie rule (a query matching nothing gets no rows)."""
         self._check_fitted("weights_")
         k = check_k(k)

@@ -36,7 +36,7 @@ import pandas as pd
 
 from rankscope.core.errors import SchemaError
 from rankscope.corpora.schema import sort_run, validate
-from rankscope.retrieval.base import Retriever, UnknownDocumentError, check_k, document_texts
+from rankscope.retrieval.base import QueryInput, Retriever, UnknownDocumentError, check_k, document_texts
 from rankscope.retrieval.registry import (
     SpecError,
     load_retriever,
@@ -192,7 +192,7 @@ class HybridRetriever(Retriever):
         runs = [retriever.search(queries, k=self.depth) for retriever in self.retrievers_]
         return fuse(runs, self.method, k=self.k, norm=self.norm)
 
-    def search(self, queries: pd.DataFrame, k: int = 1000) -> pd.DataFrame:
+    def search(self, queries: QueryInput, k: int = 1000) -> pd.DataFrame:
         """The fused run of the sub-retrievers' top-``depth`` lists, cut at ``k`` per query."""
         self._check_fitted("retrievers_")
         k = check_k(k)

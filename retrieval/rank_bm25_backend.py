@@ -19,7 +19,7 @@ import pandas as pd
 
 from rankscope.core.progress import progress
 from rankscope.retrieval.analysis import Analyzer
-from rankscope.retrieval.base import check_k, doc_positions, make_run, query_texts
+from rankscope.retrieval.base import QueryInput, check_k, doc_positions, make_run, query_texts
 from rankscope.retrieval.bm25 import BM25
 from rankscope.retrieval.bm25_weights import DEFAULT_DELTA
 from rankscope.retrieval.registry import register
@@ -62,7 +62,7 @@ class RankBM25(BM25):
         documents = [[term for term, n in doc.items() for _ in range(n)] for doc in self.counts_.doc_terms()]
         self.model_ = _rank_bm25_model(self.variant, documents, self.k1, self.b, delta, self.epsilon)
 
-    def search(self, queries: pd.DataFrame, k: int = 1000) -> pd.DataFrame:
+    def search(self, queries: QueryInput, k: int = 1000) -> pd.DataFrame:
         """Top ``k`` per query among documents holding a query term, scored by rank-bm25."""
         self._check_fitted("model_")
         k = check_k(k)

@@ -36,7 +36,15 @@ import scipy.sparse as sp
 
 from rankscope.core.progress import progress, progress_slices
 from rankscope.retrieval.analysis import Analyzer, get_analyzer, restore_analyzer, saved_analyzer_param
-from rankscope.retrieval.base import Retriever, check_k, doc_positions, document_texts, make_run, query_texts
+from rankscope.retrieval.base import (
+    QueryInput,
+    Retriever,
+    check_k,
+    doc_positions,
+    document_texts,
+    make_run,
+    query_texts,
+)
 from rankscope.retrieval.dense_index import INDEX_KINDS, build_index, candidates, from_bytes, to_bytes
 from rankscope.retrieval.pooling import POOLINGS, first_component, l2_normalise, pool, remove_component, word_weights
 from rankscope.retrieval.registry import register
@@ -230,7 +238,7 @@ class Word2VecRetriever(Retriever):
                 stacklevel=3,
             )
 
-    def search(self, queries: pd.DataFrame, k: int = 1000) -> pd.DataFrame:
+    def search(self, queries: QueryInput, k: int = 1000) -> pd.DataFrame:
         """Top-k documents by cosine; ties by doc_id descending; empty ranking for unknown-word queries."""
         k = check_k(k)
         self._check_fitted("faiss_")

@@ -8,6 +8,7 @@ import pytest
 
 from rankscope.core.errors import SchemaError
 from rankscope.retrieval.base import check_k, document_texts, make_run
+from rankscope.retrieval.bm25 import BM25
 
 
 def test_make_run_orders_by_score_then_doc_id_descending() -> None:
@@ -54,3 +55,22 @@ def test_document_texts_joins_title_and_refuses_duplicate_ids() -> None:
 def test_check_k_refuses_non_positive_integers(bad: object) -> None:
     with pytest.raises(ValueError, match="k must be a positive integer"):
         check_k(bad)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("queries", "ids"),
+    [
+        ("wing flutter", ["1"]),
+        (["wing flutter", "heat transfer"], ["1", "2"]),
+        ({"q7": "wing flutter", "q2": "heat transfer"}, ["q7", "q2"]),
+    ],
+)
+def test_search_takes_a_text_a_list_or_a_dict(queries, ids) -> None:
+    corpus = pd.DataFrame(
+        {"doc_id": ["a", "b", "c"], "title": "", "text": ["wing flutter tests", "heat transfer", "wing heat"]}
+    )
+    bm25 = BM25().index(corpus)
+    texts = [queries] if isinstance(queries, str) else list(queries.values() if isinstance(queries, dict) else queries)
+    expected = bm25.search(pd.DataFrame({"query_id": ids, "text": texts}), k=2)
+    pd.testing.assert_frame_equal(bm25.search(queries, k=2), expected)
+    assert expected["query_id"].unique().tolist() == ids

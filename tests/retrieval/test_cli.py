@@ -37,10 +37,20 @@ def test_search_writes_the_run_and_reuses_the_index(cranfield, tmp_path: Path, c
     assert main([*args, "--out", str(tmp_path / "b.trec"), "--index-dir", str(index_dir)]) == 0
     assert (tmp_path / "b.trec").read_text() == (tmp_path / "a.trec").read_text()
 
-    # another spec on that index is refused, not silently answered with the old parameters
-    other = ["search", "--dataset", str(folder), "--retriever", "bm25:k1=1.2", "--out", str(tmp_path / "c.trec")]
-    assert main([*other, "--index-dir", str(index_dir)]) == 2
-    assert "was built as bm25:" in capsys.readouterr().err
+    # new weighting parameters re-weight the saved counts: the same file as a fresh index with them
+    capsys.readouterr()
+    reweighted = ["search", "--dataset", str(folder), "--retriever", "bm25:k1=1.2", "--k", "5"]
+    assert main([*reweighted, "--out", str(tmp_path / "r.trec"), "--index-dir", str(index_dir)]) == 0
+    assert "re-weighted for k1=1.2,b=0.75 (no re-tokenising)" in capsys.readouterr().err
+    assert main([*reweighted, "--out", str(tmp_path / "fresh.trec")]) == 0
+    assert (tmp_path / "r.trec").read_text() == (tmp_path / "fresh.trec").read_text()
+    assert (tmp_path / "r.trec").read_text() != (tmp_path / "a.trec").read_text()
+
+    # another kind or another analysis on that index is refused, not answered with the old counts
+    for spec in ("tfidf", "bm25:k1=0.9,b=0.4,analyzer=english-nostem"):
+        other = ["search", "--dataset", str(folder), "--retriever", spec, "--out", str(tmp_path / "c.trec")]
+        assert main([*other, "--index-dir", str(index_dir)]) == 2
+        assert "was built as bm25:" in capsys.readouterr().err
 
     # an index of another corpus is refused
     source = json.loads((index_dir / "source.json").read_text())
@@ -61,3 +71,33 @@ def test_unknown_retriever_is_a_one_line_error(cranfield, tmp_path: Path, capsys
     folder, _ = cranfield
     assert main(["search", "--dataset", str(folder), "--retriever", "bm26", "--out", str(tmp_path / "r")]) == 2
     assert "unknown retriever 'bm26'; known: " in capsys.readouterr().err
+
+
+def test_search_says_what_it_wrote(cranfield, tmp_path: Path, capsys) -> None:
+    folder, _ = cranfield
+    out = tmp_path / "run.trec"
+    assert main(["search", "--dataset", str(folder), "--retriever", "bm25", "--k", "7", "--out", str(out)]) == 0
+    said = capsys.readouterr().out
+    rows = len(out.read_text().splitlines())
+    assert rows == 225 * 7
+    assert said.startswith(f"wrote {rows:,} rows for 225 queries (top 7) to {out} in ")
+    assert said.rstrip().endswith("[bm25:variant=lucene,k1=1.5,b=0.75,delta=None,epsilon=0.25,analyzer=english]")
+
+
+def test_ad_hoc_query_prints_the_top_results_with_snippets(cranfield, capsys) -> None:
+    folder, dataset = cranfield
+    text = "boundary layer transition"
+    args = ["search", "--dataset", str(folder), "--retriever", "bm25", "--query", text, "--k", "3"]
+    assert main(args) == 0
+    lines = capsys.readouterr().out.splitlines()
+    expected = BM25().index(dataset.corpus).search(text, k=3)
+    assert lines[0] == f"query 1: {text}"
+    shown = [line.split()[:2] for line in lines[1::2]]  # rank and doc id of each result line
+    assert shown == [[str(r), d] for r, d in zip(expected["rank"], expected["doc_id"])]
+    assert all("[transition]" in line or "[boundary]" in line for line in lines[2::2])
+
+
+def test_search_needs_exactly_one_of_out_and_query(cranfield, capsys) -> None:
+    folder, _ = cranfield
+    assert main(["search", "--dataset", str(folder), "--retriever", "bm25"]) == 2
+    assert "give --out FILE" in capsys.readouterr().err
