@@ -27,6 +27,7 @@ from collections.abc import Callable
 
 import numpy as np
 import pandas as pd
+from extras import require  # benchmarks/extras.py, beside this script
 
 SEED = 0
 N_DOCS, DOC_LEN, N_TYPES, N_QUERIES, QUERY_LEN, TOP_K = 100_000, 100, 50_000, 1_000, 5, 10
@@ -322,6 +323,7 @@ def main() -> None:
     parser.add_argument("mode", choices=["quality", "speed"])
     parser.add_argument("--system", choices=list(SYSTEMS), help="speed: run only this system in this process")
     args = parser.parse_args()
+    require(["bm25s", "rank_bm25"] + (["numba"] if args.mode == "speed" else []))
     if args.mode == "quality":
         quality()
     elif args.system:

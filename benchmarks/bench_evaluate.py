@@ -39,6 +39,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from extras import require  # benchmarks/extras.py, beside this script
 
 TOOLS = ("rankscope", "ranx", "pytrec_eval", "ir_measures")
 NDCG10 = {"rankscope": "ndcg@10", "ranx": "ndcg@10", "pytrec_eval": "ndcg_cut_10", "ir_measures": "nDCG@10"}
@@ -99,6 +100,10 @@ def nested(frame: pd.DataFrame, value: str, cast: type) -> dict[str, dict[str, f
     for q, d, v in zip(frame["query_id"].tolist(), frame["doc_id"].tolist(), frame[value].tolist()):
         out.setdefault(q, {})[d] = cast(v)
     return out
+
+
+TOOL_MODULES = {"ranx": "ranx", "pytrec_eval": "pytrec_eval", "ir_measures": "ir_measures"}
+"""The competitor each tool name needs installed (all in the ``bench`` extra)."""
 
 
 def prepare(tool: str, arrays: dict) -> tuple[Callable[[], dict[str, float]], object]:
@@ -199,6 +204,7 @@ def main() -> None:
     header = f"{'tool':<12} {'first s':>9} {'warm s':>8} {'input MB':>9} {'peak MB':>8} {'maxrss MB':>10}  ndcg@10   input; timed call"
     print(header)
     print("-" * len(header))
+    require(TOOL_MODULES[tool] for tool in args.tools if tool in TOOL_MODULES)
     for tool in args.tools:
         done = subprocess.run(
             [sys.executable, __file__, "--child", tool, *passthrough], capture_output=True, text=True, check=False
