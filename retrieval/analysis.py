@@ -30,6 +30,8 @@ from typing import Any
 
 import Stemmer
 
+from rankscope.retrieval.params import Param
+
 CONFIG_VERSION = 1
 """Bumped when the meaning of a configuration key changes."""
 
@@ -217,6 +219,17 @@ def get_analyzer(analyzer: str | Analyzer) -> Analyzer:
     if analyzer not in PRESETS:
         raise ValueError(f"unknown analyzer preset {analyzer!r}; known: {sorted(PRESETS)}")
     return Analyzer(**PRESETS[analyzer])
+
+
+ANALYZER = Param(
+    "analyzer",
+    str,
+    "english",
+    "text analysis: a preset (PRESETS, add with register_preset) or, from Python, an Analyzer",
+    choices=lambda: tuple(PRESETS),
+    objects=(Analyzer,),
+)
+"""The ``analyzer`` parameter every retriever that analyses text declares."""
 
 
 def saved_analyzer_param(analyzer: str | Analyzer) -> str | None:

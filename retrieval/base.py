@@ -21,6 +21,7 @@ import pandas as pd
 
 from rankscope.core.errors import NotFittedError, RankscopeError, SchemaError
 from rankscope.corpora.schema import sort_run, validate
+from rankscope.retrieval.params import Param, check_values
 
 
 class UnknownDocumentError(RankscopeError, KeyError):
@@ -48,27 +49,56 @@ class RetrieverProtocol(Protocol):
 class Retriever:
     """Shared parts: parameter handling, the fitted check and run assembly.
 
-    Subclasses set ``name`` and implement ``index``, ``search``, ``score``,
-    ``save`` and the classmethod ``load``.
+    Subclasses set ``name`` (the :func:`~retrieval.registry.register` decorator does),
+    declare their constructor parameters once in ``parameters`` (a tuple of
+    :class:`~retrieval.params.Param`; no ``__init__`` of their own), put rules
+    between parameters in :meth:`check_params`, and implement ``index``,
+    ``search``, ``score``, ``save`` and the classmethod ``load``.
     """
 
     name: ClassVar[str] = ""
+    parameters: ClassVar[tuple[Param, ...]] = ()
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "__init__" in cls.__dict__:
+            raise TypeError(
+                f"{cls.__qualname__}: declare constructor parameters in the class attribute `parameters` "
+                "(rankscope.retrieval.params.Param), not in __init__; rules between parameters go in "
+                "check_params (see docs/retrievers.md)"
+            )
+        names = [p.name for p in cls.parameters]
+        if len(set(names)) != len(names):
+            raise TypeError(f"{cls.__qualname__}: a parameter is declared twice in {names}")
+        kind = inspect.Parameter.KEYWORD_ONLY
+        cls.__signature__ = inspect.Signature(
+            [inspect.Parameter(p.name, kind, default=p.default) for p in cls.parameters]
+        )
+
+    def __init__(self, **params: Any) -> None:
+        """Store the parameters, validated by :meth:`check_params` (missing ones take their defaults)."""
+        for key, value in type(self).check_params(params).items():
+            setattr(self, key, value)
+
+    @classmethod
+    def check_params(cls, values: Mapping[str, Any]) -> dict[str, Any]:
+        """Every parameter's value (``values`` over the defaults), each checked against its :class:`Param`.
+
+        A :class:`~retrieval.params.SpecError` names the first refused parameter and what it allows.
+        Subclasses with rules between parameters extend this (call ``super()`` first).
+        """
+        return check_values(cls.parameters, values, cls.name or cls.__name__)
 
     def get_params(self) -> dict[str, Any]:
         """The constructor parameters and their current values."""
-        sig = inspect.signature(type(self).__init__)
-        return {p: getattr(self, p) for p in sig.parameters if p != "self"}
+        return {p.name: getattr(self, p.name) for p in self.parameters}
 
     def set_params(self, **params: Any) -> Retriever:
         """Change constructor parameters, checked as the constructor checks them before anything changes,
         so a rejected change leaves the retriever as it was. Unknown names are an error."""
-        current = self.get_params()
-        unknown = sorted(set(params) - set(current))
-        if unknown:
-            raise ValueError(f"{type(self).__name__} has no parameter(s) {unknown}; known: {sorted(current)}")
-        type(self)(**{**current, **params})  # the constructor's validation, on a throw-away instance
-        for key, value in params.items():
-            setattr(self, key, value)
+        checked = type(self).check_params({**self.get_params(), **params})
+        for key in params:
+            setattr(self, key, checked[key])
         return self
 
     def spec(self) -> str:

@@ -11,9 +11,13 @@ Formulas: :mod:`retrieval.bm25_weights`.
 
 from __future__ import annotations
 
-from rankscope.retrieval.analysis import Analyzer
-from rankscope.retrieval.bm25_weights import DEFAULT_DELTA, VARIANTS, check_params, posting_weights
+from collections.abc import Mapping
+from typing import Any
+
+from rankscope.retrieval.analysis import ANALYZER
+from rankscope.retrieval.bm25_weights import DEFAULT_DELTA, VARIANTS, posting_weights
 from rankscope.retrieval.counts_retriever import CountsRetriever
+from rankscope.retrieval.params import Param, SpecError
 from rankscope.retrieval.registry import register
 
 
@@ -21,24 +25,32 @@ from rankscope.retrieval.registry import register
 class BM25(CountsRetriever):
     """BM25 with a choice of variant; ``delta`` applies to bm25l (default 0.5) and bm25+ (default 1.0)."""
 
-    variants: tuple[str, ...] = VARIANTS
+    parameters = (
+        Param("variant", str, "lucene", "the BM25 formula (docs/retrievers.md)", choices=VARIANTS),
+        Param("k1", float, 1.5, "term-frequency saturation", low=0),
+        Param("b", float, 0.75, "document-length normalisation", low=0, high=1),
+        Param(
+            "delta",
+            float,
+            None,
+            "bm25l/bm25+ lower bound on a matching term's weight; None: 0.5 for bm25l, 1.0 for bm25+",
+            low=0,
+            optional=True,
+        ),
+        Param("epsilon", float, 0.25, "okapi: negative IDFs are replaced by epsilon x mean IDF", low=0),
+        ANALYZER,
+    )
 
-    def __init__(
-        self,
-        variant: str = "lucene",
-        k1: float = 1.5,
-        b: float = 0.75,
-        delta: float | None = None,
-        epsilon: float = 0.25,
-        analyzer: str | Analyzer = "english",
-    ) -> None:
-        check_params(variant, k1, b, delta, self.variants)
-        self.variant = variant
-        self.k1 = k1
-        self.b = b
-        self.delta = delta
-        self.epsilon = epsilon
-        self.analyzer = analyzer
+    @classmethod
+    def check_params(cls, values: Mapping[str, Any]) -> dict[str, Any]:
+        """The table's checks, then: ``delta`` only with a variant that has one."""
+        checked = super().check_params(values)
+        if checked["delta"] is not None and checked["variant"] not in DEFAULT_DELTA:
+            raise SpecError(
+                f"{cls.name}: delta={checked['delta']!r} is not allowed; delta applies to "
+                f"{' and '.join(DEFAULT_DELTA)} only, not variant {checked['variant']!r}"
+            )
+        return checked
 
     def _fit(self) -> None:
         delta = DEFAULT_DELTA.get(self.variant) if self.delta is None else self.delta

@@ -33,20 +33,6 @@ DEFAULT_DELTA = {"bm25l": 0.5, "bm25+": 1.0}
 """rank-bm25's defaults for delta; okapi and lucene have no delta."""
 
 
-def check_params(variant: str, k1: float, b: float, delta: float | None, variants: tuple[str, ...] = VARIANTS) -> None:
-    """Raise ValueError naming the first invalid BM25 parameter."""
-    if variant not in variants:
-        raise ValueError(f"unknown BM25 variant {variant!r}; known: {', '.join(variants)}")
-    if not k1 >= 0:
-        raise ValueError(f"k1 must be >= 0, got {k1!r}")
-    if not 0 <= b <= 1:
-        raise ValueError(f"b must be between 0 and 1, got {b!r}")
-    if delta is not None and variant not in DEFAULT_DELTA:
-        raise ValueError(f"delta applies to {' and '.join(DEFAULT_DELTA)} only, not {variant!r}")
-    if delta is not None and not delta >= 0:
-        raise ValueError(f"delta must be >= 0, got {delta!r}")
-
-
 def idf(variant: str, df: np.ndarray, n_docs: int, epsilon: float = 0.25) -> np.ndarray:
     """Inverse document frequency of each term under ``variant``."""
     df = np.asarray(df, dtype=np.float64)

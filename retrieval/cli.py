@@ -24,7 +24,8 @@ from rankscope.core.fileio import atomic_write
 from rankscope.retrieval.analysis import Analyzer, get_analyzer
 from rankscope.retrieval.base import Retriever, as_queries
 from rankscope.retrieval.counts_retriever import CountsRetriever
-from rankscope.retrieval.registry import load_retriever, make_retriever
+from rankscope.retrieval.params import parameter_table
+from rankscope.retrieval.registry import available, load_retriever, make_retriever, retriever_class
 from rankscope.retrieval.storage import META_FILE
 
 RUN_DEPTH = 1000
@@ -49,7 +50,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--dataset", required=True, help="collection name or folder (see `rankscope datasets`)")
-    parser.add_argument("--retriever", required=True, metavar="SPEC", help="e.g. bm25, bm25:k1=0.9,b=0.4, tfidf")
+    parser.add_argument(
+        "--retriever",
+        required=True,
+        metavar="SPEC",
+        help="e.g. bm25, bm25:k1=0.9,b=0.4, tfidf (`rankscope retrievers` lists every retriever's parameters)",
+    )
     parser.add_argument(
         "--k", type=int, help=f"documents per query (default {RUN_DEPTH} for a run, {SHOWN_RESULTS} with --query)"
     )
@@ -59,6 +65,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--index-dir", type=Path, help="save the index here, or reuse the one already there")
     parser.set_defaults(func=run_search)
+
+    listing = subparsers.add_parser(
+        "retrievers",
+        help="list the retrievers and their parameters (what a SPEC may say)",
+        description="Every retriever a spec can name, with each parameter's allowed values, default and meaning.",
+    )
+    listing.add_argument("names", nargs="*", metavar="NAME", help="only these retrievers (default: all)")
+    listing.set_defaults(func=run_retrievers)
 
 
 def run_search(args: argparse.Namespace) -> int:
@@ -71,8 +85,8 @@ def run_search(args: argparse.Namespace) -> int:
     if k < 1:
         raise RankscopeError(f"--k must be a positive integer, got {k}")
     started = time.perf_counter()
+    retriever = make_retriever(args.retriever)  # a bad spec fails before the collection is read
     dataset = load_dataset(args.dataset)
-    retriever = make_retriever(args.retriever)
     fingerprint = corpus_fingerprint(dataset.corpus["doc_id"].tolist())
     if args.index_dir is not None and (args.index_dir / META_FILE).is_file():
         retriever = _reuse(args.index_dir, retriever, fingerprint)
@@ -124,6 +138,25 @@ def snippet(text: str, terms: set[str], analyzer: Analyzer, width: int = SNIPPET
     start = counts.index(max(counts))
     shown = [f"[{w}]" if hit else w for w, hit in zip(words[start : start + width], hits[start : start + width])]
     return ("... " if start else "") + " ".join(shown) + (" ..." if start + width < len(words) else "")
+
+
+def run_retrievers(args: argparse.Namespace) -> int:
+    """Print each retriever's parameter table, generated from its ``parameters`` declaration."""
+    blocks = []
+    for name in args.names or available():
+        cls = retriever_class(name)
+        summary = (cls.__doc__ or "").strip().splitlines()[0] if cls.__doc__ else ""
+        table = parameter_table(cls.parameters)
+        blocks.append(f"{name}: {summary}\n" + (_aligned(table) if len(table) else "  (no parameters)"))
+    print("\n\n".join(blocks))
+    return 0
+
+
+def _aligned(table: pd.DataFrame) -> str:
+    """The table as left-aligned text columns, indented by two spaces."""
+    rows = [list(table.columns), *table.astype(str).values.tolist()]
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    return "\n".join("  " + "  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in rows)
 
 
 def corpus_fingerprint(doc_ids: list[str]) -> str:

@@ -37,13 +37,13 @@ import pandas as pd
 from rankscope.core.errors import SchemaError
 from rankscope.corpora.schema import sort_run, validate
 from rankscope.retrieval.base import QueryInput, Retriever, UnknownDocumentError, check_k, document_texts
+from rankscope.retrieval.params import Param
 from rankscope.retrieval.registry import (
     SpecError,
     load_retriever,
     make_retriever,
     parse_spec,
     register,
-    retriever_class,
     split_top_level,
 )
 from rankscope.retrieval.storage import IndexFormatError, load_index, require_fields, save_index
@@ -137,6 +137,12 @@ def split_retrievers(retrievers: str) -> list[str]:
     return specs
 
 
+def check_retrievers(retrievers: str) -> None:
+    """Build (without indexing) every sub-retriever, so a bad sub-spec is refused before any work."""
+    for spec in split_retrievers(retrievers):
+        make_retriever(spec)
+
+
 @register("hybrid")
 class HybridRetriever(Retriever):
     """Fuses the runs of other retrievers: ``hybrid:retrievers=bm25+w2v,method=rrf,k=60``.
@@ -148,28 +154,19 @@ class HybridRetriever(Retriever):
     measured on Cranfield and CISI (docs/retrievers-dense-and-fusion.md).
     """
 
-    def __init__(
-        self,
-        retrievers: str = "bm25+w2v",
-        method: str = "combsum",
-        k: float = 60.0,
-        norm: str = "zscore",
-        depth: int = 1000,
-    ) -> None:
-        for spec in split_retrievers(retrievers):
-            retriever_class(parse_spec(spec)[0])
-        if method not in METHODS:
-            raise ValueError(f"hybrid method must be one of {list(METHODS)}, got {method!r}")
-        if norm not in NORMALISATIONS:
-            raise ValueError(f"hybrid norm must be one of {list(NORMALISATIONS)}, got {norm!r}")
-        if not np.isfinite(k) or k < 0:
-            raise ValueError(f"hybrid k (the RRF constant) must be a finite number >= 0, got {k!r}")
-        check_k(depth)
-        self.retrievers = retrievers
-        self.method = method
-        self.k = k
-        self.norm = norm
-        self.depth = depth
+    parameters = (
+        Param(
+            "retrievers",
+            str,
+            "bm25+w2v",
+            "the specs to fuse, joined by '+'; a spec with parameters in [...]",
+            check=check_retrievers,
+        ),
+        Param("method", str, "combsum", "rrf or combsum", choices=METHODS),
+        Param("k", float, 60.0, "rrf: the constant added to each rank", low=0),
+        Param("norm", str, "zscore", "combsum: per-query score normalisation", choices=NORMALISATIONS),
+        Param("depth", int, 1000, "documents each retriever returns per query before fusion", low=1),
+    )
 
     def set_params(self, **params: Any) -> HybridRetriever:
         """Change parameters; fusion settings apply at once, new ``retrievers`` need index() again."""

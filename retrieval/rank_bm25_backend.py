@@ -18,10 +18,10 @@ import numpy as np
 import pandas as pd
 
 from rankscope.core.progress import progress
-from rankscope.retrieval.analysis import Analyzer
 from rankscope.retrieval.base import QueryInput, check_k, doc_positions, make_run, query_texts
 from rankscope.retrieval.bm25 import BM25
 from rankscope.retrieval.bm25_weights import DEFAULT_DELTA
+from rankscope.retrieval.params import changed
 from rankscope.retrieval.registry import register
 from rankscope.retrieval.topk import top_k
 
@@ -44,18 +44,8 @@ def _rank_bm25_model(
 class RankBM25(BM25):
     """rank-bm25's BM25Okapi (``okapi``), BM25L (``bm25l``) or BM25Plus (``bm25+``)."""
 
-    variants = ("okapi", "bm25l", "bm25+")
-
-    def __init__(
-        self,
-        variant: str = "okapi",
-        k1: float = 1.5,
-        b: float = 0.75,
-        delta: float | None = None,
-        epsilon: float = 0.25,
-        analyzer: str | Analyzer = "english",
-    ) -> None:
-        super().__init__(variant, k1, b, delta, epsilon, analyzer)  # rank-bm25 has no lucene: okapi by default
+    parameters = changed(BM25.parameters, "variant", default="okapi", choices=("okapi", "bm25l", "bm25+"))
+    """BM25's, but only the variants rank-bm25 has (it has no lucene), okapi by default."""
 
     def _fit(self) -> None:
         delta = DEFAULT_DELTA.get(self.variant) if self.delta is None else self.delta

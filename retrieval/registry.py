@@ -9,23 +9,21 @@ Third-party retrievers use the same decorator::
     @register("my-retriever")
     class MyRetriever(Retriever): ...
 
-A spec is ``name`` or ``name:key=value,key=value``. Values are typed from the
-constructor's annotations (or, without one, from the default's type); unknown
-names, unknown parameters and ill-typed values are errors that list what is known.
+A spec is ``name`` or ``name:key=value,key=value``. Values are read and checked
+by the retriever's ``parameters`` table (:mod:`retrieval.params`); unknown names,
+unknown parameters and refused values are a one-line :class:`SpecError` that says
+what is allowed.
 Commas inside brackets ``()[]{}`` do not split, so a value may itself hold a spec.
 """
 
 from __future__ import annotations
 
 import importlib
-import inspect
 import os
-import types
 import typing
-from typing import Any
 
-from rankscope.core.errors import RankscopeError
 from rankscope.retrieval.base import Retriever
+from rankscope.retrieval.params import SpecError, parse_values
 from rankscope.retrieval.storage import read_meta
 
 BUILTIN_MODULES = (
@@ -41,8 +39,16 @@ _REGISTRY: dict[str, type[Retriever]] = {}
 _builtins_loaded = False
 
 
-class SpecError(RankscopeError, ValueError):
-    """A retriever spec names an unknown retriever or parameter, or a value of the wrong type."""
+__all__ = [
+    "SpecError",
+    "available",
+    "load_retriever",
+    "make_retriever",
+    "parse_spec",
+    "register",
+    "retriever_class",
+    "split_top_level",
+]
 
 
 def register(name: str) -> typing.Callable[[type[Retriever]], type[Retriever]]:
@@ -116,14 +122,7 @@ def make_retriever(spec: str) -> Retriever:
     """Build the retriever a spec describes, e.g. ``make_retriever("bm25:k1=0.9,b=0.4")``."""
     name, raw = parse_spec(spec)
     cls = retriever_class(name)
-    signature = inspect.signature(cls.__init__)
-    parameters = {p: v for p, v in signature.parameters.items() if p != "self"}
-    unknown = sorted(set(raw) - set(parameters))
-    if unknown:
-        raise SpecError(f"{name} has no parameter(s) {unknown}; known: {', '.join(parameters) or '(none)'}")
-    hints = _type_hints(cls)
-    kwargs = {key: _convert(name, key, value, hints.get(key), parameters[key].default) for key, value in raw.items()}
-    return cls(**kwargs)
+    return cls(**parse_values(cls.parameters, raw, name))
 
 
 def load_retriever(directory: str | os.PathLike[str]) -> Retriever:
@@ -153,49 +152,3 @@ def split_top_level(text: str, separator: str) -> list[str]:
         raise SpecError("a bracket is not closed")
     pieces.append(text[start:])
     return pieces
-
-
-def _type_hints(cls: type) -> dict[str, Any]:
-    try:
-        return typing.get_type_hints(cls.__init__)
-    except (NameError, TypeError):  # annotations naming types not importable here: fall back to defaults
-        return {}
-
-
-def _allowed_types(hint: Any, default: Any) -> tuple[type, ...]:
-    if hint is None:
-        if default is inspect.Parameter.empty or default is None:
-            return (str,)
-        return (type(default),)
-    if typing.get_origin(hint) in (typing.Union, types.UnionType):
-        return tuple(t for arg in typing.get_args(hint) for t in _allowed_types(arg, default))
-    if hint is type(None):
-        return (type(None),)
-    if typing.get_origin(hint) is typing.Literal:
-        return tuple({type(v) for v in typing.get_args(hint)})
-    return (hint,) if isinstance(hint, type) else (str,)
-
-
-def _convert(name: str, key: str, value: str, hint: Any, default: Any) -> Any:
-    allowed = _allowed_types(hint, default)
-    if type(None) in allowed and value.lower() == "none":
-        return None
-    for kind in (bool, int, float, str):
-        if kind not in allowed:
-            continue
-        parsed = _parse_scalar(kind, value)
-        if parsed is not None:
-            return parsed
-    expected = " or ".join(t.__name__ for t in allowed)
-    raise SpecError(f"{name}: parameter {key}={value!r} is not a valid {expected}")
-
-
-def _parse_scalar(kind: type, value: str) -> Any:
-    if kind is bool:
-        return {"true": True, "1": True, "yes": True, "false": False, "0": False, "no": False}.get(value.lower())
-    if kind is str:
-        return value
-    try:
-        return kind(value)
-    except ValueError:
-        return None

@@ -18,10 +18,10 @@ from __future__ import annotations
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.feature_extraction.text import TfidfTransformer
 
-from rankscope.retrieval.analysis import Analyzer
+from rankscope.retrieval.analysis import ANALYZER
 from rankscope.retrieval.counts_retriever import CountsRetriever
+from rankscope.retrieval.params import Param
 from rankscope.retrieval.registry import register
 
 VARIANTS = ("cosine", "classic")
@@ -31,11 +31,10 @@ VARIANTS = ("cosine", "classic")
 class TfidfRetriever(CountsRetriever):
     """TF-IDF, ``variant="cosine"`` (scikit-learn's sublinear TF-IDF cosine) or ``"classic"``."""
 
-    def __init__(self, variant: str = "cosine", analyzer: str | Analyzer = "english") -> None:
-        if variant not in VARIANTS:
-            raise ValueError(f"tfidf variant must be one of {list(VARIANTS)}, got {variant!r}")
-        self.variant = variant
-        self.analyzer = analyzer
+    parameters = (
+        Param("variant", str, "cosine", "cosine (scikit-learn's sublinear TF-IDF) or classic", choices=VARIANTS),
+        ANALYZER,
+    )
 
     def _fit(self) -> None:
         """Weight the stored counts for the current variant (terms x documents)."""
@@ -47,6 +46,8 @@ class TfidfRetriever(CountsRetriever):
             self.weights_ = counts.matrix(values)
             self.transformer_ = None
         else:
+            from sklearn.feature_extraction.text import TfidfTransformer  # slow to import: only when used
+
             by_doc = counts.matrix(counts.tf).T.tocsr()
             transformer = TfidfTransformer(sublinear_tf=True).fit(by_doc)
             self.weights_ = sp.csr_matrix(transformer.transform(by_doc).T)

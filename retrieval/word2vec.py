@@ -27,6 +27,7 @@ import itertools
 import tempfile
 import warnings
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -35,7 +36,14 @@ import pandas as pd
 import scipy.sparse as sp
 
 from rankscope.core.progress import progress, progress_slices
-from rankscope.retrieval.analysis import Analyzer, get_analyzer, restore_analyzer, saved_analyzer_param
+from rankscope.retrieval.analysis import (
+    ANALYZER,
+    PRESETS,
+    Analyzer,
+    get_analyzer,
+    restore_analyzer,
+    saved_analyzer_param,
+)
 from rankscope.retrieval.base import (
     QueryInput,
     Retriever,
@@ -46,6 +54,7 @@ from rankscope.retrieval.base import (
     query_texts,
 )
 from rankscope.retrieval.dense_index import INDEX_KINDS, build_index, candidates, from_bytes, to_bytes
+from rankscope.retrieval.params import Param
 from rankscope.retrieval.pooling import POOLINGS, first_component, l2_normalise, pool, remove_component, word_weights
 from rankscope.retrieval.registry import register
 from rankscope.retrieval.storage import IndexFormatError, load_index, require_fields, save_index
@@ -74,50 +83,40 @@ class EmptyQueryWarning(UserWarning):
     """A query has no word the model knows: it gets an empty ranking."""
 
 
+def _non_empty(vectors: str) -> None:
+    if not vectors:
+        raise ValueError("vectors must be 'corpus', 'glove-6b-50d' or a path to a vector file")
+
+
 @register("w2v")
 class Word2VecRetriever(Retriever):
     """Pooled Word2Vec vectors searched with FAISS (``faiss_index`` ``flat``: exact, ``hnsw``: approximate)."""
 
-    def __init__(
-        self,
-        *,
-        pooling: str = "sif",
-        faiss_index: str = "flat",
-        vectors: str = CORPUS,
-        vector_size: int = 100,
-        window: int = 5,
-        min_count: int = 1,
-        epochs: int = 20,
-        sg: int = 1,
-        seed: int = 0,
-        hnsw_m: int = 32,
-        ef_search: int = 128,
-        analyzer: str | Analyzer = AUTO,
-    ) -> None:
-        if pooling not in POOLINGS:
-            raise ValueError(f"pooling must be one of {list(POOLINGS)}, got {pooling!r}")
-        if faiss_index not in INDEX_KINDS:
-            raise ValueError(f"faiss_index must be one of {list(INDEX_KINDS)}, got {faiss_index!r}")
-        if not isinstance(vectors, str) or not vectors:
-            raise ValueError(f"vectors must be 'corpus', 'glove-6b-50d' or a path to a vector file, got {vectors!r}")
-        if sg not in (0, 1):
-            raise ValueError(f"sg must be 1 (skip-gram) or 0 (CBOW), got {sg!r}")
-        sizes = {"vector_size": vector_size, "window": window, "min_count": min_count, "epochs": epochs}
-        for key, value in {**sizes, "hnsw_m": hnsw_m, "ef_search": ef_search}.items():
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(f"{key} must be a positive integer, got {value!r}")
-        self.pooling = pooling
-        self.faiss_index = faiss_index
-        self.vectors = vectors
-        self.vector_size = vector_size
-        self.window = window
-        self.min_count = min_count
-        self.epochs = epochs
-        self.sg = sg
-        self.seed = seed
-        self.hnsw_m = hnsw_m
-        self.ef_search = ef_search
-        self.analyzer = analyzer
+    parameters = (
+        Param("pooling", str, "sif", "how a text's word vectors are pooled (retrieval.pooling)", choices=POOLINGS),
+        Param("faiss_index", str, "flat", "flat: exact search; hnsw: approximate", choices=INDEX_KINDS),
+        Param(
+            "vectors",
+            str,
+            CORPUS,
+            "corpus: train on the collection; glove-6b-50d: the packaged GloVe; or a vector file's path",
+            check=_non_empty,
+        ),
+        Param("vector_size", int, 100, "dimensions of trained word vectors", low=1),
+        Param("window", int, 5, "training context window (words each side)", low=1),
+        Param("min_count", int, 1, "training ignores words rarer than this", low=1),
+        Param("epochs", int, 20, "training passes over the corpus", low=1),
+        Param("sg", int, 1, "1: skip-gram, 0: CBOW", choices=(0, 1)),
+        Param("seed", int, 0, "seed of the training (results are deterministic)"),
+        Param("hnsw_m", int, 32, "hnsw: links per node", low=1),
+        Param("ef_search", int, 128, "hnsw: candidates examined per query", low=1),
+        replace(
+            ANALYZER,
+            default=AUTO,
+            choices=lambda: (AUTO, *PRESETS),
+            help=f"{AUTO}: english for corpus-trained vectors, english-nostem for pretrained; else as for bm25",
+        ),
+    )
 
     # --- building ----------------------------------------------------------------
     def index(self, corpus: pd.DataFrame) -> Word2VecRetriever:

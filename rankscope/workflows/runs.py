@@ -49,7 +49,10 @@ def run_system(spec: str, dataset: Dataset, depth: int) -> SystemRun:
 
 
 def check_specs(specs: Sequence[str]) -> None:
-    """Refuse an empty list and repeated specs (their results would overwrite each other)."""
+    """Refuse an empty list, repeated specs (their results would overwrite each other) and any spec
+    :func:`retrieval.registry.make_retriever` refuses, all before the first retriever is indexed."""
+    from rankscope.retrieval.registry import make_retriever
+
     if not specs:
         raise RankscopeError("no retrievers given")
     seen = set()
@@ -60,6 +63,8 @@ def check_specs(specs: Sequence[str]) -> None:
     names = [file_stem(s) for s in specs]
     if len(set(names)) != len(names):
         raise RankscopeError(f"retrievers {list(specs)} would share output file names {names}")
+    for spec in specs:
+        make_retriever(spec)  # builds without indexing: cheap, and refuses bad names and values
 
 
 def file_stem(spec: str) -> str:

@@ -145,6 +145,9 @@ def tune(
     params = system.get_params()
     if "k1" not in params or "b" not in params:
         raise RankscopeError(f"retriever {retriever!r} has no k1 and b parameters to tune (it has {sorted(params)})")
+    for x in k1s:  # a grid value the retriever refuses fails before any indexing
+        for y in bs:
+            type(system).check_params({**params, "k1": float(x), "b": float(y)})
     data = resolve_dataset(dataset)
     system.index(data.corpus)
 

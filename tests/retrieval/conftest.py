@@ -38,3 +38,12 @@ def tiny_queries() -> pd.DataFrame:
 def collection(request: pytest.FixtureRequest, data_dir: Path):
     """A real collection, read by corpora.load_dataset."""
     return load_dataset(str(data_dir / request.param))
+
+
+@pytest.fixture
+def scratch_registry(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Retrievers registered during the test are forgotten afterwards (built-ins are loaded first, kept)."""
+    from rankscope.retrieval import registry
+
+    registry.available()
+    monkeypatch.setattr(registry, "_REGISTRY", dict(registry._REGISTRY))

@@ -17,6 +17,7 @@ from rankscope.retrieval import counts_retriever
 from rankscope.retrieval.base import UnknownDocumentError, document_texts, query_texts
 from rankscope.retrieval.bm25 import BM25
 from rankscope.retrieval.counts_retriever import EmptyIndexError
+from rankscope.retrieval.params import SpecError
 from rankscope.retrieval.rank_bm25_backend import RankBM25
 
 
@@ -123,14 +124,16 @@ def test_set_params_reweights_like_a_fresh_index(tiny_corpus: pd.DataFrame, tiny
     assert model.counts_ is counts  # not re-tokenised
     fresh = BM25(variant="bm25l", k1=0.7, b=0.3, delta=0.4).index(tiny_corpus)
     pd.testing.assert_frame_equal(model.search(tiny_queries), fresh.search(tiny_queries))
-    with pytest.raises(ValueError, match="b must be between 0 and 1"):
+    with pytest.raises(SpecError, match=r"^bm25: b=1.5 is not allowed; b must be a float in \[0, 1\]$"):
         model.set_params(b=1.5)
     assert model.b == 0.3  # a rejected change leaves the model as it was
-    with pytest.raises(ValueError, match=r"no parameter\(s\) \['k3'\]; known: \['analyzer', 'b'"):
+    with pytest.raises(
+        ValueError, match=r"^bm25 has no parameter\(s\) \['k3'\]; known: variant, k1, b, delta, epsilon, analyzer$"
+    ):
         model.set_params(k3=1.0)
     with pytest.raises(ValueError, match="analyzer cannot change"):
         model.set_params(analyzer="plain")
-    with pytest.raises(ValueError, match="delta applies to bm25l and bm25\\+ only"):
+    with pytest.raises(SpecError, match=r"delta=0.5 is not allowed; delta applies to bm25l and bm25\+ only"):
         BM25(variant="okapi", delta=0.5)
 
 
@@ -175,7 +178,9 @@ def test_clear_errors(tiny_corpus: pd.DataFrame, tiny_queries: pd.DataFrame) -> 
         model.score("heat", ["d1", "nope"])
     with pytest.raises(ValueError, match="k must be a positive integer"):
         model.search(tiny_queries, k=0)
-    with pytest.raises(ValueError, match="unknown BM25 variant 'okapii'"):
+    with pytest.raises(
+        SpecError, match=r"variant='okapii' is not allowed; variant must be one of okapi, lucene, bm25l, bm25\+$"
+    ):
         BM25(variant="okapii")
     only_stopwords = pd.DataFrame({"doc_id": ["a", "b"], "text": ["the of", "and"]})
     for retriever in (BM25(), RankBM25()):

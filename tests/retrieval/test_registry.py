@@ -8,20 +8,26 @@ import sys
 import pytest
 
 from rankscope.retrieval.base import Retriever
+from rankscope.retrieval.params import Param
 from rankscope.retrieval.registry import SpecError, available, make_retriever, parse_spec, register
 
 
-@register("test-dummy")
 class Dummy(Retriever):
-    def __init__(self, k1: float = 1.5, depth: int = 3, exact: bool = False, mode: str = "a", cap: float | None = None):
-        self.k1 = k1
-        self.depth = depth
-        self.exact = exact
-        self.mode = mode
-        self.cap = cap
+    parameters = (
+        Param("k1", float, 1.5, "a float"),
+        Param("depth", int, 3, "an int"),
+        Param("exact", bool, False, "a bool"),
+        Param("mode", str, "a", "a string"),
+        Param("cap", float, None, "a float or None", optional=True),
+    )
 
 
-def test_values_are_typed_from_the_constructor() -> None:
+@pytest.fixture(autouse=True)
+def dummy(scratch_registry: None) -> type[Retriever]:
+    return register("test-dummy")(Dummy)
+
+
+def test_values_are_typed_by_the_parameter_table() -> None:
     r = make_retriever("test-dummy:k1=2,depth=7,exact=true,mode=b(x,y),cap=None")
     assert (r.k1, r.depth, r.exact, r.mode, r.cap) == (2.0, 7, True, "b(x,y)", None)
     assert isinstance(r.k1, float) and isinstance(r.depth, int)
@@ -40,9 +46,9 @@ def test_errors_list_what_is_known() -> None:
         make_retriever("nope:k1=1")
     with pytest.raises(SpecError, match=r"no parameter\(s\) \['k3'\]; known: k1, depth, exact, mode, cap"):
         make_retriever("test-dummy:k3=1")
-    with pytest.raises(SpecError, match="depth='1.5' is not a valid int"):
+    with pytest.raises(SpecError, match="^test-dummy: depth=1.5 is not allowed; depth must be an int$"):
         make_retriever("test-dummy:depth=1.5")
-    with pytest.raises(SpecError, match="exact='maybe' is not a valid bool"):
+    with pytest.raises(SpecError, match="^test-dummy: exact=maybe is not allowed; exact must be true or false$"):
         make_retriever("test-dummy:exact=maybe")
     with pytest.raises(SpecError, match="expected key=value"):
         make_retriever("test-dummy:k1")
@@ -63,7 +69,7 @@ def test_listing_builtins_imports_no_heavy_optional_package() -> None:
         "import sys\n"
         "from rankscope.retrieval.registry import available\n"
         "names = available()\n"
-        "heavy = sorted(m for m in ('gensim', 'faiss', 'rank_bm25', 'jieba') if m in sys.modules)\n"
+        "heavy = sorted(m for m in ('gensim', 'faiss', 'rank_bm25', 'jieba', 'sklearn') if m in sys.modules)\n"
         "print(','.join(names), '|', ','.join(heavy))\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
