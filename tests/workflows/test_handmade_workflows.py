@@ -23,6 +23,7 @@ import pytest
 from rankscope.corpora.dataset import Dataset
 from rankscope.evaluation import evaluate
 from rankscope.retrieval.base import Retriever, make_run
+from rankscope.retrieval.params import Param
 from rankscope.workflows.compare import compare
 from rankscope.workflows.diagnose import diagnose
 from rankscope.workflows.sampling import per_document_full
@@ -48,9 +49,7 @@ class Fixed(Retriever):
     """Returns a fixed table of scores; documents it does not list score 0."""
 
     name = "fixed"
-
-    def __init__(self, system: str = "A") -> None:
-        self.system = system
+    parameters = (Param("system", str, "A", "which of the fixed runs", choices=tuple(RUNS)),)
 
     def index(self, corpus: pd.DataFrame) -> Fixed:
         self.texts_ = {}
@@ -71,7 +70,7 @@ class Fixed(Retriever):
 
 @pytest.fixture(autouse=True)
 def fixed_retrievers(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("rankscope.retrieval.registry.make_retriever", lambda spec: Fixed(spec))
+    monkeypatch.setattr("rankscope.retrieval.registry.make_retriever", lambda spec: Fixed(system=spec))
 
 
 def test_diagnose_by_hand() -> None:
@@ -99,7 +98,7 @@ def test_diagnose_by_hand() -> None:
 
 def test_per_document_full_by_hand() -> None:
     # pairs (q1,d1): rank 2; (q2,d3): 1; (q2,d4): not retrieved; (q3,d5): not retrieved; (q4,d5): 4
-    run = Fixed("A").search(DATA.queries)
+    run = Fixed(system="A").search(DATA.queries)
     values = per_document_full(DATA.qrels, run, ["hit@1", "mrr@10"])
     assert values["hit@1"] == pytest.approx((0 + 0.5 + 0 + 0) / 4)
     assert values["mrr@10"] == pytest.approx((0.5 + 0.5 + 0 + 0.25) / 4)
@@ -149,7 +148,7 @@ def test_sampled_table_cache_gives_the_protocol_numbers() -> None:
     from rankscope.evaluation.sampled import sampled_evaluate
     from rankscope.workflows.sampling import sampled_table
 
-    retriever = Fixed("A")
+    retriever = Fixed(system="A")
     run = retriever.search(DATA.queries)
     table = sampled_table(retriever, DATA, run, ["hit@1", "mrr@10"], n_negatives=2, repeats=3, seed=5)
     direct = sampled_evaluate(
