@@ -15,6 +15,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from rankscope.core.errors import RankscopeError
+from rankscope.core.notices import print_warnings
+from rankscope.corpora.dataset import Dataset
 from rankscope.corpora.load import cache_root, data_root, load_dataset, locate
 from rankscope.corpora.registry import COLLECTIONS
 
@@ -31,6 +33,22 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("extra", nargs="*", metavar="FOLDER", help="also describe these collection folders")
     parser.add_argument("--format", choices=("table", "json"), default="table", help="output format (default table)")
     parser.set_defaults(func=run_datasets)
+
+
+def add_strict(parser: argparse.ArgumentParser) -> None:
+    """The ``--strict`` option of every command that loads a dataset."""
+    parser.add_argument(
+        "--strict", action="store_true", help="judgments naming documents or queries the dataset lacks are an error"
+    )
+
+
+def load_reported(where: str, command: str, strict: bool = False) -> Dataset:
+    """Load a dataset for a command and print the warnings it collected (``strict``: dangling judgments fail)."""
+    dataset = load_dataset(where)
+    if strict:
+        dataset.check_references()
+    print_warnings(command, dataset.warnings)
+    return dataset
 
 
 def run_datasets(args: argparse.Namespace) -> int:

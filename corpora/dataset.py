@@ -46,6 +46,12 @@ class Dataset:
         found = [w for w in _reference_warnings(corpus, queries, qrels) if w not in self.warnings]
         object.__setattr__(self, "warnings", tuple(self.warnings) + tuple(found))
 
+    def check_references(self) -> None:
+        """Raise SchemaError when a judgment names a document or query the dataset lacks (``--strict``)."""
+        dangling = _dangling_notes(self.corpus, self.queries, self.qrels)
+        if dangling:
+            raise SchemaError(f"dataset {self.name!r}: {dangling[0]}")
+
     # --- views -------------------------------------------------------------------
     @property
     def relevant(self) -> pd.DataFrame:
@@ -144,6 +150,18 @@ def _refuse_duplicates(frame: pd.DataFrame, key: list[str], source: str) -> None
 
 def _reference_warnings(corpus: pd.DataFrame, queries: pd.DataFrame, qrels: pd.DataFrame) -> list[str]:
     """Counted, human-readable notes on judgments that point nowhere and queries never judged."""
+    notes = _dangling_notes(corpus, queries, qrels)
+    judged = queries["query_id"].isin(qrels.loc[qrels["relevance"] > 0, "query_id"])
+    if not judged.all():
+        notes.append(
+            f"{int((~judged).sum())} of {len(queries)} queries have no relevant document "
+            "(kept; see Dataset.unjudged_query_ids)"
+        )
+    return notes
+
+
+def _dangling_notes(corpus: pd.DataFrame, queries: pd.DataFrame, qrels: pd.DataFrame) -> list[str]:
+    """Notes on judgments naming a document or a query that the dataset does not hold."""
     notes = []
     for column, known, what, where in (
         ("doc_id", corpus["doc_id"], "document(s)", "the corpus"),
@@ -155,10 +173,4 @@ def _reference_warnings(corpus: pd.DataFrame, queries: pd.DataFrame, qrels: pd.D
                 f"{len(unknown)} judgment(s) name {unknown.nunique()} {what} not in {where} "
                 f"(kept; e.g. {sorted(set(unknown))[:3]})"
             )
-    judged = queries["query_id"].isin(qrels.loc[qrels["relevance"] > 0, "query_id"])
-    if not judged.all():
-        notes.append(
-            f"{int((~judged).sum())} of {len(queries)} queries have no relevant document "
-            "(kept; see Dataset.unjudged_query_ids)"
-        )
     return notes

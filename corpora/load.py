@@ -25,6 +25,7 @@ from rankscope.core.fileio import PathLike
 from rankscope.corpora.beir import is_beir_folder, read_beir
 from rankscope.corpora.dataset import Dataset
 from rankscope.corpora.download import fetch
+from rankscope.corpora.integrity import check_counts, check_files, record_checksums, recorded_checksums
 from rankscope.corpora.paths import first_file
 from rankscope.corpora.registry import COLLECTIONS, Collection, get_collection
 from rankscope.corpora.smart import SPECS, detect_smart, read_smart
@@ -120,7 +121,7 @@ def load_folder(folder: PathLike, split: str | None = None, name: str | None = N
 def _load_known(collection: Collection, split: str | None) -> Dataset:
     found = locate(collection.name)
     if found.path is not None:
-        return load_folder(found.path, split, name=collection.name)
+        return _load_checked(collection, found.path, split, cached=found.source == "cache")
     destination = cache_root() / collection.name
     if os.environ.get("RANKSCOPE_OFFLINE", "") not in ("", "0"):
         raise DatasetNotFoundError(_missing(collection, found, "downloads are off (RANKSCOPE_OFFLINE is set)"))
@@ -128,7 +129,23 @@ def _load_known(collection: Collection, split: str | None) -> Dataset:
         fetch(collection, destination)
     except DatasetNotFoundError as exc:
         raise DatasetNotFoundError(_missing(collection, found, str(exc))) from None
-    return load_folder(destination, split, name=collection.name)
+    return _load_checked(collection, destination, split, cached=True)
+
+
+def _load_checked(collection: Collection, folder: Path, split: str | None, cached: bool) -> Dataset:
+    """Load a known collection's folder, checking its files and counts against the distribution.
+
+    A cache folder's file checksums are recorded at its first successful load when
+    none is published, and checked at every later one.
+    """
+    files = SPECS[collection.layout].find(folder) or {}
+    recorded = recorded_checksums(folder) if cached else {}
+    check_files(collection, files, recorded)
+    dataset = load_folder(folder, split, name=collection.name)
+    check_counts(collection, folder, dataset)
+    if cached and not recorded:
+        record_checksums(folder, files)
+    return dataset
 
 
 def _missing(collection: Collection, found: Location, reason: str) -> str:

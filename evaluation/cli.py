@@ -10,7 +10,9 @@ from typing import TextIO
 import pandas as pd
 
 from rankscope.core.errors import RankscopeError
+from rankscope.core.notices import print_warnings
 from rankscope.corpora.trec import read_trec_qrels, read_trec_run
+from rankscope.evaluation.coverage import coverage_notes
 from rankscope.evaluation.engine import evaluate
 from rankscope.evaluation.metrics import DEFAULT_METRICS, known_forms, parse_metrics
 from rankscope.evaluation.results import EvaluationResult, wide_table
@@ -61,6 +63,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--judged-only", action="store_true", help="average only over queries in both files")
     parser.add_argument("--exclude-unjudged", action="store_true", help="leave out queries with no relevant judgment")
     parser.add_argument("--format", choices=("table", "json", "csv"), default="table")
+    parser.add_argument(
+        "--strict", action="store_true", help="queries in only one of the files, or no judged document retrieved, fail"
+    )
     parser.set_defaults(func=run_evaluate)
     parser.__class__ = _IntermixedParser  # add_parser builds the hub's class; only the parsing differs
 
@@ -71,6 +76,10 @@ def run_evaluate(args: argparse.Namespace, out: TextIO | None = None) -> int:
     metrics = parse_metrics(args.metrics or DEFAULT_METRICS)  # fail on a typo before reading big files
     qrels = read_trec_qrels(args.qrels)
     run = read_trec_run(args.run)
+    notes = coverage_notes(qrels, run)
+    if notes and args.strict:
+        raise RankscopeError(f"{args.run}: {notes[0]} (--strict)")
+    print_warnings(args.command, notes)
     result = evaluate(
         qrels,
         run,

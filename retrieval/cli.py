@@ -21,6 +21,7 @@ import pandas as pd
 
 from rankscope.core.errors import RankscopeError
 from rankscope.core.fileio import atomic_write
+from rankscope.corpora.cli import add_strict, load_reported
 from rankscope.retrieval.analysis import Analyzer, get_analyzer
 from rankscope.retrieval.base import Retriever, as_queries
 from rankscope.retrieval.counts_retriever import CountsRetriever
@@ -64,6 +65,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--query", action="append", metavar="TEXT", help="print the top results for this text (repeatable)"
     )
     parser.add_argument("--index-dir", type=Path, help="save the index here, or reuse the one already there")
+    add_strict(parser)
     parser.set_defaults(func=run_search)
 
     listing = subparsers.add_parser(
@@ -76,7 +78,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run_search(args: argparse.Namespace) -> int:
-    from rankscope.corpora import load_dataset
     from rankscope.corpora.trec import write_trec_run
 
     if (args.out is None) == (not args.query):
@@ -86,7 +87,7 @@ def run_search(args: argparse.Namespace) -> int:
         raise RankscopeError(f"--k must be a positive integer, got {k}")
     started = time.perf_counter()
     retriever = make_retriever(args.retriever)  # a bad spec fails before the collection is read
-    dataset = load_dataset(args.dataset)
+    dataset = load_reported(args.dataset, args.command, args.strict)
     fingerprint = corpus_fingerprint(dataset.corpus["doc_id"].tolist())
     if args.index_dir is not None and (args.index_dir / META_FILE).is_file():
         retriever = _reuse(args.index_dir, retriever, fingerprint)

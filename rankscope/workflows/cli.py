@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import argparse
+from functools import partial
 
+from rankscope.corpora.cli import add_strict, load_reported
 from rankscope.workflows.tables import to_json
 
 
@@ -68,6 +70,7 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--dataset", default="cranfield", help="collection name or folder (default: %(default)s)")
     p.add_argument("--out", metavar="DIR", help="write tables, runs, plots and report.md/report.html here")
     p.add_argument("--seed", type=int, default=0, help="seed for tests, folds and sampling (default: %(default)s)")
+    add_strict(p)
     p.add_argument(
         "--format",
         choices=("table", "json"),
@@ -77,6 +80,11 @@ def _common(p: argparse.ArgumentParser) -> None:
     # accepted after the command too; SUPPRESS keeps the hub's value when absent, and the hub
     # (rankscope.cli.main) turns args.quiet into set_quiet for every command
     p.add_argument("--quiet", action="store_true", default=argparse.SUPPRESS, help="no progress bars")
+
+
+def _loader(args: argparse.Namespace) -> partial:
+    """Loads the dataset when the workflow has checked its other arguments, printing the dataset's warnings."""
+    return partial(load_reported, args.dataset, args.command, args.strict)
 
 
 def _finish(result: object, args: argparse.Namespace) -> int:
@@ -93,7 +101,7 @@ def run_compare(args: argparse.Namespace) -> int:
     from rankscope.workflows.compare import compare
 
     result = compare(
-        args.dataset,
+        _loader(args),
         args.retrievers,
         args.metrics,
         args.baseline,
@@ -108,7 +116,7 @@ def run_compare(args: argparse.Namespace) -> int:
 def run_tune(args: argparse.Namespace) -> int:
     from rankscope.workflows.tune import tune
 
-    result = tune(args.dataset, args.retriever, args.k1, args.b, args.metric, args.folds, args.seed, args.out)
+    result = tune(_loader(args), args.retriever, args.k1, args.b, args.metric, args.folds, args.seed, args.out)
     return _finish(result, args)
 
 
@@ -116,7 +124,7 @@ def run_diagnose(args: argparse.Namespace) -> int:
     from rankscope.workflows.diagnose import diagnose
 
     result = diagnose(
-        args.dataset,
+        _loader(args),
         args.retriever,
         args.vs,
         args.depth,

@@ -16,11 +16,18 @@ import pandas as pd
 
 from rankscope.core.errors import RankscopeError
 from rankscope.core.progress import progress
-from rankscope.corpora.dataset import Dataset
 from rankscope.workflows import plots
 from rankscope.workflows.misses import CUTOFFS
 from rankscope.workflows.report import Report, write_csv, write_report, write_text
-from rankscope.workflows.runs import check_depth, check_specs, cutoff_table, file_stem, resolve_dataset, run_system
+from rankscope.workflows.runs import (
+    DatasetSource,
+    check_depth,
+    check_specs,
+    cutoff_table,
+    file_stem,
+    resolve_dataset,
+    run_system,
+)
 from rankscope.workflows.tables import records, text_table, to_json
 
 DIAGNOSTICS_CAPTION = (
@@ -114,7 +121,7 @@ def mark_summary(summary: pd.DataFrame, significance: pd.DataFrame, baseline: st
 
 
 def compare(
-    dataset: str | Dataset = "cranfield",
+    dataset: DatasetSource = "cranfield",
     retrievers: Sequence[str] = DEFAULT_RETRIEVERS,
     metrics: Sequence[str] | None = None,
     baseline: str = "bm25",

@@ -18,7 +18,6 @@ import pandas as pd
 
 from rankscope.core.errors import RankscopeError
 from rankscope.core.progress import progress
-from rankscope.corpora.dataset import Dataset
 from rankscope.workflows import plots
 from rankscope.workflows.findings import (
     comparison_findings,
@@ -36,7 +35,15 @@ from rankscope.workflows.misses import (
     relevant_ranks,
 )
 from rankscope.workflows.report import Report, write_csv, write_report, write_text
-from rankscope.workflows.runs import check_depth, check_specs, cutoff_table, file_stem, resolve_dataset, run_system
+from rankscope.workflows.runs import (
+    DatasetSource,
+    check_depth,
+    check_specs,
+    cutoff_table,
+    file_stem,
+    resolve_dataset,
+    run_system,
+)
 from rankscope.workflows.sampling import sampled_table
 from rankscope.workflows.tables import records, text_table, to_json
 
@@ -195,7 +202,7 @@ def rank_text(rank: float, depth: int) -> str:
 
 
 def diagnose(
-    dataset: str | Dataset = "cranfield",
+    dataset: DatasetSource = "cranfield",
     retriever: str = "bm25",
     vs: str | None = None,
     depth: int = 100,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import pandas as pd
@@ -25,10 +25,19 @@ class SystemRun:
     diagnostics: dict[str, float]
 
 
-def resolve_dataset(dataset: str | Dataset) -> Dataset:
-    """A Dataset as given, or loaded by name/path through :func:`corpora.load_dataset`."""
+DatasetSource = str | Dataset | Callable[[], Dataset]
+"""A dataset, its name or path, or a function loading it (the CLI's, which prints its warnings)."""
+
+
+def resolve_dataset(dataset: DatasetSource) -> Dataset:
+    """A Dataset as given, made by the given loader, or loaded by name/path through :func:`corpora.load_dataset`.
+
+    Workflows call this after checking their other arguments, so a typo fails before any loading.
+    """
     if isinstance(dataset, Dataset):
         return dataset
+    if callable(dataset):
+        return dataset()
     from rankscope.corpora import load_dataset
 
     return load_dataset(dataset)

@@ -17,12 +17,11 @@ import pandas as pd
 
 from rankscope.core.errors import RankscopeError
 from rankscope.core.progress import progress
-from rankscope.corpora.dataset import Dataset
 from rankscope.workflows import plots
 from rankscope.workflows.crossval import CrossValidation, best_column, cross_validate
 from rankscope.workflows.grid import parse_range
 from rankscope.workflows.report import Report, write_csv, write_report, write_text
-from rankscope.workflows.runs import resolve_dataset
+from rankscope.workflows.runs import DatasetSource, resolve_dataset
 from rankscope.workflows.tables import records, text_table, to_json
 
 DEFAULT_K1 = "0.2:2.0:0.1"
@@ -125,7 +124,7 @@ def search_depth(metric: str) -> int:
 
 
 def tune(
-    dataset: str | Dataset = "cranfield",
+    dataset: DatasetSource = "cranfield",
     retriever: str = "bm25",
     k1: str | np.ndarray = DEFAULT_K1,
     b: str | np.ndarray = DEFAULT_B,

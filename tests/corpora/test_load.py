@@ -6,6 +6,7 @@ import hashlib
 import io
 import json
 import tarfile
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -65,7 +66,14 @@ def _serve(monkeypatch: pytest.MonkeyPatch, archive: Path, **checks: object) -> 
     return opened
 
 
-def test_name_resolves_to_rankscope_data_first(places: dict[str, Path]) -> None:
+def _unpinned(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Cranfield without its published counts and file checksums, so two-document stand-ins load by name."""
+    loose = replace(registry.COLLECTIONS["cranfield"], counts=None, files={})
+    monkeypatch.setitem(registry.COLLECTIONS, "cranfield", loose)
+
+
+def test_name_resolves_to_rankscope_data_first(places: dict[str, Path], monkeypatch: pytest.MonkeyPatch) -> None:
+    _unpinned(monkeypatch)
     _cranfield_files(places["data"] / "cranfield")
     _cranfield_files(places["cache"] / "cranfield", docs=".I 9\n.W\nother\n")
     found = locate("cranfield")
@@ -76,7 +84,8 @@ def test_name_resolves_to_rankscope_data_first(places: dict[str, Path]) -> None:
     assert ds.qrels.values.tolist() == [["1", "1", 4], ["2", "2", 3], ["2", "1", 0]]
 
 
-def test_then_the_cache(places: dict[str, Path]) -> None:
+def test_then_the_cache(places: dict[str, Path], monkeypatch: pytest.MonkeyPatch) -> None:
+    _unpinned(monkeypatch)
     _cranfield_files(places["cache"] / "cranfield", docs=".I 9\n.W\nother\n")
     assert locate("CRANFIELD").source == "cache"
     assert load_dataset("cranfield").corpus["doc_id"].tolist() == ["9"]

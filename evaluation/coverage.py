@@ -1,0 +1,75 @@
+"""Do a run and qrels describe the same queries and documents? Counted notes, and an error when not at all.
+
+trec_eval ignores run queries missing from the qrels and scores qrels queries
+missing from the run 0. That is the right arithmetic, but a run whose query ids are
+written differently (``001`` for ``1``, ``"1"`` for ``1``) or that belongs to another
+collection then scores 0 without a word. These checks say so: a run sharing no query
+with the qrels is an error; partial overlap and a run that retrieves none of the
+judged documents are counted notes the CLI prints.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pandas as pd
+
+from rankscope.core.errors import RankscopeError
+
+_WRITTEN_ALIKE = re.compile(r'^["\']|["\']$|\.0+$')
+
+
+def coverage_notes(qrels: pd.DataFrame, run: pd.DataFrame) -> list[str]:
+    """Notes on queries found in only one of the two tables and on judged documents never retrieved.
+
+    Raises :class:`RankscopeError` when the run shares no query with the qrels
+    (every query would score 0).
+    """
+    run_queries = set(pd.unique(run["query_id"].to_numpy()))
+    qrels_queries = set(pd.unique(qrels["query_id"].to_numpy()))
+    if not run_queries & qrels_queries:
+        raise RankscopeError(
+            f"the run's {len(run_queries)} queries share none with the qrels' {len(qrels_queries)} "
+            f"(run {_examples(run_queries)}, qrels {_examples(qrels_queries)}){_hint(run_queries, qrels_queries)}: "
+            "every query would score 0; is it the run of another collection?"
+        )
+    notes = []
+    only_run, only_qrels = run_queries - qrels_queries, qrels_queries - run_queries
+    if only_run:
+        notes.append(
+            f"{len(only_run)} of {len(run_queries)} run queries are not in the qrels (ignored; "
+            f"e.g. {_examples(only_run)}){_hint(only_run, qrels_queries)}"
+        )
+    if only_qrels:
+        notes.append(
+            f"{len(only_qrels)} of {len(qrels_queries)} qrels queries are not in the run (they score 0; "
+            f"e.g. {_examples(only_qrels)})"
+        )
+    run_docs = set(pd.unique(run["doc_id"].to_numpy()))
+    judged_docs = set(pd.unique(qrels["doc_id"].to_numpy()))
+    if not run_docs & judged_docs:
+        notes.append(
+            f"the run retrieves none of the {len(judged_docs)} judged documents (run {_examples(run_docs)}, "
+            f"qrels {_examples(judged_docs)}){_hint(run_docs, judged_docs)}"
+        )
+    return notes
+
+
+def _examples(ids: set[str]) -> list[str]:
+    return sorted(ids)[:3]
+
+
+def _hint(ids: set[str], known: set[str]) -> str:
+    """Say so when ids would match once quotes, leading zeros or a trailing ``.0`` are dropped."""
+    alike = {_normalised(i) for i in known}
+    matched = sorted(i for i in ids if i not in known and _normalised(i) in alike)
+    if not matched:
+        return ""
+    return f"; {len(matched)} of them match once written alike (e.g. {matched[0]!r}: quotes, leading zeros, '.0')"
+
+
+def _normalised(identifier: str) -> str:
+    stripped = _WRITTEN_ALIKE.sub("", identifier)
+    if stripped.isascii() and stripped.isdigit():
+        return str(int(stripped[-30:]) if len(stripped) <= 30 else stripped.lstrip("0"))
+    return stripped
