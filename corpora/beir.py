@@ -19,7 +19,7 @@ import pandas as pd
 
 from rankscope.core.errors import FormatError
 from rankscope.core.fileio import PathLike, atomic_write, read_lines
-from rankscope.corpora.checks import integer, refuse_repeats
+from rankscope.corpora.checks import id_problem, integer, refuse_repeats
 from rankscope.corpora.dataset import Dataset
 from rankscope.corpora.jsonl import read_jsonl, string_field, write_jsonl
 from rankscope.corpora.paths import first_file
@@ -103,6 +103,10 @@ def read_beir_qrels(path: PathLike) -> pd.DataFrame:
         parts = line.split("\t")
         if len(parts) != 3:
             raise FormatError(path, number, f"expected 3 tab-separated fields {_HEADER_LINE!r}, found {len(parts)}")
+        for name, value in zip(("query-id", "corpus-id"), parts):
+            problem = id_problem(value, name)
+            if problem:
+                raise FormatError(path, number, problem)
         rows.append((parts[0], parts[1], integer(parts[2], path, number, "score")))
         numbers.append(number)
     refuse_repeats(path, [r[:2] for r in rows], numbers, "judgment of query, document", [r[2] for r in rows])
@@ -133,6 +137,10 @@ def _objects(path: PathLike, key: str) -> list[tuple[int, dict[str, Any]]]:
     if not objects:
         raise FormatError(path, None, "empty file: expected one JSON object per line")
     ids = [string_field(path, number, obj, key) for number, obj in objects]
+    for (number, _), value in zip(objects, ids):
+        problem = id_problem(value, key)
+        if problem:
+            raise FormatError(path, number, problem)
     refuse_repeats(path, ids, [number for number, _ in objects], key)
     return objects
 

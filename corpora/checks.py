@@ -2,13 +2,23 @@
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Hashable, Sequence
 
 from rankscope.core.errors import FormatError
 from rankscope.core.fileio import PathLike
 
-_INTEGER = re.compile(r"[+-]?[0-9]+")
+INTEGER = re.compile(r"[+-]?[0-9]{1,18}")
+"""An integer as files write it: ASCII digits (not ``１`` or ``٣``), an optional sign, within int64.
+
+Every reader uses this one rule, so ``1e3`` or ``1.0`` is refused everywhere, not read as 1000 by one path."""
+
+NUMBER = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+"""A decimal number in ASCII. Unambiguous (each digit can belong to one part only), so matching is
+linear: a field of 80,000 digits followed by a letter fails at once instead of backtracking for minutes."""
+
+_QUOTES = ('"', "'")
 
 
 def refuse_repeats(
@@ -36,14 +46,50 @@ def refuse_repeats(
 
 
 def integer(token: str, path: PathLike, line: int, what: str) -> int:
-    """Parse an integer field strictly: digits with an optional sign, nothing else."""
-    if not _INTEGER.fullmatch(token):
-        raise FormatError(path, line, f"{what} must be an integer, found {token!r}")
+    """Parse an integer field strictly: ASCII digits with an optional sign, within int64, nothing else."""
+    problem = integer_problem(token, what)
+    if problem:
+        raise FormatError(path, line, problem)
     return int(token)
+
+
+def integer_problem(token: str, what: str) -> str | None:
+    """Why ``token`` is not an integer by :data:`INTEGER`, or None when it is one."""
+    if INTEGER.fullmatch(token):
+        return None
+    digits = token.lstrip("+-")
+    if digits.isascii() and digits.isdigit():
+        return f"{what} {shown(token)} is out of range (more than 18 digits)"
+    return f"{what} must be an integer, found {shown(token)}"
+
+
+def number_problem(token: str, what: str) -> str | None:
+    """Why ``token`` is not a finite decimal number by :data:`NUMBER`, or None when it is one."""
+    if not NUMBER.fullmatch(token):
+        return f"{what} must be a finite number, found {shown(token)}"
+    if not math.isfinite(float(token)):
+        return f"{what} {shown(token)} overflows a 64-bit float"
+    return None
+
+
+def id_problem(token: str, what: str) -> str | None:
+    """Why ``token`` cannot be an id (a NUL byte, or quotes around it that files never mean), or None."""
+    if "\x00" in token:
+        return f"{what} {shown(token)} contains a NUL byte"
+    if token.startswith(_QUOTES) or token.endswith(_QUOTES):
+        return f"{what} {shown(token)} is quoted; TREC files write ids bare (quotes would be part of the id)"
+    return None
+
+
+def shown(token: str, limit: int = 40) -> str:
+    """A field as the user wrote it, cut to ``limit`` characters so a 100,000-character field stays one short line."""
+    if len(token) <= limit:
+        return repr(token)
+    return f"{token[:limit]!r}... ({len(token)} characters)"
 
 
 def numeric_id(token: str, path: PathLike, line: int, what: str) -> str:
     """A numeric id without leading zeros, so ``"001"`` and ``"1"`` name the same record."""
     if not token.isascii() or not token.isdigit():
-        raise FormatError(path, line, f"{what} must be a number, found {token!r}")
-    return str(int(token))
+        raise FormatError(path, line, f"{what} must be a number, found {shown(token)}")
+    return token.lstrip("0") or "0"  # not int(): Python refuses to convert more than 4300 digits

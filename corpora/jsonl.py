@@ -6,6 +6,7 @@ import json
 from collections.abc import Iterable, Iterator
 from typing import Any
 
+from rankscope.core import jsonstrict as strict_json
 from rankscope.core.errors import FormatError
 from rankscope.core.fileio import PathLike, atomic_write, read_lines
 
@@ -16,9 +17,11 @@ def read_jsonl(path: PathLike) -> Iterator[tuple[int, dict[str, Any]]]:
         if not line.strip():
             continue
         try:
-            value = json.loads(line)
+            value = strict_json.loads(line)
         except json.JSONDecodeError as exc:
             raise FormatError(path, number, f"invalid JSON ({exc.msg} at column {exc.colno})") from None
+        except strict_json.JSONValueError as exc:
+            raise FormatError(path, number, f"invalid JSON ({exc})") from None
         if not isinstance(value, dict):
             raise FormatError(path, number, f"expected a JSON object, found {type(value).__name__}")
         yield number, value

@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from rankscope.core.errors import SchemaError
+from rankscope.corpora.checks import INTEGER
 
 CORPUS_COLUMNS = ("doc_id", "title", "text")
 QUERY_COLUMNS = ("query_id", "text")
@@ -155,8 +156,15 @@ def _break_ties(order: np.ndarray, queries: np.ndarray, scores: np.ndarray, doc_
 
 
 def _as_integer(values: pd.Series, col: str, kind: str, source: str) -> pd.Series:
-    numeric = pd.to_numeric(values, errors="coerce")
-    bad = numeric.isna() | (numeric != np.floor(numeric.fillna(0)))
+    """Integers; text must be written as one (``"1e3"`` is refused, as every file reader refuses it)."""
+    if not pd.api.types.is_numeric_dtype(values):
+        text = values.astype(str)
+        bad = ~text.str.fullmatch(INTEGER.pattern)
+        numeric = pd.to_numeric(text.where(~bad, "0"))
+    else:
+        numeric = pd.to_numeric(values, errors="coerce")
+        finite = numeric.fillna(0).to_numpy(dtype=float)
+        bad = numeric.isna() | (numeric != np.floor(finite)) | (np.abs(finite) >= 2.0**63)
     if bad.any():
         row = int(np.flatnonzero(bad.to_numpy())[0])
         raise SchemaError(

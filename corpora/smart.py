@@ -42,7 +42,9 @@ from rankscope.corpora.checks import integer, numeric_id, refuse_repeats
 from rankscope.corpora.dataset import Dataset
 from rankscope.corpora.paths import first_file
 
-_MARKER = re.compile(r"\.([A-Z])(?:[ \t]+(.*?))?[ \t]*")
+_MARKER = re.compile(r"\.([A-Z])(?:[ \t](.*))?")
+"""A section marker and what follows it on the line (stripped by the caller). No lazy group meets a
+trailing ``[ \t]*`` here: that pair backtracks quadratically on a long line of spaces and text."""
 _TIME_HEADER = re.compile(r"\*(TEXT|FIND)[ \t]+(\S+).*")
 _TIME_STOP = "*STOP"
 
@@ -79,7 +81,7 @@ def parse_sections(path: PathLike) -> list[Record]:
         if marker and marker.group(1) == "I":
             if current is not None:
                 records.append(_finish(rec_id, start, current, repeated))
-            rec_id = marker.group(2) or ""
+            rec_id = (marker.group(2) or "").strip(" \t")
             if not rec_id:
                 raise FormatError(path, number, "'.I' line without an id; expected '.I <number>'")
             current, start, section, repeated = {}, number, "", []
@@ -91,8 +93,9 @@ def parse_sections(path: PathLike) -> list[Record]:
             if section in current:
                 repeated.append(f"{section} (line {number})")
             current.setdefault(section, [])
-            if marker.group(2):
-                current[section].append(marker.group(2))
+            rest = (marker.group(2) or "").strip(" \t")
+            if rest:
+                current[section].append(rest)
         elif not section:
             if line.strip():
                 raise FormatError(path, number, f"text before any section marker in record {rec_id!r}: {line[:60]!r}")

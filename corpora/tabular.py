@@ -18,7 +18,7 @@ import pandas as pd
 
 from rankscope.core.errors import FormatError, SchemaError
 from rankscope.core.fileio import PathLike, read_text
-from rankscope.corpora.checks import integer, refuse_repeats
+from rankscope.corpora.checks import id_problem, integer, refuse_repeats
 from rankscope.corpora.dataset import Dataset
 from rankscope.corpora.jsonl import read_jsonl
 from rankscope.corpora.schema import KINDS, validate
@@ -172,6 +172,7 @@ def _check_rows(path: Path, records: list[dict], lines: list[int], kind: str, ma
     optional = _OPTIONAL.get(kind, set())
     required = [theirs for ours, theirs in mapping.items() if ours not in optional]
     integral = [(ours, mapping[ours]) for ours in ("relevance", "rank") if ours in mapping]
+    ids = [(ours, mapping[ours]) for ours in ("query_id", "doc_id") if ours in mapping]
     for record, number in zip(records, lines):
         missing = [name for name in required if name not in record]
         if missing:
@@ -179,3 +180,7 @@ def _check_rows(path: Path, records: list[dict], lines: list[int], kind: str, ma
         for ours, theirs in integral:
             if theirs in record:
                 integer(record[theirs], path, number, ours)
+        for ours, theirs in ids:
+            problem = id_problem(record[theirs], ours)
+            if problem:
+                raise FormatError(path, number, problem)

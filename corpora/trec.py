@@ -28,11 +28,10 @@ import numpy as np
 import pandas as pd
 
 from rankscope.core.errors import FormatError, SchemaError
-from rankscope.core.fileio import PathLike, atomic_write, read_lines
+from rankscope.core.fileio import PathLike, atomic_write, read_lines, require_file
+from rankscope.corpora.checks import INTEGER, id_problem, integer_problem, number_problem, shown
 from rankscope.corpora.schema import sort_run, validate
 
-_INT = re.compile(r"[+-]?\d+")
-_FLOAT = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
 _FIELD_SPLIT = re.compile(r"[ \t]+")
 _WHITESPACE = re.compile(r"\s")
 
@@ -50,12 +49,14 @@ class _Layout:
         return f"{len(self.fields)} fields '{' '.join(name for name, _ in self.fields)}'"
 
 
-QRELS_LAYOUT = _Layout("qrels", (("query_id", "id"), ("iteration", "any"), ("doc_id", "id"), ("relevance", "int")))
+QRELS_LAYOUT = _Layout("qrels", (("query_id", "id"), ("iteration", "any"), ("doc_id", "id"), ("relevance", "label")))
 RUN_LAYOUT = _Layout(
     "run",
     (("query_id", "id"), ("Q0", "any"), ("doc_id", "id"), ("rank", "int"), ("score", "float"), ("tag", "any")),
 )
-_DTYPES = {"id": str, "any": str, "int": np.int64, "float": np.float64}
+_DTYPES = {"id": str, "any": str, "int": np.int64, "label": str, "float": np.float64}
+"""A ``label`` (relevance) is read as text and checked by :data:`corpora.checks.INTEGER` (pandas would
+read ``1e3`` as 1000 and wrap numbers beyond int64); a run's ``int`` rank is parsed directly (it is unused)."""
 
 
 def read_trec_qrels(path: PathLike) -> pd.DataFrame:
@@ -101,9 +102,7 @@ def write_trec_run(run: pd.DataFrame, path: PathLike, tag: str = "rankscope") ->
 # --- reading ---------------------------------------------------------------------------
 def _read_table(path: PathLike, layout: _Layout) -> pd.DataFrame:
     """Parse with pandas' C reader; on any problem, find and report the offending line."""
-    path = Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(f"{path}: no such {layout.what} file")
+    path = require_file(path, f"{layout.what} file")
     names = [name for name, _ in layout.fields]
     try:
         frame = pd.read_csv(
@@ -117,7 +116,7 @@ def _read_table(path: PathLike, layout: _Layout) -> pd.DataFrame:
             compression="infer",
             engine="c",
         )
-    except (ValueError, OSError, EOFError, pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
+    except (ValueError, OverflowError, OSError, EOFError, pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
         _check_lines(path, layout)
         raise FormatError(path, None, f"not a valid {layout.what} file ({exc})") from None
     if frame.shape[1] != len(names):
@@ -127,11 +126,14 @@ def _read_table(path: PathLike, layout: _Layout) -> pd.DataFrame:
     if not _looks_complete(frame, layout):
         _check_lines(path, layout)
         raise FormatError(path, None, f"not a valid {layout.what} file: expected {layout.expected}")
+    for name, kind in layout.fields:
+        if kind == "label":
+            frame[name] = frame[name].astype(np.int64)
     return frame
 
 
 def _looks_complete(frame: pd.DataFrame, layout: _Layout) -> bool:
-    """True when no field is missing, every float is finite and no (query, doc) pair repeats."""
+    """True when no field is missing, ids and labels are clean, floats finite and no (query, doc) pair repeats."""
     if frame.empty:
         return False
     last, kind = layout.fields[-1]
@@ -140,7 +142,17 @@ def _looks_complete(frame: pd.DataFrame, layout: _Layout) -> bool:
     for name, kind in layout.fields:
         if kind == "float" and not np.isfinite(frame[name].to_numpy()).all():
             return False
+        if kind == "label" and not frame[name].str.fullmatch(INTEGER.pattern).all():
+            return False
+        if kind == "id" and _suspect(frame[name]):
+            return False
     return not frame.duplicated(["query_id", "doc_id"]).any()
+
+
+def _suspect(ids: pd.Series) -> bool:
+    """True when an id may hold a NUL byte or quotes (one scan over the distinct ids; the slow path says which)."""
+    joined = "\n".join(pd.unique(ids.to_numpy()))
+    return any(mark in joined for mark in ("\x00", '"', "'"))
 
 
 def _check_lines(path: Path, layout: _Layout) -> None:
@@ -154,12 +166,12 @@ def _check_lines(path: Path, layout: _Layout) -> None:
             continue
         fields = _FIELD_SPLIT.split(stripped)
         if len(fields) != n_fields:
-            raise FormatError(path, number, f"expected {layout.expected}, found {len(fields)} field(s): {line!r}")
+            found = f"found {len(fields)} field(s): {shown(line, 80)}"
+            raise FormatError(path, number, f"expected {layout.expected}, {found}")
         for (name, kind), value in zip(layout.fields, fields):
-            if kind == "int" and not _INT.fullmatch(value):
-                raise FormatError(path, number, f"{name} must be an integer, found {value!r}")
-            if kind == "float" and not _FLOAT.fullmatch(value):
-                raise FormatError(path, number, f"{name} must be a finite number, found {value!r}")
+            problem = _FIELD_CHECKS.get(kind, _accept)(value, name)
+            if problem:
+                raise FormatError(path, number, problem)
         key = (fields[0], fields[2])
         if key in seen:
             raise FormatError(
@@ -170,6 +182,13 @@ def _check_lines(path: Path, layout: _Layout) -> None:
         seen[key] = number
     if not seen:
         raise FormatError(path, None, f"empty {layout.what} file: expected lines of {layout.expected}")
+
+
+def _accept(value: str, name: str) -> None:
+    return None
+
+
+_FIELD_CHECKS = {"id": id_problem, "int": integer_problem, "label": integer_problem, "float": number_problem}
 
 
 # --- writing ---------------------------------------------------------------------------

@@ -15,6 +15,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from rankscope.core.errors import RankscopeError
 from rankscope.evaluation.ranking import Judged, group_positions
 
 
@@ -121,7 +122,17 @@ def _linear_gain(label: np.ndarray) -> np.ndarray:
     return label.astype(np.float64)
 
 
+MAX_EXP_LABEL = 1000
+"""Largest label exponential gain takes: 2^1000 summed over millions of documents stays finite;
+beyond it 2^label overflows to inf and nDCG becomes NaN, so such a label is refused, not scored."""
+
+
 def _exp_gain(label: np.ndarray) -> np.ndarray:
+    if len(label) and int(label.max()) > MAX_EXP_LABEL:
+        raise RankscopeError(
+            f"relevance {int(label.max())} is too large for exponential-gain nDCG (2^label overflows; "
+            f"at most {MAX_EXP_LABEL}); use linear-gain ndcg"
+        )
     return np.exp2(label.astype(np.float64)) - 1.0
 
 

@@ -3,7 +3,8 @@
 Each module in :data:`COMMAND_MODULES` defines ``register(subparsers)``, which
 adds its sub-command and sets ``func`` (taking the parsed args, returning an
 exit code). User errors (:class:`RankscopeError`, missing files) print one line
-on stderr and exit 2; anything else is a bug and keeps its traceback.
+on stderr and exit 2, as do other operating-system errors (a file that cannot be
+read or written); anything else is a bug and keeps its traceback.
 """
 
 from __future__ import annotations
@@ -55,6 +56,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:  # output piped into `head` and closed: not an error of ours
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # so the exit-time flush is quiet
         return 141
+    except OSError as exc:  # unreadable, a directory where a file belongs, disk full: the user's to fix
+        where = f"{exc.filename}: " if exc.filename else ""
+        print(f"rankscope {args.command}: error: {where}{exc.strerror or exc}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

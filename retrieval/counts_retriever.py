@@ -26,7 +26,7 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
-from rankscope.core.errors import RankscopeError
+from rankscope.core.errors import EnvironmentValueError, RankscopeError
 from rankscope.core.progress import progress
 from rankscope.retrieval.analysis import Analyzer, get_analyzer, restore_analyzer, saved_analyzer_param
 from rankscope.retrieval.base import (
@@ -156,12 +156,11 @@ class CountsRetriever(Retriever):
 def search_threads() -> int:
     """Threads to search on, from ``RANKSCOPE_NUM_THREADS`` (a positive integer; unset means 1)."""
     value = os.environ.get(THREADS_VARIABLE, "1")
-    try:
-        threads = int(value)
-    except ValueError:
-        threads = 0
+    threads = int(value) if value.isascii() and value.isdigit() and len(value) < 6 else 0
     if threads < 1:
-        raise ValueError(f"{THREADS_VARIABLE} must be a positive integer (threads to search on), got {value!r}")
+        raise EnvironmentValueError(
+            f"{THREADS_VARIABLE} must be a positive integer below 100000 (threads to search on), got {value!r}"
+        )
     return threads
 
 

@@ -32,3 +32,7 @@ class NotFittedError(RankscopeError, RuntimeError):
 
 class DatasetNotFoundError(RankscopeError, FileNotFoundError):
     """A named collection could not be found locally nor downloaded."""
+
+
+class EnvironmentValueError(RankscopeError, ValueError):
+    """An environment variable rankscope reads holds a value it cannot use (named in the message)."""

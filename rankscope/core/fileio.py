@@ -23,11 +23,24 @@ from rankscope.core.errors import FormatError
 PathLike = str | os.PathLike[str]
 
 
-def read_text(path: PathLike) -> str:
-    """Return the whole file as text (UTF-8, BOM stripped, CRLF -> LF, .gz transparent)."""
+def require_file(path: PathLike, what: str = "file") -> Path:
+    """``path`` as a Path if it is a regular file; a directory, device, FIFO or socket is a FormatError.
+
+    Reading a FIFO would wait forever and ``/dev/null`` reads as empty, so neither may stand for a file.
+    """
     path = Path(path)
     if not path.exists():
-        raise FileNotFoundError(f"{path}: no such file")
+        raise FileNotFoundError(f"{path}: no such {what}")
+    if path.is_dir():
+        raise FormatError(path, None, f"is a directory, not a {what}")
+    if not path.is_file():
+        raise FormatError(path, None, f"is not a regular file (a device, FIFO or socket), not a {what}")
+    return path
+
+
+def read_text(path: PathLike) -> str:
+    """Return the whole file as text (UTF-8, BOM stripped, CRLF -> LF, .gz transparent)."""
+    path = require_file(path)
     raw = path.read_bytes()
     if path.suffix == ".gz":
         try:

@@ -1,0 +1,136 @@
+"""The fuzz suite's harness: run the CLI in-process on a bad input, classify what happened, count it.
+
+Every case names the outcome it must have:
+
+- ``error``: exit 2 and exactly one stderr line ``rankscope <command>: error: ...`` holding the
+  expected fragment (the file, line and problem), no traceback;
+- ``warning``: exit 0 and only ``warning:`` lines on stderr, one holding the fragment;
+- ``accepted``: exit 0, nothing on stderr, and the same output as the clean input.
+
+What actually happened is counted by class (tracebacks, hangs, silently_wrong, clean_errors,
+warnings, accepted) and printed at the end of the run, e.g.
+``fuzz: cases=212 tracebacks=0 hangs=0 silently_wrong=0 clean_errors=170 warnings=12 accepted=30``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import signal
+import subprocess
+import sys
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from rankscope.cli import main
+
+CASE_SECONDS = 20
+"""Per-case guard: a case running longer counts as a hang (the regex cases run in a subprocess)."""
+
+OUTCOMES: Counter[str] = Counter()
+
+
+class Hang(Exception):
+    """Raised by the alarm when a case outlives :data:`CASE_SECONDS`."""
+
+
+@dataclass(frozen=True)
+class Outcome:
+    code: int | None
+    out: str
+    err: str
+    crashed: str = ""  # an exception that escaped main(), or "hang"
+
+    @property
+    def kind(self) -> str:
+        """tracebacks, hangs, clean_errors, warnings, accepted or unclean (exit 2 but not one line)."""
+        if self.crashed == "hang":
+            return "hangs"
+        if self.crashed or "Traceback" in self.err:
+            return "tracebacks"
+        lines = self.err.splitlines()
+        if self.code == 2:
+            return "clean_errors" if len(lines) == 1 and ": error: " in lines[0] else "unclean"
+        if self.code == 0 and lines and all(": warning: " in line for line in lines):
+            return "warnings"
+        if self.code == 0 and not lines:
+            return "accepted"
+        return "unclean"
+
+
+def _alarm(signum: int, frame: object) -> None:
+    raise Hang
+
+
+def run_cli(argv: Sequence[str]) -> Outcome:
+    """``rankscope.cli.main(argv)`` in-process with stdout/stderr captured and an alarm as hang guard."""
+    out, err = io.StringIO(), io.StringIO()
+    previous = signal.signal(signal.SIGALRM, _alarm)
+    signal.alarm(CASE_SECONDS)
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            code = main(list(argv))
+    except Hang:
+        return Outcome(None, out.getvalue(), err.getvalue(), "hang")
+    except SystemExit as exc:  # argparse usage errors exit 2 with a usage line first
+        code = exc.code if isinstance(exc.code, int) else 2
+    except BaseException as exc:  # noqa: BLE001 - the point is to count what escapes
+        return Outcome(None, out.getvalue(), err.getvalue(), f"{type(exc).__name__}: {exc}"[:300])
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+    return Outcome(code, out.getvalue(), err.getvalue())
+
+
+def run_cli_subprocess(argv: Sequence[str], cwd: Path, env: dict[str, str] | None = None) -> Outcome:
+    """The same in a child process with a hard timeout: a regex stuck in C does not see the alarm."""
+    code = "import sys; from rankscope.cli import main; sys.exit(main(sys.argv[1:]))"
+    try:
+        done = subprocess.run(
+            [sys.executable, "-c", code, *argv],
+            cwd=cwd,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=CASE_SECONDS,
+        )
+    except subprocess.TimeoutExpired:
+        return Outcome(None, "", "", "hang")
+    return Outcome(done.returncode, done.stdout, done.stderr)
+
+
+def check(outcome: Outcome, expect: str, fragment: str = "", clean: Outcome | None = None, pending: str = "") -> None:
+    """Count the outcome's class and assert it is the expected one (see the module docstring).
+
+    A ``pending`` case (marked xfail until another change lands) that fails is counted under
+    ``pending_<name>``, not in the classes, so the class counts describe what is claimed to work.
+    """
+    kind = outcome.kind
+    wrong = (
+        expect in ("error", "warning")
+        and kind == "accepted"
+        or (
+            expect == "accepted" and kind in ("accepted", "warnings") and clean is not None and outcome.out != clean.out
+        )
+    )
+    wanted = {"error": "clean_errors", "warning": "warnings", "accepted": "accepted"}[expect]
+    if pending and (wrong or kind != wanted):
+        OUTCOMES[f"pending_{pending}"] += 1
+    else:
+        OUTCOMES["silently_wrong" if wrong else kind] += 1
+        OUTCOMES["cases"] += 1
+    wanted = {"error": "clean_errors", "warning": "warnings", "accepted": "accepted"}[expect]
+    assert kind == wanted, (
+        f"expected {wanted}, got {kind}: code={outcome.code} {outcome.crashed} stderr={outcome.err!r}"
+    )
+    assert fragment in outcome.err, f"{fragment!r} not in {outcome.err!r}"
+    if clean is not None:
+        assert outcome.out == clean.out
+
+
+def summary() -> str:
+    keys = ("cases", "tracebacks", "hangs", "silently_wrong", "unclean", "clean_errors", "warnings", "accepted")
+    pending = sorted(key for key in OUTCOMES if key.startswith("pending_"))
+    return "fuzz: " + " ".join(f"{key}={OUTCOMES[key]}" for key in (*keys, *pending))
