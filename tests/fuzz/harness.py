@@ -101,12 +101,8 @@ def run_cli_subprocess(argv: Sequence[str], cwd: Path, env: dict[str, str] | Non
     return Outcome(done.returncode, done.stdout, done.stderr)
 
 
-def check(outcome: Outcome, expect: str, fragment: str = "", clean: Outcome | None = None, pending: str = "") -> None:
-    """Count the outcome's class and assert it is the expected one (see the module docstring).
-
-    A ``pending`` case (marked xfail until another change lands) that fails is counted under
-    ``pending_<name>``, not in the classes, so the class counts describe what is claimed to work.
-    """
+def check(outcome: Outcome, expect: str, fragment: str = "", clean: Outcome | None = None) -> None:
+    """Count the outcome's class and assert it is the expected one (see the module docstring)."""
     kind = outcome.kind
     wrong = (
         expect in ("error", "warning")
@@ -115,12 +111,8 @@ def check(outcome: Outcome, expect: str, fragment: str = "", clean: Outcome | No
             expect == "accepted" and kind in ("accepted", "warnings") and clean is not None and outcome.out != clean.out
         )
     )
-    wanted = {"error": "clean_errors", "warning": "warnings", "accepted": "accepted"}[expect]
-    if pending and (wrong or kind != wanted):
-        OUTCOMES[f"pending_{pending}"] += 1
-    else:
-        OUTCOMES["silently_wrong" if wrong else kind] += 1
-        OUTCOMES["cases"] += 1
+    OUTCOMES["silently_wrong" if wrong else kind] += 1
+    OUTCOMES["cases"] += 1
     wanted = {"error": "clean_errors", "warning": "warnings", "accepted": "accepted"}[expect]
     assert kind == wanted, (
         f"expected {wanted}, got {kind}: code={outcome.code} {outcome.crashed} stderr={outcome.err!r}"
@@ -132,5 +124,4 @@ def check(outcome: Outcome, expect: str, fragment: str = "", clean: Outcome | No
 
 def summary() -> str:
     keys = ("cases", "tracebacks", "hangs", "silently_wrong", "unclean", "clean_errors", "warnings", "accepted")
-    pending = sorted(key for key in OUTCOMES if key.startswith("pending_"))
-    return "fuzz: " + " ".join(f"{key}={OUTCOMES[key]}" for key in (*keys, *pending))
+    return "fuzz: " + " ".join(f"{key}={OUTCOMES[key]}" for key in keys)
