@@ -13,7 +13,8 @@ import argparse
 import importlib
 import os
 import sys
-from collections.abc import Sequence
+import warnings
+from collections.abc import Callable, Sequence
 
 from rankscope.core.errors import RankscopeError
 from rankscope.core.progress import set_quiet
@@ -46,7 +47,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.quiet:
         set_quiet(True)
     try:
-        return int(args.func(args) or 0)
+        with warnings.catch_warnings():
+            warnings.showwarning = _one_line(args.command)
+            return int(args.func(args) or 0)
     except (RankscopeError, FileNotFoundError) as exc:
         print(f"rankscope {args.command}: error: {exc}", file=sys.stderr)
         return 2
@@ -60,6 +63,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         where = f"{exc.filename}: " if exc.filename else ""
         print(f"rankscope {args.command}: error: {where}{exc.strerror or exc}", file=sys.stderr)
         return 2
+
+
+def _one_line(command: str) -> Callable[..., None]:
+    """Warnings as one line each, like errors (Python's default adds the file and source line of
+    the warn() call, which tell a user nothing)."""
+
+    def show(message: Warning | str, category: type[Warning], *_: object, **__: object) -> None:
+        print(f"rankscope {command}: warning: {message}", file=sys.stderr)
+
+    return show
 
 
 if __name__ == "__main__":

@@ -51,6 +51,18 @@ def _sklearn_english() -> frozenset[str]:
 _STOPWORD_LISTS["english"] = _sklearn_english
 
 
+def _iso_chinese() -> frozenset[str]:
+    # stopwords-iso's Chinese list (794 words and punctuation), maintained upstream; the `zh` extra
+    try:
+        import stopwordsiso
+    except ImportError:
+        raise ImportError('the Chinese stopword list needs stopwordsiso: pip install "rankscope[zh]"') from None
+    return frozenset(stopwordsiso.stopwords("zh"))
+
+
+_STOPWORD_LISTS["chinese"] = _iso_chinese
+
+
 def register_stopwords(name: str, words: Iterable[str]) -> None:
     """Make a stopword list available to analyzers under ``name`` (e.g. another language)."""
     _STOPWORD_LISTS[name] = frozenset(words)
@@ -201,9 +213,39 @@ PRESETS: dict[str, dict[str, Any]] = {
     "english": {},
     "english-nostem": {"stemmer": None},
     "plain": {"stopwords": None, "stemmer": None},
-    "chinese": {"tokenizer": "jieba"},
+    "chinese": {"tokenizer": "jieba", "stopwords": "chinese"},
 }
 """Named analyzers, usable in retriever specs (``bm25:analyzer=chinese``)."""
+
+
+class AnalyzerMismatchWarning(UserWarning):
+    """The analyzer cannot split the corpus's text into words (see :func:`script_mismatch`)."""
+
+
+_CJK = re.compile("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
+_LETTER = re.compile(r"[^\W\d_]")
+SCRIPT_SAMPLE = 200
+"""Documents looked at to tell the corpus's script: enough to be sure, cheap on millions."""
+
+
+def script_mismatch(texts: list[str], analyzer: Analyzer) -> str | None:
+    """Why ``analyzer`` cannot work on ``texts``, or None: Chinese, Japanese or Korean text has no
+    spaces between words, so a pattern tokenizer keeps whole clauses as single tokens that no query
+    repeats, and every score is 0. Looks at evenly spaced documents; needs most letters to be CJK."""
+    if analyzer.tokenizer != "regex" or not texts:
+        return None
+    step = max(1, len(texts) // SCRIPT_SAMPLE)
+    sample = "".join(texts[::step][:SCRIPT_SAMPLE])
+    letters = len(_LETTER.findall(sample))
+    cjk = len(_CJK.findall(sample))
+    if letters == 0 or cjk / letters < 0.5:
+        return None
+    return (
+        f"{cjk / letters:.0%} of the corpus's letters are Chinese, Japanese or Korean, which the "
+        f"pattern tokenizer ({analyzer.token_pattern!r}) cannot split into words, so queries will "
+        "match almost nothing; for Chinese set analyzer=chinese in the retriever spec "
+        '(pip install "rankscope[zh]" for jieba and the stopword list)'
+    )
 
 
 def register_preset(name: str, **settings: Any) -> None:

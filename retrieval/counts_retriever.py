@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import warnings
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -28,7 +29,14 @@ import scipy.sparse as sp
 
 from rankscope.core.errors import EnvironmentValueError, RankscopeError
 from rankscope.core.progress import progress
-from rankscope.retrieval.analysis import Analyzer, get_analyzer, restore_analyzer, saved_analyzer_param
+from rankscope.retrieval.analysis import (
+    Analyzer,
+    AnalyzerMismatchWarning,
+    get_analyzer,
+    restore_analyzer,
+    saved_analyzer_param,
+    script_mismatch,
+)
 from rankscope.retrieval.base import (
     QueryInput,
     Retriever,
@@ -67,6 +75,9 @@ class CountsRetriever(Retriever):
         if not doc_ids:
             raise EmptyIndexError("cannot index an empty corpus")
         analyzer = get_analyzer(self.analyzer)
+        mismatch = script_mismatch(texts, analyzer)
+        if mismatch:
+            warnings.warn(mismatch, AnalyzerMismatchWarning, stacklevel=2)
         counts = TermCounts.build(analyzer, doc_ids, texts)
         if counts.n_terms == 0:
             raise EmptyIndexError(f"no document keeps any term after analysis with {analyzer!r}")

@@ -3,9 +3,13 @@ so queries only match documents that contain the identical run; jieba segments w
 
 from __future__ import annotations
 
+import json
+
 import pandas as pd
 import pytest
 
+from rankscope.cli import main
+from rankscope.retrieval.analysis import AnalyzerMismatchWarning, get_analyzer, script_mismatch
 from rankscope.retrieval.bm25 import BM25
 
 CORPUS = pd.DataFrame(
@@ -31,9 +35,41 @@ QUERIES = pd.DataFrame(
 EXPECTED_FIRST = {"q-capital": "capital", "q-panda": "panda", "q-shanghai": "shanghai"}
 
 
-def test_default_tokenizer_finds_nothing() -> None:
-    run = BM25().index(CORPUS).search(QUERIES)
+def test_default_tokenizer_finds_nothing_and_says_what_to_set() -> None:
+    with pytest.warns(AnalyzerMismatchWarning, match=r"100% of the corpus's letters .* set analyzer=chinese"):
+        run = BM25().index(CORPUS).search(QUERIES)
     assert run.empty  # every query is one token that no document contains
+
+
+def test_no_warning_for_english_or_a_few_chinese_words() -> None:
+    mixed = ["boundary layer flow over a flat plate 平板", "heat transfer", "中文 words in an English corpus"]
+    assert script_mismatch(mixed, get_analyzer("english")) is None
+    assert script_mismatch(CORPUS["text"].tolist(), get_analyzer("english")) is not None
+
+
+def test_the_cli_prints_the_warning_as_one_line(tmp_path, capsys) -> None:
+    (tmp_path / "corpus.jsonl").write_text(
+        "".join(json.dumps({"_id": d, "title": "", "text": t}, ensure_ascii=False) + "\n" for d, t in CORPUS.values)
+    )
+    (tmp_path / "queries.jsonl").write_text(
+        "".join(json.dumps({"_id": q, "text": t}, ensure_ascii=False) + "\n" for q, t in QUERIES.values)
+    )
+    (tmp_path / "qrels").mkdir()
+    (tmp_path / "qrels" / "test.tsv").write_text(
+        "query-id\tcorpus-id\tscore\n" + "".join(f"{q}\t{d}\t1\n" for q, d in EXPECTED_FIRST.items())
+    )
+    assert main(["search", "--dataset", str(tmp_path), "--retriever", "bm25", "--out", str(tmp_path / "r.trec")]) == 0
+    warned = [line for line in capsys.readouterr().err.splitlines() if "warning" in line]
+    assert len(warned) == 1
+    assert warned[0].startswith("rankscope search: warning: 100% of the corpus's letters are Chinese")
+    assert "analyzer=chinese" in warned[0]
+
+
+def test_chinese_preset_drops_chinese_stopwords() -> None:
+    pytest.importorskip("jieba")
+    pytest.importorskip("stopwordsiso")
+    tokens = get_analyzer("chinese").tokenize("北京是中国的首都")
+    assert tokens == ["北京", "中国", "首都"]  # 是 (is) and 的 (possessive particle) are stopwords
 
 
 def test_jieba_ranks_the_right_document_first() -> None:
