@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import csv
 import re
+import warnings
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from itertools import islice
@@ -105,17 +106,21 @@ def _read_table(path: PathLike, layout: _Layout) -> pd.DataFrame:
     path = require_file(path, f"{layout.what} file")
     names = [name for name, _ in layout.fields]
     try:
-        frame = pd.read_csv(
-            path,
-            sep=r"\s+",
-            header=None,
-            dtype={i: _DTYPES[kind] for i, (_, kind) in enumerate(layout.fields)},
-            quoting=csv.QUOTE_NONE,
-            na_filter=False,
-            encoding="utf-8",
-            compression="infer",
-            engine="c",
-        )
+        # a value the dtype cannot take (rank "inf") makes pandas warn, then raise: the raise is
+        # handled below with a line-numbered error, so the warning would only be noise
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            frame = pd.read_csv(
+                path,
+                sep=r"\s+",
+                header=None,
+                dtype={i: _DTYPES[kind] for i, (_, kind) in enumerate(layout.fields)},
+                quoting=csv.QUOTE_NONE,
+                na_filter=False,
+                encoding="utf-8",
+                compression="infer",
+                engine="c",
+            )
     except (ValueError, OverflowError, OSError, EOFError, pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
         _check_lines(path, layout)
         raise FormatError(path, None, f"not a valid {layout.what} file ({exc})") from None
