@@ -15,7 +15,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     from rankscope.workflows.tune import DEFAULT_B, DEFAULT_K1
 
     p = subparsers.add_parser("compare", help="compare retrievers on one dataset, with significance tests")
-    _common(p)
+    _common(p, formats=("table", "json", "latex"))
     p.add_argument(
         "--retrievers",
         nargs="+",
@@ -66,16 +66,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run_diagnose)
 
 
-def _common(p: argparse.ArgumentParser) -> None:
+def _common(p: argparse.ArgumentParser, formats: tuple[str, ...] = ("table", "json")) -> None:
     p.add_argument("--dataset", default="cranfield", help="collection name or folder (default: %(default)s)")
     p.add_argument("--out", metavar="DIR", help="write tables, runs, plots and report.md/report.html here")
     p.add_argument("--seed", type=int, default=0, help="seed for tests, folds and sampling (default: %(default)s)")
     add_strict(p)
     p.add_argument(
         "--format",
-        choices=("table", "json"),
+        choices=formats,
         default="table",
-        help="terminal output: tables, or the summary as JSON (default: %(default)s)",
+        help="terminal output: tables, the summary as JSON"
+        + (", or the summary as a booktabs LaTeX table" if "latex" in formats else "")
+        + " (default: %(default)s)",
     )
     # accepted after the command too; SUPPRESS keeps the hub's value when absent, and the hub
     # (rankscope.cli.main) turns args.quiet into set_quiet for every command
@@ -90,6 +92,9 @@ def _loader(args: argparse.Namespace) -> partial:
 def _finish(result: object, args: argparse.Namespace) -> int:
     if args.format == "json":
         print(to_json(result.to_dict()), end="")
+        return 0
+    if args.format == "latex":
+        print(result.to_latex(), end="")
         return 0
     print(result.to_text())
     if args.out:

@@ -16,7 +16,7 @@ import pandas as pd
 
 from rankscope.core.errors import RankscopeError
 from rankscope.core.progress import progress
-from rankscope.workflows import plots
+from rankscope.workflows import latex, plots
 from rankscope.workflows.misses import CUTOFFS
 from rankscope.workflows.report import Report, write_csv, write_report, write_text
 from rankscope.workflows.runs import (
@@ -85,6 +85,16 @@ class CompareResult:
         """Tables and plots as a :class:`Report` (shown inline in Jupyter)."""
         return build_report(self)
 
+    def to_latex(self, label: str = "tab:rankscope-compare") -> str:
+        """The summary as a booktabs LaTeX table: best per metric in bold, significance against the
+        baseline as superscripts, the legend and the test in the caption (as ranx's ``to_latex``)."""
+        best, marks = summary_marks(self.summary, self.significance)
+        caption = (
+            f"{self.dataset}: bold = best on the metric; + / - = significantly better / worse than "
+            f"{self.baseline} (paired {self.test} test, Holm-corrected over the systems per metric, p < {ALPHA})."
+        )
+        return latex.summary_table(self.summary, best, marks, baseline=self.baseline, caption=caption, label=label)
+
     def to_dict(self) -> dict[str, object]:
         """The result as plain data (what ``--format json`` prints and summary.json holds)."""
         return {
@@ -100,20 +110,31 @@ class CompareResult:
         }
 
 
-def mark_summary(summary: pd.DataFrame, significance: pd.DataFrame, baseline: str, digits: int = 4) -> pd.DataFrame:
-    """Means as text: ``*`` on the best value of each metric (all of them if tied within
-    :data:`TIE_TOLERANCE`, since equal means summed in another order differ in the last bits),
-    ``+``/``-`` where a retriever is significantly better/worse than the baseline."""
+def summary_marks(summary: pd.DataFrame, significance: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(best, marks) for every summary cell: ``best`` is True on the best value of each metric (all
+    of them if tied within :data:`TIE_TOLERANCE`, since equal means summed in another order differ in
+    the last bits); ``marks`` is ``+``/``-`` where a retriever is significantly better/worse than the
+    baseline, else "". The one rule behind the terminal, Markdown, HTML and LaTeX tables."""
     flags = {
         (row.metric, row.system): ("+" if row.delta > 0 else "-")
         for row in significance.itertuples(index=False)
         if row.significant and row.delta != 0
     }
+    best = summary.apply(lambda column: column.max() - column <= TIE_TOLERANCE)
+    marks = pd.DataFrame(
+        {m: [flags.get((m, s), "") for s in summary.index] for m in summary.columns}, index=summary.index
+    )
+    return best, marks
+
+
+def mark_summary(summary: pd.DataFrame, significance: pd.DataFrame, baseline: str, digits: int = 4) -> pd.DataFrame:
+    """Means as text with ``*`` on the best value of each metric and ``+``/``-`` for significance
+    (:func:`summary_marks`)."""
+    best, marks = summary_marks(summary, significance)
     out = pd.DataFrame(index=summary.index.copy(), columns=summary.columns, dtype=object)
     for metric in summary.columns:
-        best = summary[metric].max()
         for system, value in summary[metric].items():
-            mark = ("*" if best - value <= TIE_TOLERANCE else "") + flags.get((metric, system), "")
+            mark = ("*" if best.at[system, metric] else "") + marks.at[system, metric]
             out.at[system, metric] = f"{value:.{digits}f}{mark}"
     out.index = [f"{s} (baseline)" if s == baseline else s for s in summary.index]
     out.index.name = "retriever"
@@ -181,11 +202,12 @@ def compare(
 
 
 def write_outputs(result: CompareResult, out: Path) -> list[Path]:
-    """summary.csv/.json, per_query.csv, significance.csv, curves.csv, one TREC run per retriever, the report."""
+    """summary.csv/.json/.tex, per_query.csv, significance.csv, curves.csv, one TREC run per retriever, the report."""
     from rankscope.corpora.trec import write_trec_run
 
     files = [
         write_csv(result.summary, out / "summary.csv"),
+        write_text(out / "summary.tex", result.to_latex()),
         write_text(out / "summary.json", to_json(result.to_dict())),
         write_csv(result.per_query, out / "per_query.csv", index=False),
         write_csv(result.significance, out / "significance.csv", index=False),

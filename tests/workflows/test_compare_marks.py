@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from rankscope.workflows.compare import mark_summary
+from rankscope.workflows.compare import mark_summary, summary_marks
+from rankscope.workflows.latex import escape, summary_table
 
 SUMMARY = pd.DataFrame(
     {"ndcg@10": [0.30, 0.40, 0.40], "map": [0.25, 0.20, 0.10]},
@@ -39,3 +40,30 @@ def test_float_noise_tie_marks_both() -> None:
     summary = pd.DataFrame({"p@10": [55 / 225 + 1e-16, 55 / 225, 0.2]}, index=["tfidf", "bm25", "w2v"])
     marked = mark_summary(summary, SIGNIFICANCE.iloc[:0], "bm25")
     assert marked["p@10"].tolist() == ["0.2444*", "0.2444*", "0.2000"]
+
+
+def test_latex_table_bolds_the_best_and_raises_the_marks() -> None:
+    best, marks = summary_marks(SUMMARY, SIGNIFICANCE)
+    tex = summary_table(SUMMARY, best, marks, baseline="bm25", caption="cranfield: 50% of 10_000 & more")
+    body = tex.splitlines()
+    assert body[:7] == [
+        r"\begin{table}[t]",
+        r"\centering",
+        r"\caption{cranfield: 50\% of 10\_000 \& more}",
+        r"\label{tab:rankscope-compare}",
+        r"\begin{tabular}{lrr}",
+        r"\toprule",
+        r"System & ndcg@10 & map \\",
+    ]
+    assert body[8:11] == [
+        r"tfidf & 0.3000$^{-}$ & \textbf{0.2500} \\",
+        r"bm25 (baseline) & \textbf{0.4000} & 0.2000 \\",
+        r"w2v & \textbf{0.4000} & 0.1000$^{-}$ \\",
+    ]
+    assert body[11:] == [r"\bottomrule", r"\end{tabular}", r"\end{table}"]
+
+
+def test_escape_writes_every_special_character_as_itself() -> None:
+    assert escape("a_b & 5% #1 $x {y} ~ ^ \\") == (
+        r"a\_b \& 5\% \#1 \$x \{y\} \textasciitilde{} \textasciicircum{} \textbackslash{}"
+    )
