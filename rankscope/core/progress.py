@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Generator, Iterable, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
 from typing import TypeVar
 
 T = TypeVar("T")
@@ -32,18 +32,30 @@ def is_quiet() -> bool:
     return not sys.stderr.isatty()
 
 
-def progress(items: Iterable[T], desc: str, total: int | None = None, unit: str = "it") -> Generator[T, None, None]:
+def progress(
+    items: Iterable[T],
+    desc: str,
+    total: int | None = None,
+    unit: str = "it",
+    label: Callable[[T], str] | None = None,
+) -> Generator[T, None, None]:
     """Iterate over ``items`` with a tqdm bar on stderr unless quiet.
 
-    A known ``total`` of 0 or 1 shows no bar: a single step has no progress to show,
-    and a bar flashing on every one-query call would only be noise.
+    ``label`` names the item being worked on, shown after the bar (``retrievers 1/3 [bm25]``),
+    for steps slow enough that a user wonders which one is running. A known ``total`` of 0 or 1
+    shows no bar: a single step has no progress to show, and a bar flashing on every one-query
+    call would only be noise.
     """
     if is_quiet() or (total is not None and total <= 1):
         yield from items
         return
     from tqdm.auto import tqdm
 
-    yield from tqdm(items, desc=desc, total=total, unit=unit, file=sys.stderr, leave=False)
+    with tqdm(items, desc=desc, total=total, unit=unit, file=sys.stderr, leave=False) as bar:
+        for item in bar:
+            if label is not None:
+                bar.set_postfix_str(label(item))
+            yield item
 
 
 def progress_slices(items: Sequence[T], size: int, desc: str, unit: str = "it") -> Iterator[Sequence[T]]:

@@ -168,7 +168,7 @@ def compare(
     data = resolve_dataset(dataset)
     cutoffs = [k for k in CUTOFFS if k <= depth]  # beyond the depth Hit@K would just repeat Hit@depth
     runs, results, curves, diagnostics = {}, {}, [], {}
-    for spec in progress(retrievers, desc="retrievers", total=len(retrievers)):
+    for spec in progress(retrievers, desc="retrievers", total=len(retrievers), label=str):
         system = run_system(spec, data, depth)
         runs[spec] = system.run
         if system.diagnostics:

@@ -44,6 +44,22 @@ def test_a_single_step_shows_no_bar(bars_on: None, capsys: pytest.CaptureFixture
     assert capsys.readouterr().err == ""
 
 
+def test_progress_names_the_item_being_worked_on(bars_on: None, capsys: pytest.CaptureFixture[str]) -> None:
+    assert list(progress.progress(["bm25", "tfidf"], desc="retrievers", total=2, label=str)) == ["bm25", "tfidf"]
+    err = capsys.readouterr().err
+    assert "retrievers" in err and "[bm25]" not in err  # the postfix follows the counts, after a comma
+    assert ", bm25]" in err and ", tfidf]" in err
+
+
+def test_quiet_environment_variable_silences_bars(monkeypatch, capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setattr(progress, "_quiet", None)
+    monkeypatch.setattr("sys.stderr.isatty", lambda: True, raising=False)
+    monkeypatch.setenv("RANKSCOPE_QUIET", "1")
+    assert progress.is_quiet()
+    monkeypatch.setenv("RANKSCOPE_QUIET", "0")
+    assert not progress.is_quiet()
+
+
 def test_progress_slices_refuses_a_non_positive_size() -> None:
     with pytest.raises(ValueError, match="positive"):
         list(progress.progress_slices([1], 0, desc="demo"))
