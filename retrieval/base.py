@@ -101,6 +101,11 @@ class Retriever:
             setattr(self, key, checked[key])
         return self
 
+    def effective_params(self) -> dict[str, Any]:
+        """The parameters in effect: :meth:`get_params` with any None resolved to the value used
+        (a retriever whose defaults depend on another parameter overrides this)."""
+        return self.get_params()
+
     def spec(self) -> str:
         """The registry string that rebuilds this retriever, e.g. ``bm25:k1=0.9,b=0.4``."""
         params = ",".join(f"{k}={v}" for k, v in self.get_params().items())

@@ -6,14 +6,18 @@ recomputes only the weights (one vectorised pass over the postings), and a batch
 of queries is scored as queries x terms (their term counts) times terms x
 documents by a compiled kernel that visits only the matching documents' postings
 and keeps the top k among those candidates (:mod:`retrieval.topk`).
-Formulas: :mod:`retrieval.bm25_weights`.
+Formulas: :mod:`retrieval.bm25_weights`. ``prf=rm3`` or ``prf=bo1`` expands each
+query by pseudo-relevance feedback from the same counts (:mod:`retrieval.prf`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
+import scipy.sparse as sp
+
+from rankscope.retrieval import prf as feedback
 from rankscope.retrieval.analysis import ANALYZER
 from rankscope.retrieval.bm25_weights import DEFAULT_DELTA, VARIANTS, posting_weights
 from rankscope.retrieval.counts_retriever import CountsRetriever
@@ -23,7 +27,12 @@ from rankscope.retrieval.registry import register
 
 @register("bm25")
 class BM25(CountsRetriever):
-    """BM25 with a choice of variant; ``delta`` applies to bm25l (default 0.5) and bm25+ (default 1.0)."""
+    """BM25 with a choice of variant; ``delta`` applies to bm25l (default 0.5) and bm25+ (default 1.0).
+
+    ``prf`` (``none``, ``rm3``, ``bo1``) adds pseudo-relevance feedback; ``fb_docs``, ``fb_terms``
+    and ``weight`` (RM3 only: of the original query) left None take the method's defaults
+    (:data:`retrieval.prf.DEFAULTS`).
+    """
 
     parameters = (
         Param("variant", str, "lucene", "the BM25 formula (docs/retrievers.md)", choices=VARIANTS),
@@ -39,7 +48,9 @@ class BM25(CountsRetriever):
         ),
         Param("epsilon", float, 0.25, "okapi: negative IDFs are replaced by epsilon x mean IDF", low=0),
         ANALYZER,
+        *feedback.PARAMETERS,
     )
+    query_side = frozenset(p.name for p in feedback.PARAMETERS)
 
     @classmethod
     def check_params(cls, values: Mapping[str, Any]) -> dict[str, Any]:
@@ -50,7 +61,30 @@ class BM25(CountsRetriever):
                 f"{cls.name}: delta={checked['delta']!r} is not allowed; delta applies to "
                 f"{' and '.join(DEFAULT_DELTA)} only, not variant {checked['variant']!r}"
             )
+        if "prf" in checked:
+            feedback.check_applicable(checked, cls.name)
         return checked
+
+    def effective_params(self) -> dict[str, Any]:
+        """Parameters with the feedback defaults in effect filled in for those left None."""
+        params = self.get_params()
+        if params.get("prf", "none") != "none":
+            params.update(feedback.settings(self.prf, self.fb_docs, self.fb_terms, self.weight))
+        return params
+
+    def _query_vectors(self, texts: Sequence[str]) -> sp.csr_matrix:
+        """Query term counts, expanded by feedback from a first pass with them when ``prf`` is set."""
+        query_terms = super()._query_vectors(texts)
+        if self.prf == "none":
+            return query_terms
+        return feedback.expand(
+            self.prf,
+            self.counts_,
+            self.weights_,
+            query_terms,
+            self.analyzer_.tokenize_many(texts),
+            **feedback.settings(self.prf, self.fb_docs, self.fb_terms, self.weight),
+        )
 
     def _fit(self) -> None:
         delta = DEFAULT_DELTA.get(self.variant) if self.delta is None else self.delta

@@ -94,9 +94,14 @@ class CountsRetriever(Retriever):
         """Queries x terms weights from the query term counts (by default the counts themselves)."""
         return query_terms
 
-    def _scores(self, query_terms: sp.csr_matrix) -> sp.csr_matrix:
+    def _query_vectors(self, texts: Sequence[str]) -> sp.csr_matrix:
+        """Queries x terms weights that ``search`` and ``score`` multiply with ``weights_``
+        (query feedback, :mod:`retrieval.prf`, replaces them with expanded queries)."""
+        return sp.csr_matrix(self._query_weights(self.counts_.query_matrix(self.analyzer_, texts)))
+
+    def _scores(self, texts: Sequence[str]) -> sp.csr_matrix:
         """Queries x documents scores; the stored entries of a row are that query's candidates."""
-        return sp.csr_matrix(self._query_weights(query_terms) @ self.weights_)
+        return sp.csr_matrix(self._query_vectors(texts) @ self.weights_)
 
     def search(self, queries: QueryInput, k: int = 1000) -> pd.DataFrame:
         """Top ``k`` candidates per query by the tie rule (a query matching nothing gets no rows)."""
@@ -104,13 +109,13 @@ class CountsRetriever(Retriever):
         k = check_k(k)
         threads = search_threads()
         query_ids, texts = query_texts(queries)
-        query_terms = self.counts_.query_matrix(self.analyzer_, texts)
+        query_weights = self._query_vectors(texts)
         doc_ids, rank = self.counts_.doc_ids, self.counts_.doc_id_rank
 
         def best(rows: tuple[int, int]) -> tuple[list[np.ndarray], list[np.ndarray]]:
-            return sparse_top_k(self._query_weights(query_terms[rows[0] : rows[1]]), self.weights_, k, rank)
+            return sparse_top_k(query_weights[rows[0] : rows[1]], self.weights_, k, rank)
 
-        batches = candidate_batches(query_terms, self.counts_.df, threads)
+        batches = candidate_batches(query_weights, self.counts_.df, threads)
         with contextlib.ExitStack() as stack:
             mapper: Callable[..., Iterator[Any]] = map
             if threads > 1 and len(batches) > 1:  # the kernel releases the GIL
@@ -124,7 +129,7 @@ class CountsRetriever(Retriever):
         """Scores of the given documents for one query text (0 where no term matches)."""
         self._check_fitted("weights_")
         positions = doc_positions(self.counts_.doc_index, doc_ids)
-        row = self._scores(self.counts_.query_matrix(self.analyzer_, [query]))
+        row = self._scores([query])
         return np.asarray(row[:, positions].toarray()[0], dtype=np.float64)
 
     def save(self, directory: str | os.PathLike[str]) -> None:

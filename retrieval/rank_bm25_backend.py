@@ -44,8 +44,12 @@ def _rank_bm25_model(
 class RankBM25(BM25):
     """rank-bm25's BM25Okapi (``okapi``), BM25L (``bm25l``) or BM25Plus (``bm25+``)."""
 
-    parameters = changed(BM25.parameters, "variant", default="okapi", choices=("okapi", "bm25l", "bm25+"))
-    """BM25's, but only the variants rank-bm25 has (it has no lucene), okapi by default."""
+    parameters = tuple(
+        p
+        for p in changed(BM25.parameters, "variant", default="okapi", choices=("okapi", "bm25l", "bm25+"))
+        if p.name not in BM25.query_side
+    )
+    """BM25's, but only the variants rank-bm25 has (it has no lucene), okapi by default, and no feedback."""
 
     def _fit(self) -> None:
         delta = DEFAULT_DELTA.get(self.variant) if self.delta is None else self.delta

@@ -78,9 +78,19 @@ class TermCounts:
         ranks[order] = np.arange(self.n_docs)
         return ranks
 
+    @cached_property
+    def by_doc(self) -> sp.csr_matrix:
+        """Documents x terms counts (document-major), for reading whole documents (feedback)."""
+        return sp.csr_matrix(self.matrix(self.tf).T)
+
+    @cached_property
+    def collection_frequency(self) -> np.ndarray:
+        """How often each term occurs in the whole corpus."""
+        return np.bincount(np.repeat(np.arange(self.n_terms), self.df), weights=self.tf, minlength=self.n_terms)
+
     def doc_terms(self) -> list[dict[str, int]]:
         """Per-document ``{term: count}`` (the shape rank-bm25 keeps); slow, for reference backends."""
-        by_doc = self.matrix(self.tf).T.tocsr()
+        by_doc = self.by_doc
         vocab = self.vocabulary
         return [
             dict(zip(vocab[by_doc.indices[a:b]], by_doc.data[a:b].astype(int).tolist()))

@@ -81,7 +81,9 @@ def test_search_says_what_it_wrote(cranfield, tmp_path: Path, capsys) -> None:
     rows = len(out.read_text().splitlines())
     assert rows == 225 * 7
     assert said.startswith(f"wrote {rows:,} rows for 225 queries (top 7) to {out} in ")
-    assert said.rstrip().endswith("[bm25:variant=lucene,k1=1.5,b=0.75,delta=None,epsilon=0.25,analyzer=english]")
+    assert said.rstrip().endswith(
+        "[bm25:variant=lucene,k1=1.5,b=0.75,delta=None,epsilon=0.25,analyzer=english,prf=none,fb_docs=None,fb_terms=None,weight=None]"
+    )
 
 
 def test_ad_hoc_query_prints_the_top_results_with_snippets(cranfield, capsys) -> None:

@@ -57,7 +57,10 @@ def test_python_values_are_checked_by_the_same_table(value: object) -> None:
 def test_ints_become_floats_for_a_float_parameter_and_the_spec_is_the_same() -> None:
     given_int, given_float = BM25(k1=2), make_retriever("bm25:k1=2")
     assert type(given_int.k1) is float and given_int.spec() == given_float.spec()
-    assert given_int.spec() == "bm25:variant=lucene,k1=2.0,b=0.75,delta=None,epsilon=0.25,analyzer=english"
+    assert given_int.spec() == (
+        "bm25:variant=lucene,k1=2.0,b=0.75,delta=None,epsilon=0.25,analyzer=english,"
+        "prf=none,fb_docs=None,fb_terms=None,weight=None"
+    )
 
 
 @pytest.mark.parametrize(
@@ -101,7 +104,8 @@ def test_ints_refuse_bools_and_fractions_and_bools_read_words() -> None:
 
 def test_the_table_is_the_constructor_signature_and_the_help() -> None:
     assert str(inspect.signature(BM25)) == (
-        "(*, variant='lucene', k1=1.5, b=0.75, delta=None, epsilon=0.25, analyzer='english')"
+        "(*, variant='lucene', k1=1.5, b=0.75, delta=None, epsilon=0.25, analyzer='english', "
+        "prf='none', fb_docs=None, fb_terms=None, weight=None)"
     )
     table = parameter_table(BM25.parameters)
     assert table.loc[table["parameter"] == "b", ["allowed", "default"]].values.tolist() == [
