@@ -26,6 +26,8 @@ from rankscope.corpora.smart import SPECS
 
 CHUNK = 1 << 16
 RECORD = "download.json"
+MAX_UNPACKED = 200 * 2**20
+"""Largest total a collection archive may unpack to (the Glasgow collections unpack to a few MB each)."""
 urlopen = urllib.request.urlopen  # module attribute so tests can serve archives without a network
 
 
@@ -94,21 +96,33 @@ def _verified_by(collection: Collection) -> str:
     return "none published: recorded on first download"
 
 
-def _unpack(archive: Path, target: Path) -> None:
-    """Extract regular files by base name only, so no archive path can point outside ``target``."""
+def _unpack(archive: Path, target: Path, limit: int = MAX_UNPACKED) -> None:
+    """Extract regular files by base name only, refusing members that point outside ``target`` and
+    archives that unpack to more than ``limit`` bytes (a small download must not fill the disk)."""
     target.mkdir()
+    total = 0
     try:
         with tarfile.open(archive, "r:*") as tar:
             for member in tar:
+                parts = Path(member.name).parts
+                if member.name.startswith(("/", "\\")) or ".." in parts:
+                    raise DatasetNotFoundError(f"archive member {member.name!r} points outside its folder; refusing it")
                 name = Path(member.name).name
                 if not member.isfile() or name.startswith("."):
                     continue  # directories, links, devices and hidden files (e.g. macOS '._' forks)
                 if (target / name).exists():
                     raise DatasetNotFoundError(f"archive holds two files named {name!r}; refusing it")
+                total += member.size
+                if total > limit:
+                    raise DatasetNotFoundError(
+                        f"archive unpacks to more than {limit // 2**20} MB (at {member.name!r}); refusing it"
+                    )
                 source = tar.extractfile(member)
                 if source is None:
                     continue
                 with source, open(target / name, "wb") as out:
                     shutil.copyfileobj(source, out)
-    except tarfile.TarError as exc:
+    except DatasetNotFoundError:
+        raise
+    except (tarfile.TarError, EOFError, OSError) as exc:  # a truncated or corrupt archive
         raise DatasetNotFoundError(f"downloaded archive is not a readable tar file ({exc})") from None

@@ -21,6 +21,7 @@ import pandas as pd
 
 from rankscope.core.errors import RankscopeError
 from rankscope.core.fileio import atomic_write
+from rankscope.core.outputs import check_output_file
 from rankscope.corpora.cli import add_strict, load_reported
 from rankscope.retrieval.analysis import Analyzer, get_analyzer
 from rankscope.retrieval.base import Retriever, as_queries
@@ -85,6 +86,8 @@ def run_search(args: argparse.Namespace) -> int:
     k = args.k if args.k is not None else (SHOWN_RESULTS if args.query else RUN_DEPTH)
     if k < 1:
         raise RankscopeError(f"--k must be a positive integer, got {k}")
+    if args.out is not None:
+        check_output_file(args.out)  # a bad path fails before any computing
     started = time.perf_counter()
     retriever = make_retriever(args.retriever)  # a bad spec fails before the collection is read
     dataset = load_reported(args.dataset, args.command, args.strict)
@@ -184,7 +187,7 @@ def _reuse(directory: Path, wanted: Retriever, fingerprint: str) -> Retriever:
             f"{directory}: index was built from another corpus ({source.get('dataset')!r}, "
             f"{source.get('documents')} documents); use a new --index-dir"
         )
-    loaded = load_retriever(directory)
+    loaded = load_retriever(directory, verify=True)
     if loaded.spec() == wanted.spec():
         return loaded
     if _reweightable(loaded, wanted):

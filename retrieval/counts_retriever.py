@@ -143,7 +143,7 @@ class CountsRetriever(Retriever):
     def load(cls, directory: str | os.PathLike[str]) -> CountsRetriever:
         """Open a saved index; the counts stay memory-mapped."""
         meta, arrays = load_index(directory, cls.name)
-        require_fields(meta, directory, ["params", "analyzer"])
+        require_fields(meta, directory, {"params": dict, "analyzer": dict})
         params: dict[str, Any] = dict(meta["params"])
         try:
             params["analyzer"], analyzer = restore_analyzer(params.get("analyzer"), meta["analyzer"])
@@ -153,7 +153,10 @@ class CountsRetriever(Retriever):
             retriever = cls(**params)
         except (TypeError, ValueError) as exc:
             raise IndexFormatError(Path(directory) / "meta.json", None, f"params: {exc}") from None
-        retriever.counts_ = TermCounts.from_arrays(arrays)
+        try:
+            retriever.counts_ = TermCounts.from_arrays(arrays)
+        except ValueError as exc:
+            raise IndexFormatError(Path(directory), None, f"damaged index: {exc}") from None
         retriever.analyzer_ = analyzer
         retriever._fit()
         return retriever

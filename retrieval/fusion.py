@@ -46,7 +46,7 @@ from rankscope.retrieval.registry import (
     register,
     split_top_level,
 )
-from rankscope.retrieval.storage import IndexFormatError, load_index, require_fields, save_index
+from rankscope.retrieval.storage import IndexFormatError, load_index, plain_name, require_fields, save_index
 
 NORMALISATIONS = ("minmax", "zscore")
 METHODS = ("rrf", "combsum")
@@ -219,12 +219,14 @@ class HybridRetriever(Retriever):
     def load(cls, directory: str | os.PathLike[str]) -> HybridRetriever:
         """Open a saved hybrid; each sub-index must be of the kind its spec in the params names."""
         meta, arrays = load_index(directory, cls.name)
-        require_fields(meta, directory, ["params", "parts"])
+        require_fields(meta, directory, {"params": dict, "parts": list})
         try:
             retriever = cls(**meta["params"])
         except (TypeError, ValueError) as exc:
             raise IndexFormatError(Path(directory) / "meta.json", None, f"params: {exc}") from None
         names = [parse_spec(spec)[0] for spec in split_retrievers(retriever.retrievers)]
+        if not all(plain_name(part) for part in meta["parts"]):
+            raise IndexFormatError(Path(directory) / "meta.json", None, "'parts' must be folder names inside the index")
         parts = [load_retriever(Path(directory) / part) for part in meta["parts"]]
         if [part.name for part in parts] != names:
             raise IndexFormatError(

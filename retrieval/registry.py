@@ -21,10 +21,11 @@ from __future__ import annotations
 import importlib
 import os
 import typing
+from pathlib import Path
 
 from rankscope.retrieval.base import Retriever
 from rankscope.retrieval.params import SpecError, parse_values
-from rankscope.retrieval.storage import read_meta
+from rankscope.retrieval.storage import META_FILE, IndexFormatError, read_meta, verify_index
 
 BUILTIN_MODULES = (
     "rankscope.retrieval.bm25",
@@ -125,10 +126,21 @@ def make_retriever(spec: str) -> Retriever:
     return cls(**parse_values(cls.parameters, raw, name))
 
 
-def load_retriever(directory: str | os.PathLike[str]) -> Retriever:
-    """Load a saved index of any registered kind (its ``meta.json`` names the retriever)."""
+def load_retriever(directory: str | os.PathLike[str], *, verify: bool = False) -> Retriever:
+    """Load a saved index of any registered kind (its ``meta.json`` names the retriever).
+
+    ``verify=True`` first checks every file against the checksums recorded when it was saved.
+    """
     kind = read_meta(directory)["kind"]
-    return retriever_class(kind).load(directory)
+    try:
+        cls = retriever_class(kind)
+    except SpecError:
+        raise IndexFormatError(
+            Path(directory) / META_FILE, None, f"unknown index kind {kind!r}; known: {', '.join(available())}"
+        ) from None
+    if verify:
+        verify_index(directory)
+    return cls.load(directory)
 
 
 def split_top_level(text: str, separator: str) -> list[str]:

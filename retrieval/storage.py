@@ -9,6 +9,13 @@ Layout of an index directory::
 Strings are stored as bytes plus offsets because ``.npy`` can only hold Python
 objects through pickle, which would let a crafted index file run code.
 
+Every file's SHA-256 is computed while it is written and recorded in ``meta.json``
+(``checksums``); :func:`verify_index` (``load_index(..., verify=True)``, and always
+``rankscope search --index-dir``) checks them, so an array altered with a valid shape
+is refused. Loading always checks what is cheap: the header's types, array names
+confined to the folder, dtypes, shapes, and string offsets that start at 0, never
+decrease and end at the data's length.
+
 :func:`save_index` writes into a temporary sibling directory and renames it into
 place, so an interrupted save never leaves a half-written index where a good
 one used to be.
@@ -16,7 +23,7 @@ one used to be.
 
 from __future__ import annotations
 
-import contextlib
+import hashlib
 import json
 import os
 import shutil
@@ -27,7 +34,10 @@ from typing import Any
 
 import numpy as np
 
+from rankscope.core import jsonstrict as strict_json
 from rankscope.core.errors import FormatError
+from rankscope.core.jsonstrict import JSONValueError
+from rankscope.core.outputs import swap_into_place
 from rankscope.core.version import __version__
 
 FORMAT_VERSION = 1
@@ -35,6 +45,7 @@ FORMAT_VERSION = 1
 
 META_FILE = "meta.json"
 _RESERVED = ("format_version", "kind", "rankscope_version", "arrays")
+_OPTIONAL = ("checksums",)  # absent from indexes saved before checksums were recorded
 
 
 class IndexFormatError(FormatError):
@@ -58,7 +69,7 @@ def save_index(
     or holds an index (a ``meta.json``), so a mistyped path never wipes user files.
     """
     directory = Path(directory)
-    clash = sorted(set(meta) & set(_RESERVED))
+    clash = sorted(set(meta) & {*_RESERVED, *_OPTIONAL})
     if clash:
         raise ValueError(f"meta keys {clash} are reserved by the index format")
     if directory.exists() and not directory.is_dir():
@@ -68,33 +79,70 @@ def save_index(
     directory.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{directory.name}.", suffix=".tmp", dir=directory.parent))
     try:
-        described = {name: _write_array(tmp, name, value) for name, value in arrays.items()}
+        checksums: dict[str, str] = {}
+        described = {name: _write_array(tmp, name, value, checksums) for name, value in arrays.items()}
         for name, data in (files or {}).items():
             _check_name(name)
             (tmp / name).write_bytes(data)
+            checksums[name] = hashlib.sha256(data).hexdigest()
         header = {
             "format_version": FORMAT_VERSION,
             "kind": kind,
             "rankscope_version": __version__,
             "arrays": described,
+            "checksums": checksums,
             **meta,
         }
         (tmp / META_FILE).write_text(json.dumps(header, indent=1, sort_keys=True) + "\n", encoding="utf-8")
-        _swap_into_place(tmp, directory)
+        swap_into_place(tmp, directory)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     return directory
 
 
-def load_index(directory: str | os.PathLike[str], kind: str) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
-    """Read an index written by :func:`save_index` for ``kind``: (meta, arrays), arrays memory-mapped."""
+def load_index(
+    directory: str | os.PathLike[str], kind: str, *, verify: bool = False
+) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+    """Read an index written by :func:`save_index` for ``kind``: (meta, arrays), arrays memory-mapped.
+
+    ``verify=True`` also checks every file against the checksums recorded at save (reads them all).
+    """
     directory = Path(directory)
     meta = read_meta(directory)
     if meta["kind"] != kind:
         raise IndexFormatError(directory / META_FILE, None, f"holds a {meta['kind']!r} index, expected {kind!r}")
+    if verify:
+        verify_index(directory)
     arrays = {name: _read_array(directory, name, info) for name, info in meta["arrays"].items()}
     return meta, arrays
+
+
+def verify_index(directory: str | os.PathLike[str]) -> None:
+    """Check every file of the index (and of sub-indexes in its folders) against its recorded SHA-256."""
+    directory = Path(directory)
+    meta = read_meta(directory)
+    checksums = meta.get("checksums")
+    if checksums is None:
+        raise IndexFormatError(
+            directory / META_FILE, None, "records no checksums (saved by an older rankscope); save the index again"
+        )
+    for name, expected in checksums.items():
+        path = directory / name
+        if _file_sha256(path) != expected:
+            raise IndexFormatError(path, None, "checksum differs from meta.json: the file was altered or damaged")
+    for sub in sorted(p.parent for p in directory.glob(f"*/{META_FILE}")):
+        verify_index(sub)
+
+
+def _file_sha256(path: Path) -> str:
+    if not path.is_file():
+        raise IndexFormatError(path, None, "missing from the index directory")
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        while chunk := handle.read(1 << 20):
+            digest.update(chunk)
+    return digest.hexdigest()
 
 
 def read_meta(directory: str | os.PathLike[str]) -> dict[str, Any]:
@@ -103,11 +151,12 @@ def read_meta(directory: str | os.PathLike[str]) -> dict[str, Any]:
     if not path.is_file():
         raise IndexFormatError(path, None, "no index here (meta.json missing)")
     try:
-        meta = json.loads(path.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        meta = strict_json.loads(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError, JSONValueError) as exc:
         raise IndexFormatError(path, getattr(exc, "lineno", None), f"not valid JSON ({exc})") from None
     if not isinstance(meta, dict) or any(key not in meta for key in _RESERVED):
         raise IndexFormatError(path, None, f"not a rankscope index header (needs keys {list(_RESERVED)})")
+    _check_header(path, meta)
     version = meta["format_version"]
     if not isinstance(version, int) or version > FORMAT_VERSION:
         raise IndexFormatError(
@@ -120,35 +169,113 @@ def read_meta(directory: str | os.PathLike[str]) -> dict[str, Any]:
 
 
 def _check_name(name: str) -> None:
-    if not name or "/" in name or name.startswith(".") or name == META_FILE:
+    if not plain_name(name):
         raise ValueError(f"invalid file name {name!r} in an index")
 
 
-def _write_array(directory: Path, name: str, value: np.ndarray | Sequence[str]) -> dict[str, Any]:
+def plain_name(name: object) -> bool:  # also checks a hybrid index's part folders
+    """A plain file name inside the index folder: no path separator, no leading dot, not meta.json."""
+    return (
+        isinstance(name, str)
+        and bool(name)
+        and "/" not in name
+        and "\\" not in name
+        and "\x00" not in name
+        and not name.startswith(".")
+        and name != META_FILE
+    )
+
+
+def _check_header(path: Path, meta: dict[str, Any]) -> None:
+    """The header's own entries have the types the loader relies on; array names stay inside the folder."""
+    problems = []
+    if not isinstance(meta["kind"], str):
+        problems.append(f"'kind' must be a string, found {json.dumps(meta['kind'])[:40]}")
+    arrays = meta["arrays"]
+    if not isinstance(arrays, dict):
+        problems.append("'arrays' must be an object")
+    else:
+        for name, info in arrays.items():
+            if not plain_name(name):
+                problems.append(f"array name {name!r} is not a plain file name inside the index folder")
+            elif not isinstance(info, dict) or info.get("type") not in ("strings", "numeric"):
+                problems.append(f"array {name!r} must be described by an object with type 'strings' or 'numeric'")
+            elif info["type"] == "strings" and not _is_count(info.get("length")):
+                problems.append(f"array {name!r}: 'length' must be a non-negative integer")
+            elif info["type"] == "numeric" and not (
+                isinstance(info.get("dtype"), str)
+                and isinstance(info.get("shape"), list)
+                and all(_is_count(n) for n in info["shape"])
+            ):
+                problems.append(
+                    f"array {name!r}: needs 'dtype' (a string) and 'shape' (a list of non-negative integers)"
+                )
+    checksums = meta.get("checksums", {})
+    if not isinstance(checksums, dict) or not all(plain_name(k) and isinstance(v, str) for k, v in checksums.items()):
+        problems.append("'checksums' must map plain file names to SHA-256 strings")
+    if problems:
+        raise IndexFormatError(path, None, problems[0])
+
+
+def _is_count(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+def _write_array(
+    directory: Path, name: str, value: np.ndarray | Sequence[str], checksums: dict[str, str]
+) -> dict[str, Any]:
+    """Write one array (two files for strings), adding each file's SHA-256 to ``checksums``."""
     _check_name(name)
     array = value if isinstance(value, np.ndarray) else np.asarray(value, dtype=object)
     if array.dtype.kind in "OU":
         encoded = [str(s).encode("utf-8") for s in array.ravel()]
         offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
         np.cumsum([len(b) for b in encoded], out=offsets[1:])
-        np.save(directory / f"{name}.utf8.npy", np.frombuffer(b"".join(encoded), dtype=np.uint8))
-        np.save(directory / f"{name}.offsets.npy", offsets)
+        _save_hashed(directory / f"{name}.utf8.npy", np.frombuffer(b"".join(encoded), dtype=np.uint8), checksums)
+        _save_hashed(directory / f"{name}.offsets.npy", offsets, checksums)
         return {"type": "strings", "length": len(encoded)}
     if array.dtype.hasobject or array.dtype.kind not in "biuf":
         raise ValueError(f"array {name!r} has dtype {array.dtype}; only numbers and strings can be stored")
-    np.save(directory / f"{name}.npy", np.ascontiguousarray(array), allow_pickle=False)
+    _save_hashed(directory / f"{name}.npy", np.ascontiguousarray(array), checksums)
     return {"type": "numeric", "dtype": array.dtype.str, "shape": list(array.shape)}
+
+
+class _HashingWriter:
+    """A binary file that hashes what is written to it, so a checksum costs no second read."""
+
+    def __init__(self, handle: Any) -> None:
+        self._handle = handle
+        self.digest = hashlib.sha256()
+
+    def write(self, data: Any) -> int:
+        self.digest.update(data)
+        return self._handle.write(data)
+
+
+def _save_hashed(path: Path, array: np.ndarray, checksums: dict[str, str]) -> None:
+    with path.open("wb") as handle:
+        writer = _HashingWriter(handle)
+        np.save(writer, array, allow_pickle=False)
+    checksums[path.name] = writer.digest.hexdigest()
 
 
 def _read_array(directory: Path, name: str, info: Mapping[str, Any]) -> np.ndarray:
     if info.get("type") == "strings":
         data = _load_npy(directory / f"{name}.utf8.npy")
         offsets = _load_npy(directory / f"{name}.offsets.npy")
+        where = directory / f"{name}.offsets.npy"
+        if data.dtype != np.uint8 or data.ndim != 1 or offsets.dtype != np.int64 or offsets.ndim != 1:
+            raise IndexFormatError(where, None, "string arrays must be uint8 data with int64 offsets")
         if len(offsets) != info["length"] + 1:
-            raise IndexFormatError(directory / f"{name}.offsets.npy", None, "length does not match meta.json")
+            raise IndexFormatError(where, None, "length does not match meta.json")
+        if offsets[0] != 0 or offsets[-1] != len(data) or (np.diff(offsets) < 0).any():
+            raise IndexFormatError(where, None, "offsets must start at 0, never decrease and end at the data's length")
         raw = data.tobytes()
         bounds = offsets.tolist()
-        return np.array([raw[a:b].decode("utf-8") for a, b in zip(bounds, bounds[1:])], dtype=object)
+        try:
+            return np.array([raw[a:b].decode("utf-8") for a, b in zip(bounds, bounds[1:])], dtype=object)
+        except UnicodeDecodeError as exc:
+            raise IndexFormatError(directory / f"{name}.utf8.npy", None, f"not UTF-8 ({exc.reason})") from None
     array = _load_npy(directory / f"{name}.npy")
     if array.dtype.str != info.get("dtype") or list(array.shape) != info.get("shape"):
         raise IndexFormatError(
@@ -164,30 +291,21 @@ def _load_npy(path: Path) -> np.ndarray:
         raise IndexFormatError(path, None, "missing from the index directory")
     try:
         return np.load(path, mmap_mode="r", allow_pickle=False)
-    except ValueError as exc:
+    except (ValueError, OSError, EOFError) as exc:
         raise IndexFormatError(path, None, f"not a readable .npy array ({exc})") from None
 
 
-def _swap_into_place(tmp: Path, directory: Path) -> None:
-    """Rename ``tmp`` to ``directory``, moving an old index aside first and deleting it after."""
-    old = None
-    if directory.exists():
-        old = Path(tempfile.mkdtemp(prefix=f".{directory.name}.", suffix=".old", dir=directory.parent))
-        os.replace(directory, old / "index")
-    try:
-        os.replace(tmp, directory)
-    except BaseException:
-        if old is not None:
-            os.replace(old / "index", directory)
-        raise
-    finally:
-        if old is not None:
-            with contextlib.suppress(OSError):
-                shutil.rmtree(old)
-
-
-def require_fields(meta: Mapping[str, Any], directory: str | os.PathLike[str], fields: Sequence[str]) -> None:
-    """Raise :class:`IndexFormatError` if ``meta`` lacks any of ``fields`` (for loaders)."""
+def require_fields(meta: Mapping[str, Any], directory: str | os.PathLike[str], fields: Mapping[str, type]) -> None:
+    """Raise :class:`IndexFormatError` if ``meta`` lacks any of ``fields`` or holds one of another type."""
     missing = [f for f in fields if f not in meta]
     if missing:
         raise IndexFormatError(Path(directory) / META_FILE, None, f"missing field(s) {missing}")
+    for name, kind in fields.items():
+        if not isinstance(meta[name], kind) or isinstance(meta[name], bool):
+            found = json.dumps(meta[name])[:40]
+            raise IndexFormatError(
+                Path(directory) / META_FILE, None, f"{name!r} must be a JSON {_JSON_NAMES[kind]}, found {found}"
+            )
+
+
+_JSON_NAMES = {dict: "object", list: "array", int: "integer", str: "string"}

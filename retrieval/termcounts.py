@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from functools import cached_property
 
 import numpy as np
+import pandas as pd
 import scipy.sparse as sp
 
 from rankscope.core.progress import progress_slices
@@ -114,8 +115,54 @@ class TermCounts:
 
     @classmethod
     def from_arrays(cls, arrays: Mapping[str, np.ndarray]) -> TermCounts:
-        """Inverse of :meth:`to_arrays`; the arrays may stay memory-mapped."""
-        return cls(**{name: arrays[name] for name in _FIELDS})
+        """Inverse of :meth:`to_arrays`; the arrays may stay memory-mapped. Checked by :meth:`check`."""
+        missing = [name for name in _FIELDS if name not in arrays]
+        if missing:
+            raise ValueError(f"missing array(s) {missing}")
+        counts = cls(**{name: arrays[name] for name in _FIELDS})
+        counts.check()
+        return counts
+
+    def check(self) -> None:
+        """Raise ValueError unless the arrays hold a consistent index (a saved one may be damaged or edited).
+
+        Shapes and dtypes, offsets from 0 that never decrease, postings in range and ascending
+        within a term, counts that are positive integers, document lengths that equal the sum
+        of their counts, a sorted vocabulary and unique document ids: O(postings), no re-analysis.
+        """
+        n_terms, n_docs = len(self.vocabulary), len(self.doc_ids)
+        expected = {
+            "indptr": (np.int64, n_terms + 1),
+            "postings": (np.int32, None),
+            "tf": (np.float64, None),
+            "doc_len": (np.float64, n_docs),
+        }
+        for name, (dtype, length) in expected.items():
+            array = getattr(self, name)
+            if array.dtype != dtype or array.ndim != 1 or (length is not None and len(array) != length):
+                raise ValueError(
+                    f"{name} holds {array.dtype} {list(array.shape)}, expected {np.dtype(dtype)} of {length}"
+                )
+        indptr, postings, tf = self.indptr, self.postings, self.tf
+        if indptr[0] != 0 or indptr[-1] != len(postings) or len(tf) != len(postings) or (np.diff(indptr) < 0).any():
+            raise ValueError("indptr must start at 0, never decrease and end at the number of postings (= of tf)")
+        if len(postings) and (postings.min() < 0 or postings.max() >= n_docs):
+            raise ValueError(f"postings must be document positions in [0, {n_docs})")
+        step = np.diff(postings.astype(np.int64))
+        term_start = np.zeros(len(postings), dtype=bool)
+        term_start[indptr[:-1][np.diff(indptr) > 0]] = True
+        if (step <= 0)[~term_start[1:]].any():
+            raise ValueError("postings must be ascending within each term")
+        if not (np.isfinite(tf).all() and (tf >= 1).all() and (tf == np.floor(tf)).all()):
+            raise ValueError("tf must hold positive whole counts")
+        lengths = np.bincount(postings, weights=tf, minlength=n_docs)
+        if not np.array_equal(lengths, self.doc_len):
+            raise ValueError("doc_len must equal each document's sum of term counts")
+        vocabulary = np.asarray(self.vocabulary, dtype=str)
+        if n_terms > 1 and not (vocabulary[1:] > vocabulary[:-1]).all():
+            raise ValueError("vocabulary must be sorted without repeats")
+        if len(pd.unique(np.asarray(self.doc_ids, dtype=object))) != n_docs:
+            raise ValueError("doc_ids must be unique")
 
 
 def _count_matrix(term_ids: np.ndarray, lengths: np.ndarray, n_terms: int) -> sp.csr_matrix:

@@ -299,7 +299,7 @@ class Word2VecRetriever(Retriever):
     def load(cls, directory: str | Path) -> Word2VecRetriever:
         """Open a saved index; the word vectors and FAISS index must match the checksums in meta.json."""
         meta, arrays = load_index(directory, cls.name)
-        require_fields(meta, directory, ["params", "analyzer", "total_tokens", "sha256"])
+        require_fields(meta, directory, {"params": dict, "analyzer": dict, "total_tokens": int, "sha256": dict})
         params = dict(meta["params"])
         try:
             saved = params.get("analyzer")

@@ -10,11 +10,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from functools import partial
 from pathlib import Path
 
 import pandas as pd
 
 from rankscope.core.errors import RankscopeError
+from rankscope.core.outputs import check_output_folder, write_folder
 from rankscope.core.progress import progress
 from rankscope.workflows import latex, plots
 from rankscope.workflows.misses import CUTOFFS
@@ -165,6 +167,7 @@ def compare(
         raise RankscopeError(f"compare needs at least two retrievers, got {list(retrievers)}; diagnose studies one")
     if baseline not in retrievers:
         raise RankscopeError(f"baseline {baseline!r} is not among the retrievers {list(retrievers)}; use --baseline")
+    out_path = None if out is None else check_output_folder(out)  # before any computing
     data = resolve_dataset(dataset)
     cutoffs = [k for k in CUTOFFS if k <= depth]  # beyond the depth Hit@K would just repeat Hit@depth
     runs, results, curves, diagnostics = {}, {}, [], {}
@@ -195,10 +198,9 @@ def compare(
         runs=runs,
         diagnostics=pd.DataFrame.from_dict(diagnostics, orient="index").rename_axis("retriever"),
     )
-    if out is None:
+    if out_path is None:
         return result
-    files = write_outputs(result, Path(out))
-    return replace(result, files=tuple(files))
+    return replace(result, files=write_folder(out_path, partial(write_outputs, result)))
 
 
 def write_outputs(result: CompareResult, out: Path) -> list[Path]:

@@ -11,12 +11,14 @@ set beside the full-ranking ones (:mod:`rankscope.workflows.sampling`).
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from functools import partial
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from rankscope.core.errors import RankscopeError
+from rankscope.core.outputs import check_output_folder, write_folder
 from rankscope.core.progress import progress
 from rankscope.workflows import plots
 from rankscope.workflows.findings import (
@@ -221,6 +223,7 @@ def diagnose(
     check_depth(depth)
     if sampled_repeats < 0:
         raise RankscopeError(f"--sampled-repeats must be 0 (skip) or more, got {sampled_repeats}")
+    out_path = None if out is None else check_output_folder(out)  # before any computing
     data = resolve_dataset(dataset)
     cutoffs = [k for k in CUTOFFS if k <= depth] + ([depth] if depth > max(CUTOFFS) else [])
     diagnoses = []
@@ -258,9 +261,9 @@ def diagnose(
         comparison=comparison,
         sampled_settings=f"{sampled_negatives} negatives, {sampled_repeats} repeats, seed {seed}",
     )
-    if out is None:
+    if out_path is None:
         return result
-    return replace(result, files=tuple(write_outputs(result, Path(out))))
+    return replace(result, files=write_folder(out_path, partial(write_outputs, result)))
 
 
 def write_outputs(result: DiagnoseResult, out: Path) -> list[Path]:

@@ -10,12 +10,14 @@ gain is printed next to that cross-validated gain, which is the honest one.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from functools import partial
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from rankscope.core.errors import RankscopeError
+from rankscope.core.outputs import check_output_folder, write_folder
 from rankscope.core.progress import progress
 from rankscope.workflows import plots
 from rankscope.workflows.crossval import CrossValidation, best_column, cross_validate
@@ -147,6 +149,7 @@ def tune(
     for x in k1s:  # a grid value the retriever refuses fails before any indexing
         for y in bs:
             type(system).check_params({**params, "k1": float(x), "b": float(y)})
+    out_path = None if out is None else check_output_folder(out)  # before any computing
     data = resolve_dataset(dataset)
     system.index(data.corpus)
 
@@ -171,9 +174,9 @@ def tune(
         cv=cross_validate(per_query, folds, seed),
         seed=seed,
     )
-    if out is None:
+    if out_path is None:
         return result
-    return replace(result, files=tuple(write_outputs(result, Path(out))))
+    return replace(result, files=write_folder(out_path, partial(write_outputs, result)))
 
 
 def heatmap_png(result: TuneResult) -> bytes:
