@@ -82,15 +82,6 @@ ARRAY_DAMAGE: dict[str, tuple[str, Callable[[np.ndarray], np.ndarray], str]] = {
 }
 
 
-@pytest.mark.parametrize("name", sorted(ARRAY_DAMAGE))
-def test_altered_arrays(saved, tmp_path: Path, name: str) -> None:
-    array, change, problem = ARRAY_DAMAGE[name]
-    index = _copy(saved, tmp_path)
-    _edit_array(index, array, change)
-    check(run_cli(_search(saved[0], index, tmp_path / "run")), "error", f"{array}.npy: ")
-    check(run_call(lambda: load_retriever(index)), "error", problem)
-
-
 STRING_DAMAGE: dict[str, tuple[str, Callable[[np.ndarray], np.ndarray], str]] = {
     "doc ids swapped": ("doc_ids.offsets", _swap_first_two, "offsets must start at 0"),
     "vocabulary offsets non-monotonic": ("vocabulary.offsets", lambda a: a[::-1].copy(), "offsets must start at 0"),
@@ -98,9 +89,9 @@ STRING_DAMAGE: dict[str, tuple[str, Callable[[np.ndarray], np.ndarray], str]] = 
 }
 
 
-@pytest.mark.parametrize("name", sorted(STRING_DAMAGE))
-def test_altered_string_arrays(saved, tmp_path: Path, name: str) -> None:
-    array, change, problem = STRING_DAMAGE[name]
+@pytest.mark.parametrize("name", sorted({**ARRAY_DAMAGE, **STRING_DAMAGE}))
+def test_altered_arrays(saved, tmp_path: Path, name: str) -> None:
+    array, change, problem = {**ARRAY_DAMAGE, **STRING_DAMAGE}[name]
     index = _copy(saved, tmp_path)
     _edit_array(index, array, change)
     check(run_cli(_search(saved[0], index, tmp_path / "run")), "error", f"{array}.npy: ")
