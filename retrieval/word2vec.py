@@ -316,6 +316,9 @@ class Word2VecRetriever(Retriever):
             raise IndexFormatError(Path(directory) / "meta.json", None, problem)
         blobs = {name: _read_checked(Path(directory) / name, checksums[name]) for name in names}
         keyed = read_vector_file(Path(directory) / VECTORS_FILE)
+        problem = _saved_arrays_problem(arrays, len(keyed))
+        if problem:
+            raise IndexFormatError(Path(directory), None, f"damaged index: {problem}")
         n_docs = len(arrays["doc_ids"])
         retriever.n_empty_queries_ = 0
         retriever.query_tokens_ = [0, 0]
@@ -335,6 +338,46 @@ class Word2VecRetriever(Retriever):
         if retriever.faiss_.ntotal != len(retriever.rows_):
             raise IndexFormatError(Path(directory) / FAISS_FILE, None, "holds a different number of documents")
         return retriever
+
+
+_SAVED_ARRAYS = (
+    "doc_ids",
+    "counts_indptr",
+    "counts_indices",
+    "counts_data",
+    "weights",
+    "component",
+    "rows",
+    "doc_vectors",
+)
+
+
+def _saved_arrays_problem(arrays: dict[str, np.ndarray], n_words: int) -> str | None:
+    """What makes saved arrays disagree with each other or hold impossible values, or None (an edited
+    index must not answer). Cheap: one pass over each array."""
+    missing = [name for name in _SAVED_ARRAYS if name not in arrays]
+    if missing:
+        return f"missing array(s) {missing}"
+    doc_ids, rows, vectors = arrays["doc_ids"], np.asarray(arrays["rows"]), np.asarray(arrays["doc_vectors"])
+    indptr, indices, data = arrays["counts_indptr"], arrays["counts_indices"], arrays["counts_data"]
+    n_docs = len(doc_ids)
+    if len(set(doc_ids)) != n_docs:
+        return "doc_ids must be unique"
+    if len(indptr) != n_docs + 1 or indptr[0] != 0 or indptr[-1] != len(indices) or (np.diff(indptr) < 0).any():
+        return "counts_indptr must start at 0, never decrease and end at the number of counts"
+    if len(indices) and (indices.min() < 0 or indices.max() >= n_words):
+        return "counts_indices must be word positions of the vectors file"
+    if len(data) != len(indices) or not (np.isfinite(data) & (data > 0)).all():
+        return "counts_data must hold one positive count per word position"
+    if not np.isfinite(arrays["weights"]).all() or not np.isfinite(arrays["component"]).all():
+        return "weights and component must be finite"
+    if rows.dtype.kind not in "iu" or (len(rows) and (rows.min() < 0 or rows.max() >= n_docs)):
+        return "rows must be document positions"
+    if len(np.unique(rows)) != len(rows):
+        return "rows must not repeat a document"
+    if vectors.ndim != 2 or len(vectors) != len(rows) or not np.isfinite(vectors).all():
+        return "doc_vectors must hold one finite vector per indexed document"
+    return None
 
 
 class _EpochBar:

@@ -208,3 +208,41 @@ def test_truncated_archive_is_refused(tmp_path: Path) -> None:
     archive = _tar(tmp_path / "a.tar.gz", {"cran.all.1400": bytes(range(256)) * 400})
     archive.write_bytes(archive.read_bytes()[:-40])
     check(run_call(lambda: _unpack(archive, tmp_path / "out")), "error", "not a readable tar file")
+
+
+# --- a Word2Vec + FAISS index -----------------------------------------------------------------
+@pytest.fixture(scope="module")
+def saved_w2v(saved: tuple[Path, str]) -> Path:
+    pytest.importorskip("gensim")
+    pytest.importorskip("faiss")
+    root = saved[0]
+    argv = _search(root, root / "w2v", root / "run-w2v")
+    argv[argv.index("--retriever") + 1] = "w2v:epochs=2,vector_size=8"
+    outcome = run_cli(argv)
+    assert outcome.code == 0, outcome.err
+    return root / "w2v"
+
+
+W2V_DAMAGE: dict[str, tuple[Callable[[Path], None], str]] = {
+    "FAISS index replaced": (lambda i: (i / "index.faiss").write_bytes(b"not a faiss index"), "index.faiss: checksum"),
+    "vectors file cut": (
+        lambda i: (i / "vectors.bin").write_bytes((i / "vectors.bin").read_bytes()[:50]),
+        "vectors.bin",
+    ),
+    "doc vectors NaN": (lambda i: _edit_array(i, "doc_vectors", lambda a: a * np.nan), "doc_vectors must hold"),
+    "rows out of range": (lambda i: _edit_array(i, "rows", lambda a: a + 100), "rows must be document positions"),
+    "rows repeated": (lambda i: _edit_array(i, "rows", lambda a: a * 0), "rows must not repeat"),
+    "counts negated": (lambda i: _edit_array(i, "counts_data", lambda a: -a), "counts_data must hold"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(W2V_DAMAGE))
+def test_damaged_w2v_index(saved, saved_w2v: Path, tmp_path: Path, name: str) -> None:
+    damage, problem = W2V_DAMAGE[name]
+    index = tmp_path / "w2v"
+    shutil.copytree(saved_w2v, index)
+    damage(index)
+    argv = _search(saved[0], index, tmp_path / "run")
+    argv[argv.index("--retriever") + 1] = "w2v:epochs=2,vector_size=8"
+    check(run_cli(argv), "error", str(index))
+    check(run_call(lambda: load_retriever(index)), "error", problem)
