@@ -15,8 +15,11 @@ import shutil
 from collections.abc import Callable
 from pathlib import Path
 
+import pandas as pd
 import pytest
-from harness import check, run_cli  # tests/fuzz/harness.py
+from harness import check, run_call, run_cli  # tests/fuzz/harness.py
+
+from rankscope.corpora.dataset import Dataset
 
 SEED = 18
 QRELS = "1 0 d1 2\n1 0 d2 0\n2 0 d3 1\n2 0 d1 1\n3 0 d2 1\n"
@@ -497,3 +500,14 @@ def test_out_of_range_parameter_values(tmp_path: Path, spec: str) -> None:
     argv = _search(_smart(tmp_path), tmp_path)
     argv[argv.index("--retriever") + 1] = spec
     check(run_cli(argv), "error", spec.split(":")[1])
+
+
+# --- DataFrames: the same integer rule as the files -------------------------------------------
+@pytest.mark.parametrize("relevance", ["1e3", "1.0", "\uff11", "99999999999999999999", 1e20, 1.5, float("nan"), 2**70])
+def test_dataframe_relevance_follows_the_file_rule(relevance: object) -> None:
+
+    qrels = pd.DataFrame({"query_id": ["1", "1"], "doc_id": ["d1", "d2"], "relevance": [relevance, 1]})
+    corpus = pd.DataFrame({"doc_id": ["d1", "d2"], "text": ["a", "b"]})
+    queries = pd.DataFrame({"query_id": ["1"], "text": ["a"]})
+    made = run_call(lambda: Dataset("frames", corpus, queries, qrels))
+    check(made, "error", "relevance")
