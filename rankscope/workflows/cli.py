@@ -58,6 +58,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="candidate depth D: the top D a reranker would get; not within it = recall loss (default: %(default)s)",
     )
     p.add_argument(
+        "--metrics",
+        nargs="+",
+        metavar="METRIC",
+        help="metrics priced in points (actual, oracle reranker, ideal); the first picks the worst queries "
+        "(default: ndcg@10 mrr@10 recall@10 map)",
+    )
+    p.add_argument(
         "--sampled-negatives", type=int, default=100, help="sampled protocol: negatives (default: %(default)s)"
     )
     p.add_argument(
@@ -134,6 +141,7 @@ def run_diagnose(args: argparse.Namespace) -> int:
         args.vs,
         args.depth,
         args.out,
+        metrics=args.metrics,
         sampled_negatives=args.sampled_negatives,
         sampled_repeats=args.sampled_repeats,
         seed=args.seed,

@@ -2,7 +2,9 @@
 
 For each cutoff K every relevant document is found, a ranking loss or a recall
 loss, and the queries that miss are split into ranking misses and recall misses
-(see :mod:`rankscope.workflows.misses`); the worst queries are
+(see :mod:`rankscope.workflows.misses`); each metric's gap is priced in points:
+the value now, with a perfect reranker over the top D, and the ideal
+(:mod:`rankscope.workflows.headroom`); the queries that lose the most points are
 listed with their text; plain-language findings are generated from the numbers
 (:mod:`rankscope.workflows.findings`); and the sampled protocol's numbers are
 set beside the full-ranking ones (:mod:`rankscope.workflows.sampling`).
@@ -10,6 +12,7 @@ set beside the full-ranking ones (:mod:`rankscope.workflows.sampling`).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
@@ -23,10 +26,12 @@ from rankscope.core.progress import progress
 from rankscope.workflows import plots
 from rankscope.workflows.findings import (
     comparison_findings,
+    headroom_findings,
     loss_findings,
     retriever_findings,
     sampled_findings,
 )
+from rankscope.workflows.headroom import Headroom, check_metrics, default_metrics, headroom
 from rankscope.workflows.misses import (
     CUTOFFS,
     first_relevant,
@@ -60,7 +65,10 @@ LOSS_COLUMNS = [
     "ranking_loss_share",
     "recall_loss_share",
 ]
-LOSS_CAPTION = "found in the top K, ranking losses (within the depth, below K), recall losses (not within the depth); shares are per-query means (found_share = Recall@K)"
+LOSS_CAPTION = (
+    "found in the top K, ranking losses (within the depth, below K), recall losses (not within the depth); "
+    "shares are per-query means (found_share = Recall@K)"
+)
 
 
 @dataclass(frozen=True)
@@ -68,8 +76,8 @@ class Diagnosis:
     """One retriever's diagnosis. ``cutoffs``: Hit/Recall/MRR@K (index K); ``ranks``: every relevant
     document with its rank (NaN = not within depth); ``losses``: found / ranking loss / recall loss per
     query and K; ``misses``: the first-relevant breakdown over queries (index K); ``first_ranks``: per
-    judged query (NaN = none within depth); ``sampled``: see
-    :func:`rankscope.workflows.sampling.sampled_table` (empty when skipped)."""
+    judged query (NaN = none within depth); ``headroom``: actual, oracle and ideal metric values;
+    ``sampled``: see :func:`rankscope.workflows.sampling.sampled_table` (empty when skipped)."""
 
     retriever: str
     cutoffs: pd.DataFrame
@@ -77,6 +85,7 @@ class Diagnosis:
     losses: pd.DataFrame
     misses: pd.DataFrame
     first_ranks: pd.Series
+    headroom: Headroom
     sampled: pd.DataFrame
     findings: tuple[str, ...]
 
@@ -104,23 +113,31 @@ class DiagnoseResult:
 
     dataset: str
     depth: int
+    metrics: tuple[str, ...]
     queries: pd.DataFrame
     diagnoses: tuple[Diagnosis, ...]
     comparison: tuple[str, ...]
     sampled_settings: str
     files: tuple[Path, ...] = field(default=())
 
-    def worst(self, diagnosis: Diagnosis, n: int = WORST) -> pd.DataFrame:
-        """The ``n`` queries whose first relevant document is lowest (none within depth first), with text."""
-        ranks = diagnosis.first_ranks
-        order = pd.DataFrame({"query_id": ranks.index, "rank": ranks.to_numpy()})
-        order["key"] = order["rank"].fillna(np.inf)
-        order = order.sort_values(["key", "query_id"], ascending=[False, True], kind="stable").head(n)
+    def worst(self, diagnosis: Diagnosis, n: int | None = WORST) -> pd.DataFrame:
+        """The ``n`` queries (all with None) that lose the most points of the first metric to its ideal,
+        split into the points a perfect reranker would win back and those only recall can; ties by query id."""
+        metric = self.metrics[0]
+        lost = diagnosis.headroom.lost(metric).rename_axis("query_id").reset_index()
+        lost = lost.sort_values(["lost", "query_id"], ascending=[False, True], kind="stable")
+        if n is not None:
+            lost = lost.head(n)
+        ranks = diagnosis.first_ranks.reindex(lost["query_id"]).to_numpy()
         return pd.DataFrame(
             {
-                "query_id": order["query_id"].to_numpy(),
-                "first_relevant_rank": [rank_text(r, self.depth) for r in order["rank"]],
-                "text": self.texts(order["query_id"]),
+                "query_id": lost["query_id"].to_numpy(),
+                metric: lost["actual"].to_numpy(),
+                "lost": lost["lost"].to_numpy(),
+                "ranking_lost": lost["ranking_lost"].to_numpy(),
+                "recall_lost": lost["recall_lost"].to_numpy(),
+                "first_relevant_rank": [rank_text(r, self.depth) for r in ranks],
+                "text": self.texts(lost["query_id"]),
             }
         )
 
@@ -154,11 +171,13 @@ class DiagnoseResult:
         return {
             "dataset": self.dataset,
             "depth": self.depth,
+            "metrics": list(self.metrics),
             "retrievers": {
                 d.retriever: {
                     "judged_queries": len(d.first_ranks),
                     "relevant_documents": len(d.ranks),
                     "losses": records(d.loss_summary()),
+                    "headroom": records(d.headroom.summary),
                     "cutoffs": records(d.table()),
                     "sampled": records(d.sampled, index=False) if len(d.sampled) else None,
                     "worst": records(self.worst(d), index=False),
@@ -178,14 +197,17 @@ class DiagnoseResult:
                 f"relevant documents: {LOSS_CAPTION}",
                 text_table(d.loss_summary()[LOSS_COLUMNS]),
                 "",
+                f"headroom: {self.headroom_caption}",
+                text_table(d.headroom.summary),
+                "",
                 "queries (first relevant document):",
                 text_table(d.table()),
                 "",
             ]
             if len(d.sampled):
                 parts += [f"{self.sampled_caption}:", text_table(d.sampled, index=False), ""]
-            worst = self.worst(d).assign(text=lambda f: f["text"].str.slice(0, 70))
-            parts += ["worst queries:", text_table(worst, index=False), ""]
+            worst = self.worst(d).assign(text=lambda f: f["text"].str.slice(0, 50))
+            parts += [f"worst queries ({self.worst_caption}):", text_table(worst, index=False), ""]
         parts += ["findings:", *(f"- {f}" for f in self.findings)]
         return "\n".join(parts)
 
@@ -193,6 +215,17 @@ class DiagnoseResult:
     def findings(self) -> list[str]:
         """Every retriever's findings, then the comparison's."""
         return [f for d in self.diagnoses for f in d.findings] + list(self.comparison)
+
+    @property
+    def headroom_caption(self) -> str:
+        return (
+            f"the value now (actual), with the top {self.depth} perfectly reordered by relevance (oracle: a perfect "
+            f"reranker) and the ideal; ranking_headroom = oracle - actual, recall_headroom = ideal - oracle"
+        )
+
+    @property
+    def worst_caption(self) -> str:
+        return f"most {self.metrics[0]} points lost to the ideal, split into ranking and recall"
 
     @property
     def sampled_caption(self) -> str:
@@ -210,17 +243,20 @@ def diagnose(
     depth: int = 100,
     out: str | Path | None = None,
     *,
+    metrics: Sequence[str] | None = None,
     sampled_negatives: int = 100,
     sampled_repeats: int = 10,
     seed: int = 0,
 ) -> DiagnoseResult:
     """Diagnose ``retriever`` (and ``vs``, if given) to ``depth``; write files to ``out``.
 
-    ``sampled_repeats=0`` skips the sampled protocol.
+    ``metrics`` are priced in points (default :func:`~rankscope.workflows.headroom.default_metrics`);
+    the first one chooses the worst queries. ``sampled_repeats=0`` skips the sampled protocol.
     """
     specs = [retriever] if vs is None else [retriever, vs]
     check_specs(specs)
     check_depth(depth)
+    metrics = tuple(check_metrics(default_metrics(depth) if metrics is None else metrics, depth))
     if sampled_repeats < 0:
         raise RankscopeError(f"--sampled-repeats must be 0 (skip) or more, got {sampled_repeats}")
     out_path = None if out is None else check_output_folder(out)  # before any computing
@@ -236,6 +272,7 @@ def diagnose(
         losses = loss_table(relevant, cutoffs, depth)
         table = cutoff_table(data.qrels, system.run, cutoffs, exclude_unjudged=True)
         misses = miss_breakdown(ranks, cutoffs)
+        gaps = headroom(data.qrels, system.run, metrics, depth)
         sampled = (
             sampled_table(
                 system.retriever, data, system.run, n_negatives=sampled_negatives, repeats=sampled_repeats, seed=seed
@@ -243,10 +280,14 @@ def diagnose(
             if sampled_repeats
             else pd.DataFrame()
         )
-        findings = loss_findings(spec, loss_summary(losses), depth) + retriever_findings(spec, table, misses, depth)
+        findings = [
+            *loss_findings(spec, loss_summary(losses), depth),
+            *headroom_findings(spec, gaps.summary, depth),
+            *retriever_findings(spec, table, misses, depth),
+        ]
         if len(sampled):
             findings += sampled_findings(spec, sampled)
-        diagnoses.append(Diagnosis(spec, table, relevant, losses, misses, ranks, sampled, tuple(findings)))
+        diagnoses.append(Diagnosis(spec, table, relevant, losses, misses, ranks, gaps, sampled, tuple(findings)))
     comparison = ()
     if vs is not None:
         a, b = diagnoses
@@ -256,6 +297,7 @@ def diagnose(
     result = DiagnoseResult(
         dataset=data.name,
         depth=depth,
+        metrics=metrics,
         queries=data.queries,
         diagnoses=tuple(diagnoses),
         comparison=comparison,
@@ -277,6 +319,7 @@ def write_outputs(result: DiagnoseResult, out: Path) -> list[Path]:
         stem = file_stem(d.retriever)
         files.append(write_csv(d.table(), out / f"cutoffs.{stem}.csv"))
         files.append(write_csv(d.losses, out / f"losses.{stem}.csv", index=False))
+        files.append(write_csv(d.headroom.per_query, out / f"headroom.{stem}.csv", index=False))
         if len(d.sampled):
             files.append(write_csv(d.sampled, out / f"sampled.{stem}.csv", index=False))
     return files + write_report(build_report(result), out)
@@ -295,10 +338,15 @@ def build_report(result: DiagnoseResult) -> Report:
     for d in result.diagnoses:
         report.heading(f"{d.retriever}: relevant documents found, ranking losses, recall losses")
         report.table(d.loss_summary()[LOSS_COLUMNS], caption=LOSS_CAPTION)
+        report.heading(f"{d.retriever}: headroom in metric points").table(
+            d.headroom.summary, caption=result.headroom_caption
+        )
         report.heading(f"{d.retriever}: Hit@K, Recall@K, MRR@K and misses").table(d.table())
         if len(d.sampled):
             report.table(d.sampled, caption=result.sampled_caption, index=False)
-        report.heading(f"{d.retriever}: worst queries").table(result.worst(d), index=False)
+        report.heading(f"{d.retriever}: worst queries").table(
+            result.worst(d), caption=result.worst_caption, index=False
+        )
     report.heading("Distributions")
     report.image(
         "first_relevant_rank.png",

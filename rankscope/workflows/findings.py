@@ -61,6 +61,21 @@ def loss_findings(name: str, losses: pd.DataFrame, depth: int) -> list[str]:
     ]
 
 
+def headroom_findings(name: str, summary: pd.DataFrame, depth: int) -> list[str]:
+    """The first metric's gap in points: what a perfect reranker over the top ``depth`` wins, what needs recall.
+
+    ``summary`` is :attr:`rankscope.workflows.headroom.Headroom.summary` (index metric).
+    """
+    metric = str(summary.index[0])
+    row = summary.loc[metric]
+    larger = "ranking" if row["ranking_headroom"] >= row["recall_headroom"] else "recall"
+    return [
+        f"{name}: a perfect reranker over the top {depth} would take {metric} from {row['actual']:.3f} to "
+        f"{row['oracle']:.3f} ({row['ranking_headroom']:+.3f}); the remaining {row['recall_headroom']:.3f} to the "
+        f"ideal {row['ideal']:.3f} needs recall (a better first stage); the {larger} gap is the larger."
+    ]
+
+
 def retriever_findings(name: str, cutoffs: pd.DataFrame, misses: pd.DataFrame, depth: int) -> list[str]:
     """Findings for one retriever from its Hit/Recall/MRR@K table and its miss breakdown (both indexed
     by K): the queries' view, through their first relevant document."""

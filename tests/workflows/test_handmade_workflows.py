@@ -90,6 +90,14 @@ def test_diagnose_by_hand() -> None:
     assert worst["query_id"].tolist() == ["q3", "q4"]
     assert worst["first_relevant_rank"].tolist() == ["none in top 5", "4"]
     assert worst["text"].tolist() == ["three", "four"]
+    # worst by ndcg@5 points lost: q3 loses all of it (1.0, to recall), q4 has d5 at rank 4: 1 - 1/log2(5)
+    assert result.metrics == ("ndcg@5", "mrr@5", "recall@5", "map")
+    assert worst["lost"].tolist() == pytest.approx([1.0, 1 - 1 / math.log2(5)])
+    assert worst["recall_lost"].tolist() == pytest.approx([1.0, 0.0])
+    # MRR@5: now (1/2 + 1 + 0 + 1/4) / 4; a perfect reranker lifts q1 and q4 to 1; q3 needs recall
+    mrr = a.headroom.summary.loc["mrr@5"]
+    assert mrr[["actual", "oracle", "ideal"]].tolist() == pytest.approx([0.4375, 0.75, 1.0])
+    assert "would take ndcg@5 from" in " ".join(a.findings)
     text = " ".join(result.comparison)
     assert "A finds a relevant document for 0 queries where B finds none, and misses 1" in text
     assert "of 3 queries both retrieve, A ranks the first relevant document higher on 1, lower on 2" in text

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
 import pandas as pd
 import pytest
 
@@ -115,24 +114,8 @@ def test_losses_by_hand() -> None:
     assert summary.loc[1, "pooled_found_share"] == pytest.approx(1 / 4)
 
 
-def random_case(seed: int) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """A random graded qrels and a run with tied scores and unjudged documents, over 30 documents."""
-    rng = np.random.default_rng(seed)
-    docs = [f"d{i}" for i in range(30)]
-    qrels, run = [], []
-    for q in range(8):
-        for d in rng.choice(docs, size=rng.integers(1, 12), replace=False):
-            qrels.append((f"q{q}", d, int(rng.integers(-1, 4))))
-        for d in rng.choice(docs, size=rng.integers(0, 25), replace=False):
-            run.append((f"q{q}", d, float(rng.integers(0, 5))))
-    return (
-        pd.DataFrame(qrels, columns=["query_id", "doc_id", "relevance"]),
-        pd.DataFrame(run, columns=["query_id", "doc_id", "score"]),
-    )
-
-
 @pytest.mark.parametrize("seed", range(20))
-def test_losses_add_up_and_found_share_is_recall(seed: int) -> None:
+def test_losses_add_up_and_found_share_is_recall(seed: int, random_case) -> None:
     qrels, run = random_case(seed)
     depth, cutoffs = 12, (1, 3, 5, 10, 12)
     table = loss_table(relevant_ranks(run, qrels, depth), cutoffs, depth)
@@ -151,7 +134,7 @@ def test_losses_add_up_and_found_share_is_recall(seed: int) -> None:
 
 
 @pytest.mark.parametrize("seed", range(10))
-def test_one_relevant_document_per_query_is_the_first_relevant_view(seed: int) -> None:
+def test_one_relevant_document_per_query_is_the_first_relevant_view(seed: int, random_case) -> None:
     qrels, run = random_case(seed)
     single = qrels[qrels["relevance"] >= 1].groupby("query_id").head(1)
     cutoffs = (1, 3, 5, 10)
