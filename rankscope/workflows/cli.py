@@ -65,11 +65,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "(default: ndcg@10 mrr@10 recall@10 map)",
     )
     p.add_argument(
-        "--sampled-negatives", type=int, default=100, help="sampled protocol: negatives (default: %(default)s)"
+        "--sampled",
+        action="store_true",
+        help="also run the sampled-negatives protocol, to see how much sampling flatters the retriever",
     )
     p.add_argument(
-        "--sampled-repeats", type=int, default=10, help="sampled protocol: repeats, 0 to skip it (default: %(default)s)"
+        "--sampled-negatives", type=int, default=100, help="sampled protocol: negatives (default: %(default)s)"
     )
+    p.add_argument("--sampled-repeats", type=int, default=10, help="sampled protocol: repeats (default: %(default)s)")
     p.set_defaults(func=run_diagnose)
 
 
@@ -142,6 +145,7 @@ def run_diagnose(args: argparse.Namespace) -> int:
         args.depth,
         args.out,
         metrics=args.metrics,
+        sampled=args.sampled,
         sampled_negatives=args.sampled_negatives,
         sampled_repeats=args.sampled_repeats,
         seed=args.seed,

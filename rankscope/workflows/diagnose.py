@@ -4,10 +4,19 @@ For each cutoff K every relevant document is found, a ranking loss or a recall
 loss, and the queries that miss are split into ranking misses and recall misses
 (see :mod:`rankscope.workflows.misses`); each metric's gap is priced in points:
 the value now, with a perfect reranker over the top D, and the ideal
-(:mod:`rankscope.workflows.headroom`); the queries that lose the most points are
-listed with their text; plain-language findings are generated from the numbers
-(:mod:`rankscope.workflows.findings`); and the sampled protocol's numbers are
-set beside the full-ranking ones (:mod:`rankscope.workflows.sampling`).
+(:mod:`rankscope.workflows.headroom`); every recall loss is explained as a
+vocabulary mismatch or outscored, and with a second system it is said which
+losses that system recovers (:mod:`rankscope.workflows.recall_failures`); the
+queries that lose the most points are listed with their text, and the report
+drills down into every query (:mod:`rankscope.workflows.drilldown`);
+plain-language findings are generated from the numbers
+(:mod:`rankscope.workflows.findings`); on request (``sampled=True``) the sampled
+protocol's numbers are set beside the full-ranking ones
+(:mod:`rankscope.workflows.sampling`).
+
+:func:`diagnose` builds its systems from retriever specs; :func:`diagnose_runs`
+takes runs already made (each with its retriever, if there is one: it gives the
+analyzer and scores the sampled protocol).
 """
 
 from __future__ import annotations
@@ -17,21 +26,30 @@ from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
 from rankscope.core.errors import RankscopeError
 from rankscope.core.outputs import check_output_folder, write_folder
 from rankscope.core.progress import progress
+from rankscope.corpora.dataset import Dataset
 from rankscope.workflows import plots
+from rankscope.workflows.drilldown import (
+    document_titles,
+    drilldown_html,
+    drilldown_markdown,
+    query_pages,
+    top_results,
+)
 from rankscope.workflows.findings import (
     comparison_findings,
+    complementarity_findings,
+    failure_findings,
     headroom_findings,
     loss_findings,
     retriever_findings,
     sampled_findings,
 )
-from rankscope.workflows.headroom import Headroom, check_metrics, default_metrics, headroom
+from rankscope.workflows.headroom import Headroom, check_metrics, default_metrics, headroom, top_of_run
 from rankscope.workflows.misses import (
     CUTOFFS,
     first_relevant,
@@ -39,11 +57,12 @@ from rankscope.workflows.misses import (
     loss_table,
     miss_breakdown,
     rank_distribution,
+    rank_label,
     relevant_ranks,
 )
+from rankscope.workflows.recall_failures import MISMATCH_SHARE, analyzer_of, failure_summary, recall_failures
 from rankscope.workflows.report import Report, write_csv, write_report, write_text
 from rankscope.workflows.runs import (
-    DatasetSource,
     check_depth,
     check_specs,
     cutoff_table,
@@ -51,7 +70,7 @@ from rankscope.workflows.runs import (
     resolve_dataset,
     run_system,
 )
-from rankscope.workflows.sampling import sampled_table
+from rankscope.workflows.sampling import check_sampled, sampled_table, too_few_negatives
 from rankscope.workflows.tables import records, text_table, to_json
 
 WORST = 10
@@ -72,12 +91,24 @@ LOSS_CAPTION = (
 
 
 @dataclass(frozen=True)
+class System:
+    """A system to diagnose: its name, its run and, when there is one, the retriever that made it
+    (it gives the analyzer that explains recall losses and scores the sampled protocol)."""
+
+    name: str
+    run: pd.DataFrame
+    retriever: object | None = None
+
+
+@dataclass(frozen=True)
 class Diagnosis:
     """One retriever's diagnosis. ``cutoffs``: Hit/Recall/MRR@K (index K); ``ranks``: every relevant
     document with its rank (NaN = not within depth); ``losses``: found / ranking loss / recall loss per
     query and K; ``misses``: the first-relevant breakdown over queries (index K); ``first_ranks``: per
     judged query (NaN = none within depth); ``headroom``: actual, oracle and ideal metric values;
-    ``sampled``: see :func:`rankscope.workflows.sampling.sampled_table` (empty when skipped)."""
+    ``failures``: every recall loss, why, and its rank in the other system; ``top_results``: each
+    query's top documents with snippets; ``run``: the top ``depth`` of the run (tie-rule order);
+    ``sampled``: see :func:`rankscope.workflows.sampling.sampled_table` (empty unless asked)."""
 
     retriever: str
     cutoffs: pd.DataFrame
@@ -86,8 +117,15 @@ class Diagnosis:
     misses: pd.DataFrame
     first_ranks: pd.Series
     headroom: Headroom
+    failures: pd.DataFrame
+    top_results: pd.DataFrame
+    run: pd.DataFrame
     sampled: pd.DataFrame
     findings: tuple[str, ...]
+
+    def failure_summary(self) -> pd.DataFrame:
+        """Recall losses per reason, and how many of them the other system retrieves."""
+        return failure_summary(self.failures)
 
     def loss_summary(self) -> pd.DataFrame:
         """Relevant documents found, ranking losses and recall losses over all queries, one row per K."""
@@ -115,9 +153,11 @@ class DiagnoseResult:
     depth: int
     metrics: tuple[str, ...]
     queries: pd.DataFrame
+    titles: pd.Series
     diagnoses: tuple[Diagnosis, ...]
     comparison: tuple[str, ...]
     sampled_settings: str
+    notes: tuple[str, ...] = ()
     files: tuple[Path, ...] = field(default=())
 
     def worst(self, diagnosis: Diagnosis, n: int | None = WORST) -> pd.DataFrame:
@@ -136,15 +176,19 @@ class DiagnoseResult:
                 "lost": lost["lost"].to_numpy(),
                 "ranking_lost": lost["ranking_lost"].to_numpy(),
                 "recall_lost": lost["recall_lost"].to_numpy(),
-                "first_relevant_rank": [rank_text(r, self.depth) for r in ranks],
+                "first_relevant_rank": [rank_label(r, self.depth) for r in ranks],
                 "text": self.texts(lost["query_id"]),
             }
         )
 
     def texts(self, query_ids: pd.Series | pd.Index) -> list[str]:
         """Query texts on one line each (multi-line queries, as in CISI, would break tables)."""
-        texts = self.queries.set_index("query_id")["text"]
-        return [" ".join(texts.get(q, "").split()) for q in query_ids]
+        return [self.query_text(q) for q in query_ids]
+
+    def query_text(self, query_id: str) -> str:
+        """One query's text on one line (empty when the queries lack it)."""
+        texts = self.queries.loc[self.queries["query_id"] == query_id, "text"]
+        return " ".join(texts.iloc[0].split()) if len(texts) else ""
 
     def first_rank_table(self) -> pd.DataFrame:
         """Per judged query: its text and the first relevant rank under each retriever (empty = none)."""
@@ -178,6 +222,7 @@ class DiagnoseResult:
                     "relevant_documents": len(d.ranks),
                     "losses": records(d.loss_summary()),
                     "headroom": records(d.headroom.summary),
+                    "recall_failures": records(d.failure_summary()),
                     "cutoffs": records(d.table()),
                     "sampled": records(d.sampled, index=False) if len(d.sampled) else None,
                     "worst": records(self.worst(d), index=False),
@@ -185,6 +230,7 @@ class DiagnoseResult:
                 for d in self.diagnoses
             },
             "sampled_settings": self.sampled_settings,
+            "notes": list(self.notes),
             "findings": self.findings,
         }
 
@@ -200,6 +246,9 @@ class DiagnoseResult:
                 f"headroom: {self.headroom_caption}",
                 text_table(d.headroom.summary),
                 "",
+                f"recall losses: {self.failure_caption}",
+                text_table(d.failure_summary()),
+                "",
                 "queries (first relevant document):",
                 text_table(d.table()),
                 "",
@@ -209,6 +258,8 @@ class DiagnoseResult:
             worst = self.worst(d).assign(text=lambda f: f["text"].str.slice(0, 50))
             parts += [f"worst queries ({self.worst_caption}):", text_table(worst, index=False), ""]
         parts += ["findings:", *(f"- {f}" for f in self.findings)]
+        if self.notes:
+            parts += ["", "notes:", *(f"- {n}" for n in self.notes)]
         return "\n".join(parts)
 
     @property
@@ -224,6 +275,15 @@ class DiagnoseResult:
         )
 
     @property
+    def failure_caption(self) -> str:
+        return (
+            "why each relevant document not within the top "
+            f"{self.depth} was missed: vocabulary mismatch (it holds fewer than {MISMATCH_SHARE:.0%} of the "
+            "query's analysed terms) or outscored (terms shared, other documents scored higher); recovered_by_X: "
+            f"how many of them X retrieves within its top {self.depth}"
+        )
+
+    @property
     def worst_caption(self) -> str:
         return f"most {self.metrics[0]} points lost to the ideal, split into ranking and recall"
 
@@ -232,80 +292,174 @@ class DiagnoseResult:
         return f"sampled protocol ({self.sampled_settings}) next to the full ranking"
 
 
-def rank_text(rank: float, depth: int) -> str:
-    return f"none in top {depth}" if np.isnan(rank) else str(int(rank))
-
-
 def diagnose(
-    dataset: DatasetSource = "cranfield",
+    dataset: str | Dataset = "cranfield",
     retriever: str = "bm25",
     vs: str | None = None,
     depth: int = 100,
     out: str | Path | None = None,
     *,
     metrics: Sequence[str] | None = None,
+    sampled: bool = False,
     sampled_negatives: int = 100,
     sampled_repeats: int = 10,
     seed: int = 0,
 ) -> DiagnoseResult:
-    """Diagnose ``retriever`` (and ``vs``, if given) to ``depth``; write files to ``out``.
+    """Diagnose ``retriever`` (and ``vs``, if given) at candidate depth ``depth``; write files to ``out``.
 
     ``metrics`` are priced in points (default :func:`~rankscope.workflows.headroom.default_metrics`);
-    the first one chooses the worst queries. ``sampled_repeats=0`` skips the sampled protocol.
+    the first one orders the worst queries. ``sampled=True`` adds the sampled-negatives protocol.
     """
     specs = [retriever] if vs is None else [retriever, vs]
     check_specs(specs)
     check_depth(depth)
     metrics = tuple(check_metrics(default_metrics(depth) if metrics is None else metrics, depth))
-    if sampled_repeats < 0:
-        raise RankscopeError(f"--sampled-repeats must be 0 (skip) or more, got {sampled_repeats}")
-    out_path = None if out is None else check_output_folder(out)  # before any computing
+    if sampled:
+        check_sampled(sampled_negatives, sampled_repeats)
+    if out is not None:
+        check_output_folder(out)  # before any computing
     data = resolve_dataset(dataset)
-    cutoffs = [k for k in CUTOFFS if k <= depth] + ([depth] if depth > max(CUTOFFS) else [])
-    diagnoses = []
+    systems = []
     for spec in progress(specs, desc="retrievers", total=len(specs)):
-        system = run_system(spec, data, depth)
-        relevant = relevant_ranks(system.run, data.qrels, depth)
-        if relevant.empty:
-            raise RankscopeError(f"dataset {data.name!r} has no query with a relevant document: nothing to diagnose")
-        ranks = first_relevant(relevant)
-        losses = loss_table(relevant, cutoffs, depth)
-        table = cutoff_table(data.qrels, system.run, cutoffs, exclude_unjudged=True)
-        misses = miss_breakdown(ranks, cutoffs)
-        gaps = headroom(data.qrels, system.run, metrics, depth)
-        sampled = (
-            sampled_table(
-                system.retriever, data, system.run, n_negatives=sampled_negatives, repeats=sampled_repeats, seed=seed
+        made = run_system(spec, data, depth)
+        systems.append(System(spec, made.run, made.retriever))
+    return diagnose_runs(
+        data,
+        systems,
+        depth,
+        out,
+        metrics=metrics,
+        sampled=sampled,
+        sampled_negatives=sampled_negatives,
+        sampled_repeats=sampled_repeats,
+        seed=seed,
+    )
+
+
+def diagnose_runs(
+    data: Dataset,
+    systems: Sequence[System],
+    depth: int = 100,
+    out: str | Path | None = None,
+    *,
+    metrics: Sequence[str] | None = None,
+    sampled: bool = False,
+    sampled_negatives: int = 100,
+    sampled_repeats: int = 10,
+    seed: int = 0,
+) -> DiagnoseResult:
+    """Diagnose one or two runs already made on ``data`` (the first is the one diagnosed in depth).
+
+    A :class:`System`'s ``retriever`` may be None (a run from elsewhere): its terms are then
+    analysed with the default analyzer, and the sampled protocol, which must score
+    documents the run does not hold, is skipped with a note.
+    """
+    if not 1 <= len(systems) <= 2:
+        raise RankscopeError(f"diagnose takes one system, or two to compare; got {len(systems)}")
+    check_depth(depth)
+    metrics = tuple(check_metrics(default_metrics(depth) if metrics is None else metrics, depth))
+    if sampled:
+        check_sampled(sampled_negatives, sampled_repeats)
+    out_path = None if out is None else check_output_folder(out)
+    cutoffs = [k for k in CUTOFFS if k <= depth] + ([depth] if depth > max(CUTOFFS) else [])
+    relevant = [relevant_ranks(system.run, data.qrels, depth) for system in systems]
+    if relevant[0].empty:
+        raise RankscopeError(f"dataset {data.name!r} has no query with a relevant document: nothing to diagnose")
+    notes = []
+    if sampled:
+        notes += too_few_negatives(data, sampled_negatives)
+    diagnoses = []
+    for i, system in enumerate(systems):
+        others = {o.name: r for j, (o, r) in enumerate(zip(systems, relevant)) if j != i}
+        sample = sampled and not notes and system.retriever is not None
+        if sampled and system.retriever is None:
+            notes.append(f"{system.name}: the sampled protocol needs a retriever to score documents; skipped")
+        diagnoses.append(
+            diagnose_system(
+                data,
+                system,
+                relevant[i],
+                others,
+                depth,
+                cutoffs,
+                metrics,
+                (sampled_negatives, sampled_repeats, seed) if sample else None,
             )
-            if sampled_repeats
-            else pd.DataFrame()
         )
-        findings = [
-            *loss_findings(spec, loss_summary(losses), depth),
-            *headroom_findings(spec, gaps.summary, depth),
-            *retriever_findings(spec, table, misses, depth),
-        ]
-        if len(sampled):
-            findings += sampled_findings(spec, sampled)
-        diagnoses.append(Diagnosis(spec, table, relevant, losses, misses, ranks, gaps, sampled, tuple(findings)))
     comparison = ()
-    if vs is not None:
+    if len(diagnoses) == 2:
         a, b = diagnoses
-        comparison = tuple(
-            comparison_findings(a.retriever, a.cutoffs, a.first_ranks, b.retriever, b.cutoffs, b.first_ranks, depth)
+        comparison = (
+            *comparison_findings(a.retriever, a.cutoffs, a.first_ranks, b.retriever, b.cutoffs, b.first_ranks, depth),
+            *complementarity_findings(a.retriever, a.failures, b.retriever, b.failures, depth),
         )
+    shown = set(relevant[0]["doc_id"]).union(*(d.top_results["doc_id"] for d in diagnoses))
+    titles = document_titles(data.corpus.loc[data.corpus["doc_id"].isin(shown)])
     result = DiagnoseResult(
         dataset=data.name,
         depth=depth,
         metrics=metrics,
         queries=data.queries,
+        titles=pd.Series(titles, dtype=object),
         diagnoses=tuple(diagnoses),
-        comparison=comparison,
+        comparison=tuple(comparison),
         sampled_settings=f"{sampled_negatives} negatives, {sampled_repeats} repeats, seed {seed}",
+        notes=tuple(notes),
     )
     if out_path is None:
         return result
     return replace(result, files=write_folder(out_path, partial(write_outputs, result)))
+
+
+def diagnose_system(
+    data: Dataset,
+    system: System,
+    relevant: pd.DataFrame,
+    others: dict[str, pd.DataFrame],
+    depth: int,
+    cutoffs: Sequence[int],
+    metrics: Sequence[str],
+    sampled: tuple[int, int, int] | None,
+) -> Diagnosis:
+    """One system's tables and findings; ``others`` maps the other system to its relevant ranks,
+    ``sampled`` is (negatives, repeats, seed) or None to skip the sampled protocol."""
+    name = system.name
+    top = top_of_run(system.run, depth)
+    ranks = first_relevant(relevant)
+    losses = loss_table(relevant, cutoffs, depth)
+    table = cutoff_table(data.qrels, top, cutoffs, exclude_unjudged=True)
+    misses = miss_breakdown(ranks, cutoffs)
+    gaps = headroom(data.qrels, top, metrics, depth)
+    analyzer = analyzer_of(system.retriever)
+    failures = recall_failures(relevant, data.queries, data.corpus, analyzer, others)
+    sample = pd.DataFrame()
+    if sampled is not None:
+        negatives, repeats, seed = sampled
+        sample = sampled_table(system.retriever, data, top, n_negatives=negatives, repeats=repeats, seed=seed)
+    findings = [
+        *loss_findings(name, loss_summary(losses), depth),
+        *headroom_findings(name, gaps.summary, depth),
+        *failure_findings(name, failure_summary(failures), depth),
+        *retriever_findings(name, table, misses, depth),
+        *(sampled_findings(name, sample) if len(sample) else []),
+    ]
+    judged = data.qrels.loc[data.qrels["query_id"].isin(ranks.index)]
+    return Diagnosis(
+        retriever=name,
+        cutoffs=table,
+        ranks=relevant,
+        losses=losses,
+        misses=misses,
+        first_ranks=ranks,
+        headroom=gaps,
+        failures=failures,
+        top_results=top_results(
+            top.loc[top["query_id"].isin(ranks.index)], judged, data.corpus, data.queries, analyzer
+        ),
+        run=top,
+        sampled=sample,
+        findings=tuple(findings),
+    )
 
 
 def write_outputs(result: DiagnoseResult, out: Path) -> list[Path]:
@@ -320,6 +474,7 @@ def write_outputs(result: DiagnoseResult, out: Path) -> list[Path]:
         files.append(write_csv(d.table(), out / f"cutoffs.{stem}.csv"))
         files.append(write_csv(d.losses, out / f"losses.{stem}.csv", index=False))
         files.append(write_csv(d.headroom.per_query, out / f"headroom.{stem}.csv", index=False))
+        files.append(write_csv(d.failures, out / f"recall_failures.{stem}.csv", index=False))
         if len(d.sampled):
             files.append(write_csv(d.sampled, out / f"sampled.{stem}.csv", index=False))
     return files + write_report(build_report(result), out)
@@ -329,6 +484,8 @@ def build_report(result: DiagnoseResult) -> Report:
     names = " vs ".join(d.retriever for d in result.diagnoses)
     report = Report(f"rankscope diagnose: {names} on {result.dataset}")
     report.heading("Findings").bullets(result.findings)
+    if result.notes:
+        report.heading("Notes").bullets(list(result.notes))
     report.paragraph(
         f"At each K every relevant document is found (in the top K), a ranking loss (within the top {result.depth} "
         f"but below K: a reranker over the top {result.depth} can fix it) or a recall loss (not within the top "
@@ -341,6 +498,7 @@ def build_report(result: DiagnoseResult) -> Report:
         report.heading(f"{d.retriever}: headroom in metric points").table(
             d.headroom.summary, caption=result.headroom_caption
         )
+        report.heading(f"{d.retriever}: why recall failed").table(d.failure_summary(), caption=result.failure_caption)
         report.heading(f"{d.retriever}: Hit@K, Recall@K, MRR@K and misses").table(d.table())
         if len(d.sampled):
             report.table(d.sampled, caption=result.sampled_caption, index=False)
@@ -357,5 +515,11 @@ def build_report(result: DiagnoseResult) -> Report:
         "misses.png",
         plots.miss_bars({d.retriever: d.misses for d in result.diagnoses}),
         "hits, ranking misses and recall misses at each K",
+    )
+    title = "Queries, worst first"
+    index, pages = query_pages(result)
+    report.raw(
+        f'<h2 id="drilldown">{title}</h2>\n{drilldown_html(result, index, pages)}',
+        f"## {title}\n\n{drilldown_markdown(result, index, pages)}",
     )
     return report

@@ -28,6 +28,8 @@ UNCHANGED = 0.01
 """With --vs, metric differences smaller than this count as unchanged."""
 FLATTERS = 1.2
 """A sampled-protocol value at least this many times the full-ranking one "flatters"."""
+COMPLEMENTARY = 0.10
+"""With --vs, the other system retrieving at least this share of one's recall losses makes a case for fusion."""
 
 
 def queries(n: int) -> str:
@@ -74,6 +76,55 @@ def headroom_findings(name: str, summary: pd.DataFrame, depth: int) -> list[str]
         f"{row['oracle']:.3f} ({row['ranking_headroom']:+.3f}); the remaining {row['recall_headroom']:.3f} to the "
         f"ideal {row['ideal']:.3f} needs recall (a better first stage); the {larger} gap is the larger."
     ]
+
+
+def failure_findings(name: str, summary: pd.DataFrame, depth: int) -> list[str]:
+    """Why the recall losses were lost: vocabulary mismatch or outscored (and judged documents missing
+    from the corpus). ``summary`` is :func:`rankscope.workflows.recall_failures.failure_summary` output."""
+    from rankscope.workflows.recall_failures import MISMATCH, MISMATCH_SHARE, NOT_IN_CORPUS, OUTSCORED
+
+    total = int(summary["losses"].sum())
+    if not total:
+        return [f"{name}: every relevant document is within the top {depth}: no recall losses."]
+    mismatch, outscored = int(summary.at[MISMATCH, "losses"]), int(summary.at[OUTSCORED, "losses"])
+    missing = int(summary.at[NOT_IN_CORPUS, "losses"])
+    absent = f"; {missing} are judged documents missing from the corpus" if missing else ""
+    lead = (
+        "mostly vocabulary: expand the query or add a dense retriever"
+        if mismatch > outscored
+        else (
+            "mostly scoring: tune the term weighting and length normalisation (k1, b), or fuse with another first stage"
+        )
+    )
+    return [
+        f"{name}: of its {total} recall losses, {mismatch} ({mismatch / total:.0%}) are vocabulary mismatches "
+        f"(the document holds fewer than {MISMATCH_SHARE:.0%} of the query's analysed terms) and {outscored} "
+        f"({outscored / total:.0%}) were outscored (terms shared, but {depth} other documents scored higher)"
+        f"{absent}: {lead}."
+    ]
+
+
+def complementarity_findings(
+    name: str, failures: pd.DataFrame, other: str, other_failures: pd.DataFrame, depth: int
+) -> list[str]:
+    """Which recall losses each system recovers from the other (``rank_<name>`` columns of
+    :func:`rankscope.workflows.recall_failures.recall_failures` output): the case for fusion."""
+    out = []
+    for lost_by, table, found_by in ((name, failures, other), (other, other_failures, name)):
+        n = len(table)
+        if not n:
+            continue
+        found = int(table[f"rank_{found_by}"].notna().sum())
+        verdict = (
+            "they find different documents: fusing them should raise recall"
+            if found >= COMPLEMENTARY * n
+            else "fusing them would recover little"
+        )
+        out.append(
+            f"{name} vs {other}: {found_by} retrieves {found} ({found / n:.0%}) of {lost_by}'s {n} recall losses "
+            f"within its top {depth}; {verdict}."
+        )
+    return out
 
 
 def retriever_findings(name: str, cutoffs: pd.DataFrame, misses: pd.DataFrame, depth: int) -> list[str]:

@@ -58,6 +58,11 @@ def first_relevant_ranks(run: pd.DataFrame, qrels: pd.DataFrame, depth: int, rel
     return first_relevant(relevant_ranks(run, qrels, depth, relevance_level))
 
 
+def rank_label(rank: float, depth: int) -> str:
+    """A rank as text, or ``not within D`` for a document (or query) with nothing within the depth."""
+    return f"not within {depth}" if np.isnan(rank) else str(int(rank))
+
+
 def first_relevant(ranks: pd.DataFrame) -> pd.Series:
     """Per judged query of :func:`relevant_ranks` output, its best rank (NaN = none within the depth)."""
     return ranks.groupby("query_id")["rank"].min().rename("first_relevant_rank")

@@ -36,7 +36,8 @@ figcaption, p.caption { color: #555; font-size: .9em; }
 
 @dataclass(frozen=True)
 class Block:
-    """One element of a report; ``kind`` is heading, paragraph, bullets, table or image."""
+    """One element of a report; ``kind`` is heading, paragraph, bullets, table, image or raw
+    (``html`` for the page, ``text`` for report.md)."""
 
     kind: str
     text: str = ""
@@ -45,6 +46,7 @@ class Block:
     index: bool = True
     name: str = ""
     png: bytes = b""
+    html: str = ""
 
 
 @dataclass
@@ -75,6 +77,11 @@ class Report:
         self.blocks.append(Block("image", text=caption, name=name, png=png))
         return self
 
+    def raw(self, html: str, markdown: str) -> Report:
+        """Content a workflow renders itself, escaping included (diagnose's drill-down with its links)."""
+        self.blocks.append(Block("raw", text=markdown, html=html))
+        return self
+
     @property
     def images(self) -> dict[str, bytes]:
         return {b.name: b.png for b in self.blocks if b.kind == "image"}
@@ -100,6 +107,8 @@ def to_markdown(report: Report) -> str:
                 out += [block.text, ""]
         elif block.kind == "image":
             out += [f"![{block.text}]({block.name})", "", f"*{block.text}*", ""]
+        elif block.kind == "raw":
+            out += [block.text, ""]
     return "\n".join(out)
 
 
@@ -139,6 +148,8 @@ def html_body(report: Report) -> str:
                 f'<figure><img alt="{esc(block.text)}" src="data:image/png;base64,{data}">'
                 f"<figcaption>{esc(block.text)}</figcaption></figure>"
             )
+        elif block.kind == "raw":
+            out.append(block.html)
     return "\n".join(out)
 
 

@@ -16,6 +16,8 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
+from rankscope.core.errors import RankscopeError
+from rankscope.core.progress import progress
 from rankscope.corpora.dataset import Dataset
 from rankscope.corpora.schema import sort_run, validate
 from rankscope.retrieval.base import UnknownDocumentError
@@ -62,17 +64,25 @@ class QueryScoreCache:
     Only the latest query is kept, so memory stays one vector of the collection.
     A document outside the collection (a judgment of a document the corpus lacks)
     is an error, as it is for ``retriever.score``, never another document's score.
+    With ``calls`` (how many candidate lists the protocol will score) a progress bar
+    of its own counts them; :meth:`close` ends it.
     """
 
-    def __init__(self, retriever: object, queries: pd.DataFrame, doc_ids: Sequence[str]) -> None:
+    def __init__(self, retriever: object, queries: pd.DataFrame, doc_ids: Sequence[str], calls: int = 0) -> None:
         self.retriever = retriever
         self.texts = dict(zip(queries["query_id"], queries["text"]))
         self.doc_ids = list(doc_ids)
         self.position = pd.Index(self.doc_ids)
         self.query_id: str | None = None
         self.scores = np.empty(0)
+        self.ticks = progress(range(calls), desc="sampled protocol", total=calls, unit="list")
+
+    def close(self) -> None:
+        """End the progress bar (it is cleared from the terminal)."""
+        self.ticks.close()
 
     def __call__(self, query_id: str, doc_ids: Sequence[str]) -> np.ndarray:
+        next(self.ticks, None)
         if query_id != self.query_id:
             self.scores = np.asarray(self.retriever.score(self.texts[query_id], self.doc_ids), dtype=np.float64)
             self.query_id = query_id
@@ -101,15 +111,14 @@ def sampled_table(
     full = evaluate(data.qrels, run, list(metrics), exclude_unjudged=True).mean
     per_doc = per_document_full(data.qrels, run, metrics)
     doc_ids = data.corpus["doc_id"].tolist()
-    sampled = sampled_evaluate(
-        data.qrels,
-        QueryScoreCache(retriever, data.queries, doc_ids),
-        doc_ids,
-        list(metrics),
-        n_negatives=n_negatives,
-        repeats=repeats,
-        seed=seed,
-    )
+    calls = repeats * int((data.qrels["relevance"] >= 1).sum())
+    scorer = QueryScoreCache(retriever, data.queries, doc_ids, calls)
+    try:
+        sampled = sampled_evaluate(
+            data.qrels, scorer, doc_ids, list(metrics), n_negatives=n_negatives, repeats=repeats, seed=seed
+        )
+    finally:
+        scorer.close()
     return pd.DataFrame(
         {
             "metric": list(metrics),
@@ -120,3 +129,35 @@ def sampled_table(
             "flattery": [sampled.mean[m] / per_doc[m] if per_doc[m] > 0 else np.nan for m in metrics],
         }
     )
+
+
+def check_sampled(n_negatives: int, repeats: int) -> None:
+    """Refuse a sampled protocol with fewer than one negative or repeat before any indexing."""
+    if n_negatives < 1 or repeats < 1:
+        raise RankscopeError(
+            f"--sampled-negatives and --sampled-repeats must be at least 1, got {n_negatives} and {repeats}"
+        )
+
+
+def too_few_negatives(data: Dataset, n_negatives: int, relevance_level: int = 1) -> list[str]:
+    """A note naming the option that fixes it when some judged query has fewer than ``n_negatives``
+    non-relevant documents in the corpus to draw from (the protocol would refuse it); else nothing."""
+    doc_ids = pd.Index(data.corpus["doc_id"].unique())
+    relevant = data.qrels.loc[(data.qrels["relevance"] >= relevance_level) & data.qrels["doc_id"].isin(doc_ids)]
+    judged = data.qrels.loc[data.qrels["relevance"] >= relevance_level, "query_id"].unique()
+    per_query = relevant.groupby("query_id").size().reindex(judged, fill_value=0)
+    if per_query.empty:
+        return []
+    query_id = str(per_query.idxmax())
+    available = len(doc_ids) - int(per_query.max())
+    if available >= n_negatives:
+        return []
+    fix = (
+        f"run with --sampled-negatives {available} (or fewer)"
+        if available >= 1
+        else "the collection is too small for the sampled protocol"
+    )
+    return [
+        f"sampled protocol skipped: {data.name} has only {available} documents not relevant to query "
+        f"{query_id!r}, fewer than --sampled-negatives {n_negatives}; {fix}"
+    ]

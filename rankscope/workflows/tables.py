@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 import pandas as pd
@@ -47,9 +48,14 @@ def text_table(frame: pd.DataFrame, digits: int = 4, index: bool = True) -> str:
 def markdown_table(frame: pd.DataFrame, digits: int = 4, index: bool = True) -> str:
     """A GitHub-flavoured pipe table; ``|`` inside cells is escaped."""
     header, body = _rows(frame, digits, index)
+    return pipe_table(header, body)
 
-    def line(cells: list[str]) -> str:
-        return "| " + " | ".join(c.replace("|", "\\|").replace("\n", " ") for c in cells) + " |"
+
+def pipe_table(header: Sequence[str], body: Iterable[Sequence[object]], digits: int = 4) -> str:
+    """A pipe table from a header and rows of values (formatted by :func:`cell`), for callers without a frame."""
+
+    def line(cells: Iterable[object]) -> str:
+        return "| " + " | ".join(cell(c, digits).replace("|", "\\|").replace("\n", " ") for c in cells) + " |"
 
     return "\n".join([line(header), "|" + "---|" * len(header), *(line(r) for r in body)])
 

@@ -130,6 +130,7 @@ def test_diagnose_cli_on_cisi(data_dir: Path, tmp_path: Path, monkeypatch, capsy
         "bm25",
         "--vs",
         "tfidf",
+        "--sampled",
         "--sampled-repeats",
         "1",
         "--out",
@@ -162,6 +163,12 @@ def test_diagnose_cli_on_cisi(data_dir: Path, tmp_path: Path, monkeypatch, capsy
     findings = json.loads((tmp_path / "summary.json").read_text())["findings"]
     assert any(f.startswith("bm25 vs tfidf:") for f in findings)
     assert f"- {findings[0]}" in printed
+    # every recall loss explained, and counted once per reason
+    failures = pd.read_csv(tmp_path / "recall_failures.bm25.csv", dtype={"query_id": str, "doc_id": str})
+    assert len(failures) == losses["recall_loss"].sum()[100]
+    assert set(failures["reason"]) <= {"vocabulary mismatch", "outscored", "not in the corpus"}
+    html = (tmp_path / "report.html").read_text()
+    assert html.count("<section id=") == 76 and "not within 100" in html and "<mark>" in html
     for name in ("report.md", "report.html", "first_relevant_rank.png", "misses.png"):
         assert (tmp_path / name).stat().st_size > 0
 

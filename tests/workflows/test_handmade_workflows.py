@@ -74,7 +74,7 @@ def fixed_retrievers(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_diagnose_by_hand() -> None:
-    result = diagnose(DATA, "A", vs="B", depth=5, sampled_repeats=0)
+    result = diagnose(DATA, "A", vs="B", depth=5)
     a, b = result.diagnoses
     assert a.first_ranks.to_dict() == {"q1": 2, "q2": 1, "q3": pytest.approx(math.nan, nan_ok=True), "q4": 4}
     assert list(a.misses.index) == [1, 3, 5]
@@ -88,7 +88,7 @@ def test_diagnose_by_hand() -> None:
     assert b.cutoffs.loc[5, "mrr"] == pytest.approx((1 + 1 / 3 + 1 + 1) / 4)
     worst = result.worst(a, n=2)
     assert worst["query_id"].tolist() == ["q3", "q4"]
-    assert worst["first_relevant_rank"].tolist() == ["none in top 5", "4"]
+    assert worst["first_relevant_rank"].tolist() == ["not within 5", "4"]
     assert worst["text"].tolist() == ["three", "four"]
     # worst by ndcg@5 points lost: q3 loses all of it (1.0, to recall), q4 has d5 at rank 4: 1 - 1/log2(5)
     assert result.metrics == ("ndcg@5", "mrr@5", "recall@5", "map")

@@ -1,0 +1,297 @@
+"""The report's drill-down: one section per query showing why it lost points.
+
+Queries are ordered by the points of the first metric the first system loses to
+the ideal (ties by query id); an index table links each to its section. A section
+holds the query text, the per-query metric values of each system (with the
+oracle reranker's and the ideal values), the relevant documents with their rank in
+each system ("not within D" otherwise) and, for the first system's recall losses,
+why (vocabulary mismatch or outscored, with the query terms the document shares),
+and each system's top results: titles and snippets with the query's terms
+highlighted. The same content renders as HTML (links, ``<mark>``) and Markdown.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+import pandas as pd
+
+from rankscope.retrieval.analysis import Analyzer
+from rankscope.workflows.misses import rank_label
+from rankscope.workflows.snippets import highlight, snippet, word_terms
+from rankscope.workflows.tables import cell, markdown_table, pipe_table
+
+if TYPE_CHECKING:
+    from rankscope.workflows.diagnose import DiagnoseResult
+
+TOP = 5
+"""Top results shown per system and query."""
+LIMIT = 300
+"""Sections at most (the worst queries); the index says when queries were left out."""
+TITLE_CHARS = 90
+
+_STYLE = """<style>
+.drill table { border-collapse: collapse; margin: .5em 0; font-size: .9em; }
+.drill th, .drill td { border: 1px solid #ccc; padding: .2em .5em; vertical-align: top; }
+.drill th { background: #f0f0f0; }
+.drill td.num { text-align: right; font-variant-numeric: tabular-nums; }
+.drill section { border-top: 1px solid #999; margin-top: 1.5em; }
+.drill mark { background: #ffe27a; padding: 0 .1em; }
+.drill .lost { color: #b03a2e; }
+.drill .query { font-style: italic; }
+</style>"""
+
+
+def top_results(
+    run: pd.DataFrame,
+    qrels: pd.DataFrame,
+    corpus: pd.DataFrame,
+    queries: pd.DataFrame,
+    analyzer: Analyzer,
+    n: int = TOP,
+) -> pd.DataFrame:
+    """Each query's top ``n`` (``run`` in tie-rule order): rank, doc_id, grade (NaN = unjudged), title,
+    snippet and the snippet's words matching the query's terms (space-separated)."""
+    top = run.loc[run["rank"] <= n, ["query_id", "rank", "doc_id"]]
+    top = top.merge(qrels, on=["query_id", "doc_id"], how="left").rename(columns={"relevance": "grade"})
+    titles = document_titles(corpus)
+    body = dict(zip(corpus["doc_id"], corpus["text"]))
+    texts = dict(zip(queries["query_id"], queries["text"]))
+    query_ids = list(top["query_id"].unique())
+    query_terms = dict(zip(query_ids, map(set, analyzer.tokenize_many(texts.get(q, "") for q in query_ids))))
+    bodies = [body.get(d, "") for d in top["doc_id"]]
+    terms = word_terms(bodies, analyzer)
+    snippets = [snippet(text, query_terms[q], terms) for q, text in zip(top["query_id"], bodies)]
+    return top.assign(
+        title=[titles.get(d, "") for d in top["doc_id"]],
+        snippet=[s for s, _ in snippets],
+        matched=[" ".join(m) for _, m in snippets],
+    ).reset_index(drop=True)
+
+
+def document_titles(corpus: pd.DataFrame) -> dict[str, str]:
+    """Each document's title on one line, or its first words when it has none, cut to :data:`TITLE_CHARS`."""
+    out = {}
+    for doc_id, title, text in zip(corpus["doc_id"], corpus["title"], corpus["text"]):
+        line = " ".join(title.split()) or " ".join(text[: TITLE_CHARS * 2].split())
+        out[doc_id] = line if len(line) <= TITLE_CHARS else line[: TITLE_CHARS - 1] + "…"
+    return out
+
+
+def query_index(result: DiagnoseResult) -> pd.DataFrame:
+    """Every judged query, most points lost first: the first metric per system and the first system's loss."""
+    first = result.diagnoses[0]
+    order = result.worst(first, n=None)
+    metric = result.metrics[0]
+    frame = order[["query_id", metric, "lost", "ranking_lost", "recall_lost"]].rename(
+        columns={metric: f"{metric} {first.retriever}"}
+    )
+    for d in result.diagnoses[1:]:
+        values = d.headroom.lost(metric)["actual"]
+        frame.insert(2, f"{metric} {d.retriever}", values.reindex(frame["query_id"]).to_numpy())
+    recall_losses = first.failures.groupby("query_id").size()
+    relevant = first.ranks.groupby("query_id").size()
+    frame["relevant"] = relevant.reindex(frame["query_id"]).to_numpy()
+    frame["recall_losses"] = recall_losses.reindex(frame["query_id"], fill_value=0).to_numpy()
+    frame["text"] = [t if len(t) <= 80 else t[:79] + "…" for t in order["text"]]
+    return frame.reset_index(drop=True)
+
+
+Rows = list[tuple[object, ...]]
+
+
+@dataclass(frozen=True)
+class QueryPage:
+    """What one query's section shows: its index row, and rows of its metric values (per system, its
+    oracle, the ideal), relevant documents and each system's top results (columns in the ``*_COLUMNS``)."""
+
+    query_id: str
+    row: pd.Series
+    metrics: Rows
+    relevant: Rows
+    results: tuple[tuple[str, Rows], ...]
+
+
+RESULT_COLUMNS = ("rank", "doc_id", "grade", "title", "snippet")
+
+
+def query_pages(result: DiagnoseResult, limit: int = LIMIT) -> tuple[pd.DataFrame, list[QueryPage]]:
+    """The query index and the pages of its first ``limit`` queries (tables are split by query in one pass)."""
+    index = query_index(result)
+    metrics = _by_query(metric_rows(result), ["query_id", "system", *result.metrics])
+    relevant = _by_query(relevant_frame(result), list(relevant_columns(result)))
+    results = [
+        (d.retriever, _by_query(d.top_results, ["query_id", *RESULT_COLUMNS[:-1], "snippet", "matched"]))
+        for d in result.diagnoses
+    ]
+    pages = [
+        QueryPage(
+            query_id=q,
+            row=row,
+            metrics=metrics.get(q, []),
+            relevant=relevant.get(q, []),
+            results=tuple((name, tops.get(q, [])) for name, tops in results),
+        )
+        for q, (_, row) in zip(index["query_id"].head(limit), index.head(limit).iterrows())
+    ]
+    return index, pages
+
+
+def _by_query(frame: pd.DataFrame, columns: list[str]) -> dict[str, Rows]:
+    """Rows of ``columns`` (the first is query_id, dropped from the rows) grouped by query, in frame order."""
+    out: dict[str, Rows] = {}
+    for values in frame[columns].itertuples(index=False, name=None):
+        out.setdefault(values[0], []).append(values[1:])
+    return out
+
+
+def metric_rows(result: DiagnoseResult) -> pd.DataFrame:
+    """Per query: each system's actual values, its oracle (perfect reranker over its top D), the ideal."""
+    parts = []
+    for order, d in enumerate(result.diagnoses):
+        values = d.headroom.per_query
+        for kind, label in (("actual", d.retriever), ("oracle", f"{d.retriever}: oracle top {result.depth}")):
+            parts.append(values.assign(system=label, order=2 * order + (kind == "oracle"), value=values[kind]))
+    ideal = result.diagnoses[0].headroom.per_query
+    parts.append(ideal.assign(system="ideal", order=2 * len(result.diagnoses), value=ideal["ideal"]))
+    wide = pd.concat(parts).pivot(index=["query_id", "order", "system"], columns="metric", values="value")
+    return wide.reset_index()
+
+
+def relevant_columns(result: DiagnoseResult) -> tuple[str, ...]:
+    first = result.diagnoses[0].retriever
+    return (
+        "query_id",
+        "doc_id",
+        "grade",
+        "title",
+        *(f"rank {d.retriever}" for d in result.diagnoses),
+        f"why {first} missed it",
+    )
+
+
+def relevant_frame(result: DiagnoseResult) -> pd.DataFrame:
+    """Every relevant document: grade, title, rank in each system, why the first system missed it."""
+    first = result.diagnoses[0]
+    frame = first.ranks[["query_id", "doc_id", "relevance"]].rename(columns={"relevance": "grade"})
+    frame = frame.assign(title=frame["doc_id"].map(result.titles).fillna(""))
+    keys = ["query_id", "doc_id"]
+    for d in result.diagnoses:
+        ranks = frame[keys].merge(d.ranks[[*keys, "rank"]], on=keys, how="left")["rank"]
+        frame[f"rank {d.retriever}"] = [rank_label(r, result.depth) for r in ranks]
+    why = frame[keys].merge(first.failures, on=keys, how="left")
+    frame[f"why {first.retriever} missed it"] = [
+        "" if pd.isna(reason) else f"{reason} ({int(shared)}/{int(terms)} query terms)"
+        for reason, shared, terms in zip(why["reason"], why["shared_terms"], why["query_terms"])
+    ]
+    return frame
+
+
+def _anchor(query_id: str) -> str:
+    return "q-" + "".join(c if c.isalnum() or c in "-_" else f"_{ord(c):x}" for c in query_id)
+
+
+def _html_table(header: Sequence[str], rows: Rows, raw: frozenset[str] = frozenset()) -> str:
+    """A table whose ``raw`` columns hold HTML already; every other cell is escaped, numbers right-aligned."""
+    esc = html.escape
+    head = "".join(f"<th>{esc(c)}</th>" for c in header)
+    body = []
+    for values in rows:
+        tds = []
+        for name, value in zip(header, values):
+            if name in raw:
+                tds.append(f"<td>{value}</td>")
+            elif isinstance(value, (int, float, np.number)) and not isinstance(value, bool):
+                tds.append(f'<td class="num">{esc(cell(value))}</td>')
+            else:
+                tds.append(f"<td>{esc(cell(value))}</td>")
+        body.append("<tr>" + "".join(tds) + "</tr>")
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+
+
+def _note(index: pd.DataFrame, pages: list[QueryPage]) -> str:
+    left = len(index) - len(pages)
+    return (
+        f" Sections for the {len(pages)} queries that lose the most points; {left} more are only listed."
+        if left
+        else ""
+    )
+
+
+def _heading(result: DiagnoseResult, page: QueryPage) -> str:
+    row = page.row
+    return (
+        f"Query {page.query_id} ({row['lost']:.3f} {result.metrics[0]} lost: {row['ranking_lost']:.3f} ranking, "
+        f"{row['recall_lost']:.3f} recall)"
+    )
+
+
+def _marked(rows: Rows, before: str, after: str, escape: Callable[[str], str]) -> Rows:
+    """Result rows with the snippet's matching words wrapped (the trailing ``matched`` field dropped)."""
+    return [(*r[:-2], highlight(r[-2], r[-1].split(), before, after, escape)) for r in rows]
+
+
+def drilldown_html(result: DiagnoseResult, index: pd.DataFrame, pages: list[QueryPage]) -> str:
+    """The index table (each query id links to its section) and one section per page."""
+    esc = html.escape
+    shown = {page.query_id for page in pages}
+    links = [
+        (f'<a href="#{_anchor(q)}">{esc(q)}</a>' if q in shown else esc(q), *rest)
+        for q, *rest in index.itertuples(index=False, name=None)
+    ]
+    out = [
+        '<div class="drill">',
+        _STYLE,
+        f"<p>{esc(_caption(result) + _note(index, pages))}</p>",
+        _html_table(list(index.columns), links, raw=frozenset({"query_id"})),
+    ]
+    for page in pages:
+        out += [
+            f'<section id="{_anchor(page.query_id)}">',
+            f"<h3>{esc(_heading(result, page))}</h3>",
+            f'<p class="query">{esc(result.query_text(page.query_id))}</p>',
+            "<h4>Metric values</h4>",
+            _html_table(["system", *result.metrics], page.metrics),
+            f"<h4>Relevant documents ({page.row['relevant']}; {page.row['recall_losses']} not within the top "
+            f"{result.depth} of {esc(result.diagnoses[0].retriever)})</h4>",
+            _html_table(relevant_columns(result)[1:], page.relevant),
+        ]
+        for name, top in page.results:
+            out += [
+                f"<h4>Top {TOP} of {esc(name)}</h4>",
+                _html_table(RESULT_COLUMNS, _marked(top, "<mark>", "</mark>", esc), raw=frozenset({"snippet"})),
+            ]
+        out += ['<p><a href="#drilldown">back to the query index</a></p>', "</section>"]
+    out.append("</div>")
+    return "\n".join(out)
+
+
+def drilldown_markdown(result: DiagnoseResult, index: pd.DataFrame, pages: list[QueryPage]) -> str:
+    """The same as :func:`drilldown_html` in Markdown: query terms in snippets in **bold**."""
+    out = [_caption(result) + _note(index, pages), "", markdown_table(index, index=False), ""]
+    for page in pages:
+        out += [
+            f"### {_heading(result, page)}",
+            "",
+            f"*{result.query_text(page.query_id)}*",
+            "",
+            pipe_table(["system", *result.metrics], page.metrics),
+            "",
+            pipe_table(relevant_columns(result)[1:], page.relevant),
+            "",
+        ]
+        for name, top in page.results:
+            out += [f"Top {TOP} of {name}:", "", pipe_table(RESULT_COLUMNS, _marked(top, "**", "**", str)), ""]
+    return "\n".join(out)
+
+
+def _caption(result: DiagnoseResult) -> str:
+    return (
+        f"Every judged query, most {result.metrics[0]} points lost first; lost = ideal - "
+        f"{result.diagnoses[0].retriever}'s value, split into what a perfect reranker over the top "
+        f"{result.depth} wins back (ranking) and what needs recall."
+    )
