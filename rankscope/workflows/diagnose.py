@@ -502,9 +502,9 @@ def build_report(result: DiagnoseResult) -> Report:
         report.heading(f"{d.retriever}: Hit@K, Recall@K, MRR@K and misses").table(d.table())
         if len(d.sampled):
             report.table(d.sampled, caption=result.sampled_caption, index=False)
-        report.heading(f"{d.retriever}: worst queries").table(
-            result.worst(d), caption=result.worst_caption, index=False
-        )
+        worst = result.worst(d)
+        worst["text"] = [t if len(t) <= 120 else t[:119] + "…" for t in worst["text"]]
+        report.heading(f"{d.retriever}: worst queries").table(worst, caption=result.worst_caption, index=False)
     report.heading("Distributions")
     report.image(
         "first_relevant_rank.png",

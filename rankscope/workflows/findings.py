@@ -87,6 +87,7 @@ def failure_findings(name: str, summary: pd.DataFrame, depth: int) -> list[str]:
     if not total:
         return [f"{name}: every relevant document is within the top {depth}: no recall losses."]
     mismatch, outscored = int(summary.at[MISMATCH, "losses"]), int(summary.at[OUTSCORED, "losses"])
+    none = int(summary.at[MISMATCH, "no_shared_term"])
     missing = int(summary.at[NOT_IN_CORPUS, "losses"])
     absent = f"; {missing} are judged documents missing from the corpus" if missing else ""
     lead = (
@@ -98,9 +99,9 @@ def failure_findings(name: str, summary: pd.DataFrame, depth: int) -> list[str]:
     )
     return [
         f"{name}: of its {total} recall losses, {mismatch} ({mismatch / total:.0%}) are vocabulary mismatches "
-        f"(the document holds fewer than {MISMATCH_SHARE:.0%} of the query's analysed terms) and {outscored} "
-        f"({outscored / total:.0%}) were outscored (terms shared, but {depth} other documents scored higher)"
-        f"{absent}: {lead}."
+        f"(the document holds fewer than {MISMATCH_SHARE:.0%} of the query's analysed terms; {none} share no term "
+        f"at all) and {outscored} ({outscored / total:.0%}) were outscored (terms shared, but not ranked within "
+        f"the top {depth}){absent}: {lead}."
     ]
 
 

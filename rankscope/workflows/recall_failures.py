@@ -9,8 +9,8 @@ counted:
 - *vocabulary mismatch*: the document holds fewer than :data:`MISMATCH_SHARE` of
   the query's terms (often none): a term-matching retriever can barely score it;
   query expansion or dense retrieval helps;
-- *outscored*: the document shares terms with the query, but at least D other
-  documents scored higher: term weighting, length normalisation or tuning helps;
+- *outscored*: the document shares terms with the query but was not ranked within
+  the top D: term weighting, length normalisation or tuning helps;
 - *not in the corpus*: the judgment names a document the corpus lacks; no
   retriever can find it.
 
@@ -79,10 +79,13 @@ def recall_failures(
 
 
 def failure_summary(failures: pd.DataFrame) -> pd.DataFrame:
-    """Recall losses per reason (index: reason, in :data:`REASONS` order) with their share of all losses
-    and, per other system (``rank_<name>`` columns), how many of them it retrieves within its depth."""
+    """Recall losses per reason (index: reason, in :data:`REASONS` order) with their share of all losses,
+    how many share no query term at all and, per other system (``rank_<name>`` columns), how many of them it retrieves within its depth."""
     counts = failures.groupby("reason").size().reindex(list(REASONS), fill_value=0)
-    summary = pd.DataFrame({"losses": counts, "share": counts / max(len(failures), 1)})
+    none = (failures["shared_terms"] == 0).groupby(failures["reason"]).sum().reindex(list(REASONS), fill_value=0)
+    summary = pd.DataFrame(
+        {"losses": counts, "share": counts / max(len(failures), 1), "no_shared_term": none.astype(np.int64)}
+    )
     for column in [c for c in failures.columns if c.startswith("rank_")]:
         recovered = failures[column].notna().groupby(failures["reason"]).sum()
         summary[f"recovered_by_{column[len('rank_') :]}"] = recovered.reindex(summary.index, fill_value=0).astype(

@@ -77,3 +77,11 @@ def test_bad_sampled_options_fail_before_indexing() -> None:
 
     with pytest.raises(RankscopeError, match="must be at least 1, got 0 and 10"):
         diagnose(SIX, "bm25", sampled=True, sampled_negatives=0)
+
+
+def test_the_sampled_protocol_has_its_own_progress_bar(monkeypatch, capsys) -> None:
+    monkeypatch.setattr("rankscope.core.progress._quiet", False)  # bars on, though stderr is captured
+    diagnose(SIX, "bm25", sampled=True, sampled_negatives=4, sampled_repeats=3)
+    err = capsys.readouterr().err
+    # 4 relevant (query, document) pairs x 3 repeats = 12 candidate lists scored
+    assert "sampled protocol:" in err and "/12 " in err

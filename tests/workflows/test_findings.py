@@ -79,3 +79,32 @@ def test_answers_found_but_recall_low() -> None:
     assert "Hit@100 is 1.000 but Recall@100 only 0.450" in text
     assert "55% of the relevant documents are not in the top 100; within the top 1000 Recall is 0.800" in text
     assert "Recall@100" not in " ".join(retriever_findings("bm25", table.assign(recall=0.6), misses, depth=1000))
+
+
+def test_recall_failures_and_complementarity_quote_their_counts() -> None:
+    from rankscope.workflows.findings import complementarity_findings, failure_findings
+    from rankscope.workflows.recall_failures import failure_summary
+
+    # a's 4 recall losses: 3 share < 25% of the query's terms (2 share none), 1 shares half; b finds 1 of them
+    failures = pd.DataFrame(
+        {
+            "query_id": ["q"] * 4,
+            "doc_id": ["d1", "d2", "d3", "d4"],
+            "shared_terms": [0, 0, 1, 2],
+            "reason": ["vocabulary mismatch"] * 3 + ["outscored"],
+            "rank_b": [np.nan, 7.0, np.nan, np.nan],
+        }
+    )
+    text = " ".join(failure_findings("a", failure_summary(failures), depth=100))
+    assert "of its 4 recall losses, 3 (75%) are vocabulary mismatches" in text and "2 share no term at all" in text
+    assert "1 (25%) were outscored" in text and "mostly vocabulary" in text
+    other = pd.DataFrame({"query_id": ["q"], "doc_id": ["d9"], "shared_terms": [3], "reason": ["outscored"]})
+    both = complementarity_findings("a", failures, "b", other.assign(rank_a=np.nan), 100)
+    assert both == [
+        "a vs b: b retrieves 1 (25%) of a's 4 recall losses within its top 100; they find different documents: "
+        "fusing them should raise recall.",
+        "a vs b: a retrieves 0 (0%) of b's 1 recall losses within its top 100; fusing them would recover little.",
+    ]
+    assert failure_findings("a", failure_summary(failures.iloc[:0]), 100) == [
+        "a: every relevant document is within the top 100: no recall losses."
+    ]

@@ -52,6 +52,7 @@ def test_shared_terms_and_reasons_by_hand() -> None:
     summary = failure_summary(table.reset_index())
     assert summary["losses"].to_dict() == {"vocabulary mismatch": 2, "outscored": 1, "not in the corpus": 1}
     assert summary["recovered_by_other"].to_dict() == {"vocabulary mismatch": 1, "outscored": 0, "not in the corpus": 0}
+    assert summary["no_shared_term"].to_dict() == {"vocabulary mismatch": 2, "outscored": 0, "not in the corpus": 1}
     assert summary["share"].sum() == pytest.approx(1.0)
 
 
