@@ -21,7 +21,7 @@ import warnings
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
@@ -68,6 +68,8 @@ class CountsRetriever(Retriever):
     """Index = term counts + an analyzer; subclasses turn the counts into scores."""
 
     analyzer: str | Analyzer
+    query_side: ClassVar[frozenset[str]] = frozenset()
+    """Parameters that only change how queries are weighted (``_query_vectors``): changing them re-fits nothing."""
 
     def index(self, corpus: pd.DataFrame) -> CountsRetriever:
         """Analyse and count the corpus (title and text), then fit the scoring state."""
@@ -162,12 +164,13 @@ class CountsRetriever(Retriever):
         return retriever
 
     def set_params(self, **params: Any) -> CountsRetriever:
-        """Change parameters (validated as in the constructor); a fitted index is re-fitted from its counts."""
+        """Change parameters (validated as in the constructor); a fitted index is re-fitted from its counts
+        unless only query-side parameters changed."""
         fitted = hasattr(self, "counts_")
         if fitted and get_analyzer(params.get("analyzer", self.analyzer)) != self.analyzer_:
             raise ValueError("the analyzer cannot change after index(): the counts depend on it; index again")
         super().set_params(**params)
-        if fitted:
+        if fitted and set(params) - self.query_side:
             self._fit()
         return self
 

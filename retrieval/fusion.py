@@ -36,7 +36,7 @@ import pandas as pd
 
 from rankscope.core.errors import SchemaError
 from rankscope.corpora.schema import sort_run, validate
-from rankscope.retrieval.base import QueryInput, Retriever, UnknownDocumentError, check_k, document_texts
+from rankscope.retrieval.base import QueryInput, Retriever, UnknownDocumentError, check_k, document_texts, query_texts
 from rankscope.retrieval.params import Param
 from rankscope.retrieval.registry import (
     SpecError,
@@ -173,8 +173,8 @@ class HybridRetriever(Retriever):
         changed_parts = "retrievers" in params and params["retrievers"] != self.retrievers
         super().set_params(**params)
         if changed_parts:
-            self.__dict__.pop("retrievers_", None)
-            self.__dict__.pop("doc_ids_", None)
+            for attribute in ("retrievers_", "doc_ids_", "runs_"):
+                self.__dict__.pop(attribute, None)
         return self
 
     def index(self, corpus: pd.DataFrame) -> HybridRetriever:
@@ -182,12 +182,23 @@ class HybridRetriever(Retriever):
         doc_ids, _ = document_texts(corpus)
         self.retrievers_ = [make_retriever(spec).index(corpus) for spec in split_retrievers(self.retrievers)]
         self.doc_ids_ = frozenset(doc_ids)
+        self.__dict__.pop("runs_", None)
         return self
 
-    def _fused(self, queries: pd.DataFrame) -> pd.DataFrame:
+    def _runs(self, queries: QueryInput) -> list[pd.DataFrame]:
+        """Each sub-retriever's top-``depth`` run. The runs of the last queries searched are kept
+        (keyed on the queries, ``depth`` and each sub-retriever's spec), so a change of ``method``,
+        ``k`` or ``norm`` only re-fuses: what makes tuning a hybrid cheap."""
+        query_ids, texts = query_texts(queries)
+        key = (self.depth, tuple(r.spec() for r in self.retrievers_), tuple(query_ids), tuple(texts))
+        cached = self.__dict__.get("runs_")
+        if cached is None or cached[0] != key:
+            self.runs_ = (key, [retriever.search(queries, k=self.depth) for retriever in self.retrievers_])
+        return self.runs_[1]
+
+    def _fused(self, queries: QueryInput) -> pd.DataFrame:
         self._check_fitted("retrievers_")
-        runs = [retriever.search(queries, k=self.depth) for retriever in self.retrievers_]
-        return fuse(runs, self.method, k=self.k, norm=self.norm)
+        return fuse(self._runs(queries), self.method, k=self.k, norm=self.norm)
 
     def search(self, queries: QueryInput, k: int = 1000) -> pd.DataFrame:
         """The fused run of the sub-retrievers' top-``depth`` lists, cut at ``k`` per query."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from functools import partial
 
+from rankscope.core.errors import RankscopeError
 from rankscope.corpora.cli import add_strict, load_reported
 from rankscope.workflows.tables import to_json
 
@@ -36,11 +37,21 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     p.set_defaults(func=run_compare)
 
-    p = subparsers.add_parser("tune", help="grid-search BM25 k1 and b with cross-validation over queries")
+    p = subparsers.add_parser(
+        "tune", help="grid-search any retriever parameters with cross-validation over queries and an error bar"
+    )
     _common(p)
-    p.add_argument("--retriever", default="bm25", help="a spec with k1 and b parameters (default: %(default)s)")
-    p.add_argument("--k1", default=DEFAULT_K1, help="start:stop:step, inclusive (default: %(default)s)")
-    p.add_argument("--b", default=DEFAULT_B, help="start:stop:step, inclusive (default: %(default)s)")
+    p.add_argument("--retriever", default="bm25", help="retriever spec to tune (default: %(default)s)")
+    p.add_argument(
+        "--param",
+        action="append",
+        default=[],
+        metavar="NAME=VALUES",
+        help="a parameter and its grid: start:stop:step (inclusive), one value, or a comma list, e.g. "
+        "fb_terms=5:30:5, norm=minmax,zscore; repeat for more (without --param, --k1 and --b: BM25's k1 and b)",
+    )
+    p.add_argument("--k1", help=f"start:stop:step, inclusive; same as --param k1=... (default grid: {DEFAULT_K1})")
+    p.add_argument("--b", help=f"start:stop:step, inclusive; same as --param b=... (default grid: {DEFAULT_B})")
     p.add_argument("--metric", default="ndcg@10", help="metric to maximise (default: %(default)s)")
     p.add_argument("--folds", type=int, default=5, help="cross-validation folds over queries (default: %(default)s)")
     p.set_defaults(func=run_tune)
@@ -129,9 +140,15 @@ def run_compare(args: argparse.Namespace) -> int:
 
 
 def run_tune(args: argparse.Namespace) -> int:
+    from rankscope.workflows.grid import parse_param
     from rankscope.workflows.tune import tune
 
-    result = tune(_loader(args), args.retriever, args.k1, args.b, args.metric, args.folds, args.seed, args.out)
+    params = dict(parse_param(item) for item in args.param)
+    if len(params) < len(args.param):
+        raise RankscopeError(f"--param gives a parameter twice: {args.param}")
+    result = tune(
+        _loader(args), args.retriever, args.k1, args.b, args.metric, args.folds, args.seed, args.out, params=params
+    )
     return _finish(result, args)
 
 

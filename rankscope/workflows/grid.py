@@ -41,3 +41,35 @@ def _number(part: str, text: str, name: str) -> float:
     if not np.isfinite(value):
         raise RankscopeError(f"--{name} {text!r}: {part!r} is not a finite number")
     return value
+
+
+def parse_param(item: str) -> tuple[str, str]:
+    """``name=values`` from ``--param`` into its two parts."""
+    name, eq, values = item.partition("=")
+    if not eq or not name.strip() or not values.strip():
+        raise RankscopeError(f"--param {item!r}: expected name=values, e.g. fb_terms=5:30:5 or norm=minmax,zscore")
+    return name.strip(), values.strip()
+
+
+def parse_values(text: str, current: object, flag: str) -> list[object]:
+    """Grid values for a parameter, typed like its value in effect (``current``); errors name ``--flag``.
+
+    ``start:stop:step`` (see :func:`parse_range`), one value, or a comma-separated list
+    (``minmax,zscore``, ``10,60,100``). An int parameter takes whole numbers only; a
+    float parameter (or one whose value in effect is None) takes numbers; a text
+    parameter takes the words as given.
+    """
+    if isinstance(current, bool):
+        raise RankscopeError(f"--{flag} {text!r}: a true/false parameter is not tunable on a grid")
+    if isinstance(current, str):
+        if ":" in text:
+            raise RankscopeError(f"--{flag} {text!r}: the parameter is text; list its values, e.g. a,b")
+        return [v.strip() for v in text.split(",") if v.strip()]
+    pieces = [v.strip() for v in text.split(",")]
+    numbers = [float(x) for piece in pieces for x in parse_range(piece, flag)]
+    if not isinstance(current, (int, np.integer)):
+        return numbers
+    fractional = [x for x in numbers if not float(x).is_integer()]
+    if fractional:
+        raise RankscopeError(f"--{flag} {text!r}: the parameter takes whole numbers, got {fractional[0]:g}")
+    return [int(x) for x in numbers]

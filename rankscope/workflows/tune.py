@@ -1,14 +1,19 @@
-"""Tune BM25's k1 and b on a grid, and report the gain a user can expect on new queries.
+"""Tune any parameters of a retriever on a grid, and report the gain a user can expect on new queries.
 
-The corpus is tokenised and counted once; each grid point only re-weights the
-stored counts (``set_params(k1=..., b=...)``). Per-query metric values of every
-point are kept, so k-fold cross-validation over queries can choose parameters
-on the training folds and score them on the held-out fold: the best in-sample
-gain is printed next to that cross-validated gain, which is the honest one.
+The corpus is indexed once; each grid point only calls ``set_params`` (BM25
+re-weights its stored counts, feedback re-expands from them, a hybrid re-fuses
+its sub-retrievers' cached runs). Per-query metric values of every point are
+kept, so k-fold cross-validation over queries can choose parameters on the
+training folds and score them on the held-out fold: the best in-sample gain is
+printed next to that cross-validated gain, which is the honest one, with a paired
+bootstrap interval and randomization test of it (:mod:`rankscope.workflows.gain`).
+Without ``params``, ``tune`` does what it always did: BM25's k1 and b.
 """
 
 from __future__ import annotations
 
+import itertools
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
@@ -21,7 +26,8 @@ from rankscope.core.outputs import check_output_folder, write_folder
 from rankscope.core.progress import progress
 from rankscope.workflows import plots
 from rankscope.workflows.crossval import CrossValidation, best_column, cross_validate
-from rankscope.workflows.grid import parse_range
+from rankscope.workflows.gain import GainTest, gain_test
+from rankscope.workflows.grid import parse_values
 from rankscope.workflows.report import Report, write_csv, write_report, write_text
 from rankscope.workflows.runs import DatasetSource, resolve_dataset
 from rankscope.workflows.tables import records, text_table, to_json
@@ -33,24 +39,32 @@ FULL_DEPTH = 1000
 
 @dataclass(frozen=True)
 class TuneResult:
-    """A tuning run. ``grid``: one row per point (``point, k1, b, mean``) in grid order
-    (k1 outer, b inner); ``per_query``: index query_id, one column per point."""
+    """A tuning run. ``grid``: one row per point (the tuned parameters, then ``mean``) in grid
+    order (first parameter outermost); ``per_query``: index query_id, one column per point;
+    ``default``: the parameters in effect before tuning and their ``score``; ``gain``: the
+    cross-validated per-query gain over the defaults, with its interval and test."""
 
     dataset: str
     retriever: str
     metric: str
     grid: pd.DataFrame
     per_query: pd.DataFrame
-    default: dict[str, float]
+    default: dict[str, object]
     cv: CrossValidation
     seed: int
+    gain: GainTest
     files: tuple[Path, ...] = field(default=())
 
     @property
-    def best(self) -> dict[str, float]:
+    def params(self) -> list[str]:
+        """The tuned parameters, in grid order."""
+        return [c for c in self.grid.columns if c != "mean"]
+
+    @property
+    def best(self) -> dict[str, object]:
         """The point with the best mean on all queries (ties: first in grid order)."""
         row = self.grid.loc[best_column(self.per_query)]
-        return {"k1": float(row["k1"]), "b": float(row["b"]), "score": float(row["mean"])}
+        return {**{p: _plain(row[p]) for p in self.params}, "score": float(row["mean"])}
 
     @property
     def in_sample_gain(self) -> float:
@@ -61,14 +75,15 @@ class TuneResult:
         return self.cv.mean - self.default["score"]
 
     def fold_table(self) -> pd.DataFrame:
-        """Per fold: the (k1, b) chosen on the other folds, its training and held-out means."""
+        """Per fold: the parameters chosen on the other folds, its training and held-out means."""
         points = self.grid.loc[self.cv.choices["point"]]
-        table = self.cv.choices.assign(k1=points["k1"].to_numpy(), b=points["b"].to_numpy())
-        return table[["fold", "k1", "b", "train_mean", "test_mean", "n_test"]].set_index("fold")
+        table = self.cv.choices.assign(**{p: points[p].to_numpy() for p in self.params})
+        return table[["fold", *self.params, "train_mean", "test_mean", "n_test"]].set_index("fold")
 
     def to_dict(self) -> dict[str, object]:
         """The result as plain data (what ``--format json`` prints and summary.json holds)."""
         best, folds = self.best, len(self.cv.choices)
+        cross_validated = {"folds": folds, "seed": self.seed, "score": self.cv.mean, "gain": self.cv_gain}
         return {
             "dataset": self.dataset,
             "retriever": self.retriever,
@@ -78,43 +93,71 @@ class TuneResult:
             "default": self.default,
             "best": best,
             "in_sample_gain": self.in_sample_gain,
-            "cross_validated": {"folds": folds, "seed": self.seed, "score": self.cv.mean, "gain": self.cv_gain},
+            "cross_validated": {**cross_validated, "gain_test": self.gain.to_dict()},
             "fold_choices": records(self.fold_table()),
-            "notes": self.edge_notes(),
+            "notes": self.notes(),
         }
 
     def headline(self) -> list[str]:
-        """The result in four lines: grid, defaults, best in-sample, cross-validated; plus edge notes."""
+        """The result in a few lines: grid, defaults, best in-sample, cross-validated, its error bar; notes."""
         d, best, m = self.default, self.best, self.metric
-        n_k1, n_b = self.grid["k1"].nunique(), self.grid["b"].nunique()
+        shape = " x ".join(str(self.grid[p].nunique()) for p in self.params)
         lines = [
-            f"{self.retriever} on {self.dataset}: {m} over a {n_k1} x {n_b} grid ({len(self.grid)} points), "
+            f"{self.retriever} on {self.dataset}: {m} over a {shape} grid ({len(self.grid)} points), "
             f"{len(self.per_query)} queries",
-            f"  defaults             k1={d['k1']:g} b={d['b']:g}  {m} {d['score']:.4f}",
-            f"  best on all queries  k1={best['k1']:g} b={best['b']:g}  {m} {best['score']:.4f}  "
+            f"  defaults             {_point(d, self.params)}  {m} {d['score']:.4f}",
+            f"  best on all queries  {_point(best, self.params)}  {m} {best['score']:.4f}  "
             f"in-sample gain {self.in_sample_gain:+.4f}",
             f"  {len(self.cv.choices)}-fold CV (seed {self.seed})  held-out {m} {self.cv.mean:.4f}  "
             f"cross-validated gain {self.cv_gain:+.4f}  <- expect this on new queries",
+            f"  error bar on it      {self.gain.interval()} (paired bootstrap over queries)  "
+            f"p = {self.gain.p_value:.4f} (paired randomization test)  -> {self.gain.verdict()}",
         ]
-        return lines + [f"  note: {note}" for note in self.edge_notes()]
+        return lines + [f"  note: {note}" for note in self.notes()]
 
     def to_text(self) -> str:
-        folds = self.fold_table().astype({"k1": str, "b": str})
+        folds = self.fold_table().astype(dict.fromkeys(self.params, str))
         return "\n".join([*self.headline(), "", text_table(folds)])
 
     def report(self) -> Report:
         """Result, folds and heatmap as a :class:`Report` (shown inline in Jupyter)."""
         return build_report(self)
 
+    def notes(self) -> list[str]:
+        """Edge-of-grid notes, then the warning when too few queries differ for a test to be significant."""
+        warning = self.gain.warning()
+        return self.edge_notes() + ([warning] if warning else [])
+
     def edge_notes(self) -> list[str]:
-        """Warn when the best point lies on the border of the grid: the optimum may lie outside it."""
+        """Warn when the best point lies on the border of a numeric range: the optimum may lie outside it
+        (unless the parameter changes nothing there, as RRF's k for CombSUM)."""
         notes = []
-        for name in ("k1", "b"):
+        for name in self.params:
             values = self.grid[name]
             value = self.best[name]
-            if values.nunique() > 1 and value in (values.min(), values.max()):
-                notes.append(f"the best {name}={value:g} is on the edge of the grid; consider widening --{name}")
+            if not pd.api.types.is_numeric_dtype(values) or values.nunique() < 2:
+                continue
+            if value in (values.min(), values.max()) and self._matters(name):
+                hint = f"--{name}" if name in ("k1", "b") else f"--param {name}"
+                notes.append(f"the best {name}={value:g} is on the edge of the grid; consider widening {hint}")
         return notes
+
+    def _matters(self, name: str) -> bool:
+        """Does changing ``name`` alone, from the best point, change any query's value?"""
+        best = best_column(self.per_query)
+        others = [p for p in self.params if p != name]
+        same = (self.grid[others] == self.grid.loc[best, others]).all(axis=1) if others else self.grid["mean"].notna()
+        siblings = self.per_query[self.grid.index[same]]
+        return not siblings.eq(self.per_query[best], axis=0).all().all()
+
+
+def _plain(value: object) -> object:
+    """A numpy scalar as the Python value (JSON and ``set_params`` want plain types)."""
+    return value.item() if isinstance(value, np.generic) else value
+
+
+def _point(values: Mapping[str, object], names: Sequence[str]) -> str:
+    return " ".join(f"{n}={values[n]:g}" if isinstance(values[n], float) else f"{n}={values[n]}" for n in names)
 
 
 def search_depth(metric: str) -> int:
@@ -128,27 +171,33 @@ def search_depth(metric: str) -> int:
 def tune(
     dataset: DatasetSource = "cranfield",
     retriever: str = "bm25",
-    k1: str | np.ndarray = DEFAULT_K1,
-    b: str | np.ndarray = DEFAULT_B,
+    k1: str | np.ndarray | None = None,
+    b: str | np.ndarray | None = None,
     metric: str = "ndcg@10",
     folds: int = 5,
     seed: int = 0,
     out: str | Path | None = None,
+    *,
+    params: Mapping[str, str | Sequence[object]] | None = None,
 ) -> TuneResult:
-    """Grid-search (k1, b) for ``retriever``, cross-validate the choice, write files to ``out``."""
+    """Grid-search parameters of ``retriever``, cross-validate the choice, write files to ``out``.
+
+    ``params`` maps parameter names to ``start:stop:step``, one value, a comma list, or a
+    list of values (:func:`rankscope.workflows.grid.parse_values`); ``k1`` and ``b`` are
+    shorthands for two of them. With none of the three, k1 and b take the default ranges.
+    """
     from rankscope.evaluation import evaluate
     from rankscope.retrieval.registry import make_retriever
 
     depth = search_depth(metric)
-    k1s = parse_range(k1, "k1") if isinstance(k1, str) else np.asarray(k1, dtype=np.float64)
-    bs = parse_range(b, "b") if isinstance(b, str) else np.asarray(b, dtype=np.float64)
     system = make_retriever(retriever)
-    params = system.get_params()
-    if "k1" not in params or "b" not in params:
-        raise RankscopeError(f"retriever {retriever!r} has no k1 and b parameters to tune (it has {sorted(params)})")
-    for x in k1s:  # a grid value the retriever refuses fails before any indexing
-        for y in bs:
-            type(system).check_params({**params, "k1": float(x), "b": float(y)})
+    defaults = system.effective_params()
+    space = _space(retriever, defaults, k1, b, params)
+    names = list(space)
+    points = list(itertools.product(*space.values()))
+    current = system.get_params()
+    for values in points:  # a grid value the retriever refuses fails before any indexing
+        type(system).check_params({**current, **dict(zip(names, (_plain(v) for v in values)))})
     out_path = None if out is None else check_output_folder(out)  # before any computing
     data = resolve_dataset(dataset)
     system.index(data.corpus)
@@ -156,38 +205,76 @@ def tune(
     def score() -> pd.Series:
         return evaluate(data.qrels, system.search(data.queries, k=depth), [metric]).wide()[metric]
 
-    defaults = score()
-    grid = pd.DataFrame([(x, y) for x in k1s for y in bs], columns=["k1", "b"]).rename_axis("point")
+    at_defaults = score()
+    grid = pd.DataFrame(points, columns=names).rename_axis("point")
     columns = {}
-    for point, x, y in progress(grid.itertuples(name=None), desc="grid", total=len(grid), unit="point"):
-        system.set_params(k1=float(x), b=float(y))
+    for point, *values in progress(grid.itertuples(name=None), desc="grid", total=len(grid), unit="point"):
+        system.set_params(**{n: _plain(v) for n, v in zip(names, values)})
         columns[point] = score()
     per_query = pd.DataFrame(columns)
     grid["mean"] = per_query.mean(axis=0).to_numpy()
+    cv = cross_validate(per_query, folds, seed)
     result = TuneResult(
         dataset=data.name,
         retriever=retriever,
         metric=metric,
         grid=grid,
         per_query=per_query,
-        default={"k1": float(params["k1"]), "b": float(params["b"]), "score": float(defaults.mean())},
-        cv=cross_validate(per_query, folds, seed),
+        default={**{n: _plain(defaults[n]) for n in names}, "score": float(at_defaults.mean())},
+        cv=cv,
         seed=seed,
+        gain=gain_test(cv.held_out, at_defaults, seed),
     )
     if out_path is None:
         return result
     return replace(result, files=write_folder(out_path, partial(write_outputs, result)))
 
 
-def heatmap_png(result: TuneResult) -> bytes:
-    table = result.grid.pivot(index="k1", columns="b", values="mean")
+def _space(
+    retriever: str,
+    defaults: Mapping[str, object],
+    k1: str | np.ndarray | None,
+    b: str | np.ndarray | None,
+    params: Mapping[str, str | Sequence[object]] | None,
+) -> dict[str, list[object]]:
+    """Grid values per parameter, checked against the retriever's parameters before any indexing."""
+    if k1 is None and b is None and not params:
+        k1, b = DEFAULT_K1, DEFAULT_B
+    given = [(name, values, name) for name, values in (("k1", k1), ("b", b)) if values is not None]
+    given += [(name, values, f"param {name}") for name, values in (params or {}).items()]
+    names = [name for name, _, _ in given]
+    repeated = sorted({n for n in names if names.count(n) > 1})
+    if repeated:
+        raise RankscopeError(f"parameter {repeated[0]!r} is given twice")
+    missing = [name for name in names if name not in defaults]
+    if missing:
+        plural = "s" if len(missing) > 1 else ""
+        raise RankscopeError(
+            f"retriever {retriever!r} has no {' and '.join(missing)} parameter{plural} to tune "
+            f"(it has {sorted(defaults)})"
+        )
+    return {
+        name: parse_values(values, defaults[name], flag)
+        if isinstance(values, str)
+        else [_plain(v) for v in np.asarray(values).tolist()]
+        for name, values, flag in given
+    }
+
+
+def heatmap_png(result: TuneResult) -> bytes | None:
+    """The metric over the first two tuned parameters, when exactly two numeric ones were tuned."""
+    names = result.params
+    if len(names) != 2 or not all(pd.api.types.is_numeric_dtype(result.grid[n]) for n in names):
+        return None
+    row_name, column_name = names
+    table = result.grid.pivot(index=row_name, columns=column_name, values="mean")
     best, d = result.best, result.default
     return plots.heatmap(
         table.to_numpy(),
         list(table.index),
         list(table.columns),
-        (best["k1"], best["b"]),
-        (d["k1"], d["b"]),
+        (best[row_name], best[column_name]),
+        (d[row_name], d[column_name]),
         result.metric,
     )
 
@@ -197,12 +284,16 @@ def build_report(result: TuneResult) -> Report:
     report = Report(f"rankscope tune: {result.retriever} on {result.dataset}")
     report.paragraph(
         "The in-sample gain is the best grid point's gain on the queries it was chosen on; the "
-        "cross-validated gain chooses (k1, b) on the training folds and scores the held-out fold, "
-        "so it is what new queries can expect."
+        "cross-validated gain chooses the parameters on the training folds and scores the held-out fold, "
+        "so it is what new queries can expect. Its interval is a paired bootstrap over queries of the "
+        "held-out values minus the defaults' values, its p-value a paired randomization test."
     )
     report.heading("Result").bullets([line.strip() for line in result.headline()])
     report.heading("Cross-validation folds").table(result.fold_table())
-    report.heading("Grid").image("heatmap.png", heatmap_png(result), f"{result.metric} over the (k1, b) grid")
+    report.heading("Grid")
+    png = heatmap_png(result)
+    if png is not None:
+        report.image("heatmap.png", png, f"{result.metric} over the ({', '.join(result.params)}) grid")
     top = result.grid.sort_values("mean", ascending=False, kind="stable").head(10)
     report.table(top, caption="the ten best grid points", index=False)
     return report

@@ -116,9 +116,9 @@ def test_weight_one_keeps_the_plain_bm25_ranking(collection) -> None:
 
 def test_feedback_parameters_change_without_reindexing(corpus: pd.DataFrame, tmp_path: Path) -> None:
     retriever = _bm25("prf=rm3,fb_docs=2,fb_terms=2", corpus)
-    counts = retriever.counts_
+    counts, weights = retriever.counts_, retriever.weights_
     retriever.set_params(fb_terms=1, weight=0.0)
-    assert retriever.counts_ is counts
+    assert retriever.counts_ is counts and retriever.weights_ is weights  # query side only: nothing re-fitted
     assert _vector(retriever, "apple") == pytest.approx({"apple": 1.0})
     retriever.save(tmp_path / "idx")
     again = load_retriever(tmp_path / "idx")

@@ -74,3 +74,72 @@ def test_tune_refuses_retrievers_without_k1_and_b() -> None:
 def test_tune_refuses_bad_grid_before_indexing() -> None:
     with pytest.raises(RankscopeError, match="--k1 '0.2:2.0'"):
         tune(small_dataset(), "bm25", "0.2:2.0")
+
+
+def test_any_numeric_parameter_tunes_and_matches_fresh_retrievers() -> None:
+    """RM3's fb_terms (an int) and weight on a 3 x 2 grid: every point equals a freshly built retriever."""
+    data = small_dataset()
+    params = {"fb_terms": "1:3:1", "weight": "0.2,0.8"}
+    result = tune(data, "bm25:prf=rm3,fb_docs=3", metric="ndcg@5", folds=3, seed=2, params=params)
+    assert result.params == ["fb_terms", "weight"]
+    assert result.grid[["fb_terms", "weight"]].values.tolist() == [[t, w] for t in (1, 2, 3) for w in (0.2, 0.8)]
+    assert result.grid["fb_terms"].dtype.kind == "i"
+    for point, terms, weight, _ in result.grid.itertuples(name=None):
+        expected = fresh_score(data, f"bm25:prf=rm3,fb_docs=3,fb_terms={terms},weight={weight}", "ndcg@5")
+        np.testing.assert_allclose(result.per_query[point].to_numpy(), expected.to_numpy(), atol=1e-12)
+    assert result.default == {
+        "fb_terms": 10,
+        "weight": 0.5,
+        "score": pytest.approx(fresh_score(data, "bm25:prf=rm3,fb_docs=3", "ndcg@5").mean(), abs=1e-12),
+    }
+    gain = result.gain
+    assert gain.gain == pytest.approx(result.cv_gain, abs=1e-12) and gain.n_queries == len(result.per_query)
+    assert gain.ci_low <= gain.gain <= gain.ci_high
+    text = result.to_text()
+    assert "error bar on it      95% CI [" in text and "paired randomization test" in text
+
+
+def test_hybrid_fusion_settings_tune_by_re_fusing() -> None:
+    data = small_dataset()
+    params = {"method": "rrf,combsum", "k": "10,60"}
+    result = tune(data, "hybrid:retrievers=bm25+tfidf,depth=20", metric="ndcg@5", folds=2, params=params)
+    assert result.grid[["method", "k"]].values.tolist() == [
+        ["rrf", 10.0],
+        ["rrf", 60.0],
+        ["combsum", 10.0],
+        ["combsum", 60.0],
+    ]
+    for point, method, k, _ in result.grid.itertuples(name=None):
+        expected = fresh_score(data, f"hybrid:retrievers=bm25+tfidf,depth=20,method={method},k={k}", "ndcg@5")
+        np.testing.assert_allclose(result.per_query[point].to_numpy(), expected.to_numpy(), atol=1e-12)
+    # RRF's k changes nothing for CombSUM: the best k is on the edge, but no "widen k" note
+    combsum = tune(data, "hybrid:retrievers=bm25+tfidf,depth=20", metric="ndcg@5", folds=2, params={"k": "10,60"})
+    assert combsum.per_query[0].equals(combsum.per_query[1]) and combsum.best["k"] == 10.0
+    assert combsum.edge_notes() == []
+
+
+def test_hybrid_keeps_sub_runs_until_queries_depth_or_sub_retrievers_change() -> None:
+    data = small_dataset()
+    hybrid = make_retriever("hybrid:retrievers=bm25+tfidf,depth=20").index(data.corpus)
+    calls = []
+    for part in hybrid.retrievers_:
+        original = part.search
+        part.search = lambda queries, k, _search=original: calls.append(k) or _search(queries, k=k)
+    first = hybrid.search(data.queries, k=5)
+    hybrid.set_params(method="rrf", k=10.0)
+    rrf_run = hybrid.search(data.queries, k=5)
+    assert len(calls) == 2 and not first.equals(rrf_run)
+    hybrid.retrievers_[0].set_params(k1=0.9)  # a changed sub-retriever is searched again
+    hybrid.search(data.queries, k=5)
+    hybrid.set_params(depth=10)
+    hybrid.search(data.queries, k=5)
+    assert calls == [20, 20, 20, 20, 10, 10]
+
+
+def test_tune_refuses_unknown_parameters_and_fractional_counts() -> None:
+    with pytest.raises(RankscopeError, match="has no fb_terms parameter to tune"):
+        tune(small_dataset(), "tfidf", params={"fb_terms": "1:3:1"})
+    with pytest.raises(RankscopeError, match="takes whole numbers, got 1.5"):
+        tune(small_dataset(), "bm25:prf=rm3", params={"fb_terms": "1,1.5"})
+    with pytest.raises(RankscopeError, match="parameter 'k1' is given twice"):
+        tune(small_dataset(), "bm25", "1", params={"k1": "2"})
