@@ -43,6 +43,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     _common(p)
     p.add_argument("--retriever", default="bm25", help="retriever spec to tune (default: %(default)s)")
     p.add_argument(
+        "--retrievers",
+        nargs="+",
+        metavar="SPEC",
+        help="choose the retriever too: each fold picks one of these and its parameters (each takes the "
+        "--param it has); the first at its defaults is the baseline",
+    )
+    p.add_argument(
         "--param",
         action="append",
         default=[],
@@ -147,7 +154,16 @@ def run_tune(args: argparse.Namespace) -> int:
     if len(params) < len(args.param):
         raise RankscopeError(f"--param gives a parameter twice: {args.param}")
     result = tune(
-        _loader(args), args.retriever, args.k1, args.b, args.metric, args.folds, args.seed, args.out, params=params
+        _loader(args),
+        args.retriever,
+        args.k1,
+        args.b,
+        args.metric,
+        args.folds,
+        args.seed,
+        args.out,
+        params=params,
+        retrievers=args.retrievers,
     )
     return _finish(result, args)
 

@@ -51,23 +51,23 @@ def parse_param(item: str) -> tuple[str, str]:
     return name.strip(), values.strip()
 
 
-def parse_values(text: str, current: object, flag: str) -> list[object]:
-    """Grid values for a parameter, typed like its value in effect (``current``); errors name ``--flag``.
+def parse_values(text: str, kind: type, flag: str) -> list[object]:
+    """Grid values for a parameter of type ``kind`` (its :class:`~rankscope.retrieval.params.Param`'s);
+    errors name ``--flag``.
 
     ``start:stop:step`` (see :func:`parse_range`), one value, or a comma-separated list
     (``minmax,zscore``, ``10,60,100``). An int parameter takes whole numbers only; a
-    float parameter (or one whose value in effect is None) takes numbers; a text
-    parameter takes the words as given.
+    float parameter takes numbers; a text parameter takes the words as given.
     """
-    if isinstance(current, bool):
+    if kind is bool:
         raise RankscopeError(f"--{flag} {text!r}: a true/false parameter is not tunable on a grid")
-    if isinstance(current, str):
+    if kind is str:
         if ":" in text:
             raise RankscopeError(f"--{flag} {text!r}: the parameter is text; list its values, e.g. a,b")
         return [v.strip() for v in text.split(",") if v.strip()]
     pieces = [v.strip() for v in text.split(",")]
     numbers = [float(x) for piece in pieces for x in parse_range(piece, flag)]
-    if not isinstance(current, (int, np.integer)):
+    if kind is not int:
         return numbers
     fractional = [x for x in numbers if not float(x).is_integer()]
     if fractional:

@@ -17,6 +17,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -29,8 +30,11 @@ from rankscope.workflows.crossval import CrossValidation, best_column, cross_val
 from rankscope.workflows.gain import GainTest, gain_test
 from rankscope.workflows.grid import parse_values
 from rankscope.workflows.report import Report, write_csv, write_report, write_text
-from rankscope.workflows.runs import DatasetSource, resolve_dataset
+from rankscope.workflows.runs import DatasetSource, check_specs, resolve_dataset
 from rankscope.workflows.tables import records, text_table, to_json
+
+if TYPE_CHECKING:
+    from rankscope.retrieval.base import Retriever
 
 DEFAULT_K1 = "0.2:2.0:0.1"
 DEFAULT_B = "0.0:1.0:0.05"
@@ -101,9 +105,12 @@ class TuneResult:
     def headline(self) -> list[str]:
         """The result in a few lines: grid, defaults, best in-sample, cross-validated, its error bar; notes."""
         d, best, m = self.default, self.best, self.metric
-        shape = " x ".join(str(self.grid[p].nunique()) for p in self.params)
+        if "retriever" in self.params:
+            shape = f"{self.grid['retriever'].nunique()} retrievers' grids"
+        else:
+            shape = "a " + " x ".join(str(self.grid[p].nunique()) for p in self.params) + " grid"
         lines = [
-            f"{self.retriever} on {self.dataset}: {m} over a {shape} grid ({len(self.grid)} points), "
+            f"{self.retriever} on {self.dataset}: {m} over {shape} ({len(self.grid)} points), "
             f"{len(self.per_query)} queries",
             f"  defaults             {_point(d, self.params)}  {m} {d['score']:.4f}",
             f"  best on all queries  {_point(best, self.params)}  {m} {best['score']:.4f}  "
@@ -116,7 +123,8 @@ class TuneResult:
         return lines + [f"  note: {note}" for note in self.notes()]
 
     def to_text(self) -> str:
-        folds = self.fold_table().astype(dict.fromkeys(self.params, str))
+        folds = self.fold_table()
+        folds[self.params] = folds[self.params].map(_shown)
         return "\n".join([*self.headline(), "", text_table(folds)])
 
     def report(self) -> Report:
@@ -146,18 +154,28 @@ class TuneResult:
         """Does changing ``name`` alone, from the best point, change any query's value?"""
         best = best_column(self.per_query)
         others = [p for p in self.params if p != name]
-        same = (self.grid[others] == self.grid.loc[best, others]).all(axis=1) if others else self.grid["mean"].notna()
+        text = self.grid[others].map(_shown)  # as text, a missing value equals a missing value
+        same = (text == text.loc[best]).all(axis=1)
         siblings = self.per_query[self.grid.index[same]]
         return not siblings.eq(self.per_query[best], axis=0).all().all()
 
 
 def _plain(value: object) -> object:
-    """A numpy scalar as the Python value (JSON and ``set_params`` want plain types)."""
+    """A numpy scalar as the Python value, a missing one (a parameter another retriever has) as None."""
+    if value is pd.NA:
+        return None
     return value.item() if isinstance(value, np.generic) else value
 
 
+def _shown(value: object) -> str:
+    """A grid value as text; a parameter the point's retriever lacks as an empty cell."""
+    return "" if pd.isna(value) else str(value)
+
+
 def _point(values: Mapping[str, object], names: Sequence[str]) -> str:
-    return " ".join(f"{n}={values[n]:g}" if isinstance(values[n], float) else f"{n}={values[n]}" for n in names)
+    """``k1=1.2 b=0.75``; parameters the point does not have (None) are left out."""
+    shown = [n for n in names if values[n] is not None]
+    return " ".join(f"{n}={values[n]:g}" if isinstance(values[n], float) else f"{n}={values[n]}" for n in shown)
 
 
 def search_depth(metric: str) -> int:
@@ -179,60 +197,115 @@ def tune(
     out: str | Path | None = None,
     *,
     params: Mapping[str, str | Sequence[object]] | None = None,
+    retrievers: Sequence[str] | None = None,
 ) -> TuneResult:
     """Grid-search parameters of ``retriever``, cross-validate the choice, write files to ``out``.
 
     ``params`` maps parameter names to ``start:stop:step``, one value, a comma list, or a
-    list of values (:func:`rankscope.workflows.grid.parse_values`); ``k1`` and ``b`` are
+    list of values (:func:`rankscope.workflows.grid.parse_values`, typed by the retriever's
+    parameter table); ``k1`` and ``b`` are
     shorthands for two of them. With none of the three, k1 and b take the default ranges.
+    ``retrievers`` (instead of ``retriever``) makes the system itself a choice: the grid is
+    every retriever, each with the given parameters it has (at its defaults otherwise), the
+    first at its defaults is the baseline, and each fold picks retriever and parameters.
     """
     from rankscope.evaluation import evaluate
-    from rankscope.retrieval.registry import make_retriever
 
     depth = search_depth(metric)
-    system = make_retriever(retriever)
-    defaults = system.effective_params()
-    space = _space(retriever, defaults, k1, b, params)
-    names = list(space)
-    points = list(itertools.product(*space.values()))
-    current = system.get_params()
-    for values in points:  # a grid value the retriever refuses fails before any indexing
-        type(system).check_params({**current, **dict(zip(names, (_plain(v) for v in values)))})
+    nested = retrievers is not None
+    specs = list(retrievers) if nested else [retriever]
+    if nested:
+        check_specs(specs)
+    plans = [_plan(spec, k1, b, params, nested) for spec in specs]
     out_path = None if out is None else check_output_folder(out)  # before any computing
     data = resolve_dataset(dataset)
-    system.index(data.corpus)
 
-    def score() -> pd.Series:
+    def score(system: Retriever) -> pd.Series:
         return evaluate(data.qrels, system.search(data.queries, k=depth), [metric]).wide()[metric]
 
-    at_defaults = score()
-    grid = pd.DataFrame(points, columns=names).rename_axis("point")
-    columns = {}
-    for point, *values in progress(grid.itertuples(name=None), desc="grid", total=len(grid), unit="point"):
-        system.set_params(**{n: _plain(v) for n, v in zip(names, values)})
-        columns[point] = score()
+    rows: list[dict[str, object]] = []
+    columns: dict[int, pd.Series] = {}
+    bar = progress(range(sum(len(plan.points) for plan in plans)), desc="grid", unit="point")
+    ticks = iter(bar)
+    for plan in plans:
+        plan.system.index(data.corpus)
+        plan.at_defaults = score(plan.system)
+        for values in plan.points:
+            point = dict(zip(plan.names, (_plain(v) for v in values)))
+            plan.system.set_params(**point)
+            columns[len(rows)] = score(plan.system)
+            rows.append({"retriever": plan.spec, **point} if nested else point)
+            next(ticks, None)
+        del plan.system  # its index is no longer needed
+    names = list(dict.fromkeys(name for row in rows for name in row))
+    grid = pd.DataFrame(rows, columns=names).rename_axis("point")
+    if nested:  # a parameter one retriever lacks is missing (<NA>) in its rows; ints stay ints
+        grid = grid.convert_dtypes()
     per_query = pd.DataFrame(columns)
     grid["mean"] = per_query.mean(axis=0).to_numpy()
     cv = cross_validate(per_query, folds, seed)
+    base = plans[0]
+    default = {"retriever": base.spec} if nested else {}
+    default.update({n: _plain(base.defaults[n]) if n in base.defaults else None for n in names if n != "retriever"})
     result = TuneResult(
         dataset=data.name,
-        retriever=retriever,
+        retriever=" | ".join(specs),
         metric=metric,
         grid=grid,
         per_query=per_query,
-        default={**{n: _plain(defaults[n]) for n in names}, "score": float(at_defaults.mean())},
+        default={**default, "score": float(base.at_defaults.mean())},
         cv=cv,
         seed=seed,
-        gain=gain_test(cv.held_out, at_defaults, seed),
+        gain=gain_test(cv.held_out, base.at_defaults, seed),
     )
     if out_path is None:
         return result
     return replace(result, files=write_folder(out_path, partial(write_outputs, result)))
 
 
+@dataclass
+class _Plan:
+    """One retriever's part of the grid, checked before any loading."""
+
+    spec: str
+    system: Retriever
+    defaults: dict[str, object]
+    names: list[str]
+    points: list[tuple[object, ...]]
+    at_defaults: pd.Series | None = None
+
+
+def _plan(
+    spec: str,
+    k1: str | np.ndarray | None,
+    b: str | np.ndarray | None,
+    params: Mapping[str, str | Sequence[object]] | None,
+    nested: bool,
+) -> _Plan:
+    """The retriever, its grid and its defaults; with ``nested``, only the given parameters it has."""
+    from rankscope.retrieval.registry import make_retriever
+
+    system = make_retriever(spec)
+    defaults = system.effective_params()
+    if nested:  # each retriever takes the parameters it has in effect (not None: fb_terms without prf is not)
+        k1, b = (k1 if defaults.get("k1") is not None else None), (b if defaults.get("b") is not None else None)
+        params = {name: values for name, values in (params or {}).items() if defaults.get(name) is not None}
+        if k1 is None and b is None and not params:
+            return _Plan(spec, system, defaults, [], [()])
+    kinds = {p.name: p.kind for p in system.parameters}
+    space = _space(spec, defaults, kinds, k1, b, params)
+    names = list(space)
+    points = list(itertools.product(*space.values()))
+    current = system.get_params()
+    for values in points:  # a grid value the retriever refuses fails before any indexing
+        type(system).check_params({**current, **dict(zip(names, (_plain(v) for v in values)))})
+    return _Plan(spec, system, defaults, names, points)
+
+
 def _space(
     retriever: str,
     defaults: Mapping[str, object],
+    kinds: Mapping[str, type],
     k1: str | np.ndarray | None,
     b: str | np.ndarray | None,
     params: Mapping[str, str | Sequence[object]] | None,
@@ -254,7 +327,7 @@ def _space(
             f"(it has {sorted(defaults)})"
         )
     return {
-        name: parse_values(values, defaults[name], flag)
+        name: parse_values(values, kinds[name], flag)
         if isinstance(values, str)
         else [_plain(v) for v in np.asarray(values).tolist()]
         for name, values, flag in given

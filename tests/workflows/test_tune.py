@@ -143,3 +143,36 @@ def test_tune_refuses_unknown_parameters_and_fractional_counts() -> None:
         tune(small_dataset(), "bm25:prf=rm3", params={"fb_terms": "1,1.5"})
     with pytest.raises(RankscopeError, match="parameter 'k1' is given twice"):
         tune(small_dataset(), "bm25", "1", params={"k1": "2"})
+
+
+def test_nested_choice_of_retriever_takes_each_ones_parameters() -> None:
+    """bm25 takes k1 (fb_terms is not in effect without prf), RM3 takes both, tfidf neither."""
+    data = small_dataset()
+    specs = ["bm25", "bm25:prf=rm3,fb_docs=3", "tfidf"]
+    params = {"k1": "1,1.5", "fb_terms": "1,2"}
+    result = tune(data, metric="ndcg@5", folds=3, seed=4, params=params, retrievers=specs)
+    rows = [
+        tuple(None if pd.isna(v) else v for v in row) for row in result.grid[["retriever", "k1", "fb_terms"]].values
+    ]
+    assert rows == [
+        ("bm25", 1.0, None),
+        ("bm25", 1.5, None),
+        *[("bm25:prf=rm3,fb_docs=3", k1, t) for k1 in (1.0, 1.5) for t in (1, 2)],
+        ("tfidf", None, None),
+    ]
+    fresh = [
+        "bm25:k1=1.0",
+        "bm25:k1=1.5",
+        *[f"bm25:prf=rm3,fb_docs=3,k1={k1},fb_terms={t}" for k1 in (1.0, 1.5) for t in (1, 2)],
+        "tfidf",
+    ]
+    for point, spec in enumerate(fresh):
+        expected = fresh_score(data, spec, "ndcg@5")
+        np.testing.assert_allclose(result.per_query[point].to_numpy(), expected.to_numpy(), atol=1e-12)
+    assert result.default["retriever"] == "bm25" and result.default["fb_terms"] is None
+    assert result.default["score"] == pytest.approx(fresh_score(data, "bm25", "ndcg@5").mean(), abs=1e-12)
+    chosen = result.fold_table()["retriever"].tolist()
+    assert len(chosen) == 3 and set(chosen) <= set(specs)
+    assert "3 retrievers' grids (7 points)" in result.to_text()
+    with pytest.raises(RankscopeError, match="listed twice"):
+        tune(data, retrievers=["bm25", "bm25"])
