@@ -16,6 +16,7 @@ import pandas as pd
 
 from rankscope.core.errors import FormatError, SchemaError
 from rankscope.core.fileio import PathLike, read_lines
+from rankscope.corpora.checks import INTEGER, integer_problem
 
 INTERACTION_COLUMNS = ("user_id", "item_id", "rating", "timestamp")
 UNLISTED_CHOICES = ("error", "drop")
@@ -47,17 +48,13 @@ def read_interactions(path: PathLike, *, sep: str = "\t") -> pd.DataFrame:
         raise FormatError(path, None, "no interactions: the file is empty")
     columns = list(zip(*fields))
     ratings = _numbers(columns[2], path, "rating")
-    timestamps = _numbers(columns[3], path, "timestamp")
-    fractional = np.flatnonzero(timestamps != np.floor(timestamps))
-    if len(fractional):
-        row = int(fractional[0])
-        raise FormatError(path, row + 1, f"timestamp {columns[3][row]!r} is not an integer")
+    timestamps = _integers(columns[3], path, "timestamp")
     return pd.DataFrame(
         {
             "user_id": pd.Series(columns[0], dtype=object),
             "item_id": pd.Series(columns[1], dtype=object),
             "rating": ratings,
-            "timestamp": timestamps.astype(np.int64),
+            "timestamp": timestamps,
         }
     )
 
@@ -137,6 +134,16 @@ def _numbers(values: tuple[str, ...], path: PathLike, name: str) -> np.ndarray:
         row = int(bad[0])
         raise FormatError(path, row + 1, f"{name} {values[row]!r} is not a finite number")
     return parsed
+
+
+def _integers(values: tuple[str, ...], path: PathLike, name: str) -> np.ndarray:
+    """Parse a column of integers by the rule every reader shares (``1e3`` and ``4.5`` are not integers)."""
+    text = pd.Series(values, dtype=object)
+    bad = np.flatnonzero(~text.str.fullmatch(INTEGER.pattern).to_numpy(dtype=bool))
+    if len(bad):
+        row = int(bad[0])
+        raise FormatError(path, row + 1, integer_problem(values[row], name) or "")
+    return text.astype(np.int64).to_numpy()
 
 
 def _first_fields(path: Path) -> set[str]:

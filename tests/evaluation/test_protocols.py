@@ -44,7 +44,7 @@ def test_read_interactions_types_and_trailing_whitespace(tmp_path: Path) -> None
         ("1\t2\t3\t4\n1\t2\t3\n", r"line 2: expected 4 fields"),
         ("1\t2\t3\t4\n\n1\t3\t3\t4\n", r"line 2: expected 4 fields"),
         ("1\t2\tfive\t4\n", r"line 1: rating 'five' is not a finite number"),
-        ("1\t2\t3\t4\n1\t3\t3\t4.5\n", r"line 2: timestamp '4.5' is not an integer"),
+        ("1\t2\t3\t4\n1\t3\t3\t4.5\n", r"line 2: timestamp must be an integer, found '4.5'"),
         ("1\t \t3\t4\n", r"line 1: empty item id"),
         ("", r"no interactions"),
     ],

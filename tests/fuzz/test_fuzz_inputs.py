@@ -511,3 +511,30 @@ def test_dataframe_relevance_follows_the_file_rule(relevance: object) -> None:
     queries = pd.DataFrame({"query_id": ["1"], "text": ["a"]})
     made = run_call(lambda: Dataset("frames", corpus, queries, qrels))
     check(made, "error", "relevance")
+
+
+# --- interaction logs (MovieLens u.data) ------------------------------------------------------
+INTERACTIONS = "1\t10\t4\t881250949\n1\t11\t3\t881250950\n2\t10\t5\t881250951\n"
+
+
+@pytest.mark.parametrize(
+    ("name", "field", "value", "problem"),
+    [
+        ("timestamp 1e3", 3, "1e3", "timestamp must be an integer"),
+        ("timestamp of 5000 digits", 3, "9" * 5000, "out of range"),
+        ("timestamp fullwidth", 3, "\uff11", "timestamp must be an integer"),
+        ("rating inf", 2, "inf", "not a finite number"),
+        ("rating of 400 digits", 2, "9" * 400, "not a finite number"),
+        ("empty user", 0, " ", "empty user id"),
+    ],
+)
+def test_interaction_log(tmp_path: Path, name: str, field: int, value: str, problem: str) -> None:
+    from rankscope.corpora.interactions import read_interactions
+
+    lines = INTERACTIONS.splitlines()
+    parts = lines[1].split("\t")
+    parts[field] = value
+    lines[1] = "\t".join(parts)
+    (tmp_path / "u.data").write_text("\n".join(lines) + "\n")
+    check(run_call(lambda: read_interactions(tmp_path / "u.data")), "error", "u.data, line 2: ")
+    assert problem in run_call(lambda: read_interactions(tmp_path / "u.data")).err
