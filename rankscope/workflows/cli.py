@@ -1,4 +1,4 @@
-"""``rankscope compare``, ``rankscope tune`` and ``rankscope diagnose``."""
+"""``rankscope compare``, ``rankscope tune``, ``rankscope diagnose`` and ``rankscope rag``."""
 
 from __future__ import annotations
 
@@ -29,12 +29,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--baseline", default="bm25", help="spec the others are tested against (default: %(default)s)")
     p.add_argument("--depth", type=int, default=1000, help="documents retrieved per query (default: %(default)s)")
-    p.add_argument(
-        "--test",
-        choices=("randomization", "t", "wilcoxon"),
-        default="randomization",
-        help="paired significance test, Holm-corrected (default: %(default)s)",
-    )
+    _test_option(p)
     p.set_defaults(func=run_compare)
 
     p = subparsers.add_parser(
@@ -92,6 +87,56 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--sampled-repeats", type=int, default=10, help="sampled protocol: repeats (default: %(default)s)")
     p.set_defaults(func=run_diagnose)
+
+    _register_rag(subparsers)
+
+
+def _register_rag(subparsers: argparse._SubParsersAction) -> None:
+    from rankscope.workflows.rag import DEFAULT_BUDGETS, DEFAULT_CHUNKINGS
+
+    p = subparsers.add_parser(
+        "rag", help="chunkings x retrievers: is the evidence inside a token budget of context? (whole documents too)"
+    )
+    _common(p)
+    p.add_argument(
+        "--chunking",
+        nargs="+",
+        default=list(DEFAULT_CHUNKINGS),
+        metavar="SPEC",
+        help="words:SIZE[:OVERLAP], sentences:MAX, paragraphs:MAX (default: %(default)s); whole documents always",
+    )
+    p.add_argument("--retrievers", nargs="+", default=["bm25"], metavar="SPEC", help="default: %(default)s")
+    p.add_argument(
+        "--budget", nargs="+", type=int, default=list(DEFAULT_BUDGETS), metavar="TOKENS", help="default: %(default)s"
+    )
+    p.add_argument(
+        "--answers",
+        metavar="FILE",
+        help='questions JSONL {"query_id","text","answers":[...]}: answers are the evidence',
+    )
+    p.add_argument(
+        "--answer-mode",
+        choices=("string", "regex", "substring"),
+        default="string",
+        help="string: DPR's has_answer; regex: DPR's regex mode; substring: FlashRAG's looser rule (default: %(default)s)",
+    )
+    p.add_argument(
+        "--tokenizer",
+        metavar="NAME|PATH",
+        help="count tokens as whitespace words (default), 'analyzer' tokens, or with a local tokenizer.json",
+    )
+    p.add_argument("--depth", type=int, default=1000, help="chunks retrieved per query (default: %(default)s)")
+    _test_option(p)
+    p.set_defaults(func=run_rag)
+
+
+def _test_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--test",
+        choices=("randomization", "t", "wilcoxon"),
+        default="randomization",
+        help="paired significance test, Holm-corrected (default: %(default)s)",
+    )
 
 
 def _common(p: argparse.ArgumentParser, formats: tuple[str, ...] = ("table", "json")) -> None:
@@ -181,6 +226,25 @@ def run_diagnose(args: argparse.Namespace) -> int:
         sampled=args.sampled,
         sampled_negatives=args.sampled_negatives,
         sampled_repeats=args.sampled_repeats,
+        seed=args.seed,
+    )
+    return _finish(result, args)
+
+
+def run_rag(args: argparse.Namespace) -> int:
+    from rankscope.workflows.rag import rag
+
+    result = rag(
+        args.dataset,
+        args.chunking,
+        args.retrievers,
+        args.budget,
+        args.answers,
+        args.out,
+        tokenizer=args.tokenizer,
+        answer_mode=args.answer_mode,
+        depth=args.depth,
+        test=args.test,
         seed=args.seed,
     )
     return _finish(result, args)

@@ -20,13 +20,12 @@ from rankscope.core.outputs import check_output_folder, write_folder
 from rankscope.core.progress import progress
 from rankscope.workflows import latex, plots
 from rankscope.workflows.misses import CUTOFFS
-from rankscope.workflows.report import Report, write_csv, write_report, write_text
+from rankscope.workflows.report import Report, write_csv, write_report, write_runs, write_text
 from rankscope.workflows.runs import (
     DatasetSource,
     check_depth,
     check_specs,
     cutoff_table,
-    file_stem,
     resolve_dataset,
     run_system,
 )
@@ -205,8 +204,6 @@ def compare(
 
 def write_outputs(result: CompareResult, out: Path) -> list[Path]:
     """summary.csv/.json/.tex, per_query.csv, significance.csv, curves.csv, one TREC run per retriever, the report."""
-    from rankscope.corpora.trec import write_trec_run
-
     files = [
         write_csv(result.summary, out / "summary.csv"),
         write_text(out / "summary.tex", result.to_latex()),
@@ -215,10 +212,7 @@ def write_outputs(result: CompareResult, out: Path) -> list[Path]:
         write_csv(result.significance, out / "significance.csv", index=False),
         write_csv(result.curves, out / "curves.csv", index=False),
     ]
-    for spec, run in result.runs.items():
-        path = out / f"run.{file_stem(spec)}.trec"
-        write_trec_run(run, path, tag=file_stem(spec))
-        files.append(path)
+    files += write_runs(result.runs, out)
     files += write_report(build_report(result), out)
     return files
 

@@ -55,10 +55,16 @@ def _png(fig: Figure) -> bytes:
     return buffer.getvalue()
 
 
-def cutoff_curves(curves: Mapping[str, pd.DataFrame], columns: Sequence[str] = ("hit", "recall")) -> bytes:
+def cutoff_curves(
+    curves: Mapping[str, pd.DataFrame],
+    columns: Sequence[str] = ("hit", "recall"),
+    axis: str = "K",
+    xlabel: str | None = None,
+) -> bytes:
     """One panel per measure (Hit@K, Recall@K) against K (log axis), one line per retriever.
 
-    ``curves`` maps a retriever to a frame indexed by K with the ``columns``.
+    ``curves`` maps a retriever to a frame indexed by K with the ``columns``; ``axis`` names
+    the cutoff in the labels (``B`` for a token budget), ``xlabel`` the x axis (default ``axis``).
     """
     fig, axes = _figure(5.0 * len(columns), 3.8, ncols=len(columns))
     for ax, column in zip(axes, columns):
@@ -69,9 +75,9 @@ def cutoff_curves(curves: Mapping[str, pd.DataFrame], columns: Sequence[str] = (
         ax.set_xticks(ks, [str(k) for k in ks])
         ax.minorticks_off()
         ax.set_ylim(0, 1)
-        ax.set_xlabel("K")
-        ax.set_ylabel(f"{column.capitalize()}@K")
-        ax.set_title(f"{column.capitalize()}@K")
+        ax.set_xlabel(xlabel or axis)
+        ax.set_ylabel(f"{column.capitalize()}@{axis}")
+        ax.set_title(f"{column.capitalize()}@{axis}")
         ax.grid(alpha=0.3)
     axes[0].legend(loc="lower right")
     return _png(fig)
@@ -185,4 +191,30 @@ def miss_bars(breakdowns: Mapping[str, pd.DataFrame]) -> bytes:
         ax.set_title(name)
     handles, labels = axes[0].get_legend_handles_labels()
     fig.legend(handles, labels, loc="outside upper center", ncol=3, fontsize="small")
+    return _png(fig)
+
+
+def tokens_to_first(distributions: Mapping[str, np.ndarray], budgets: Sequence[int]) -> bytes:
+    """Share of queries whose first evidence lies within T tokens of context, against T (log axis),
+    one step line per system; NaN (no evidence retrieved) never counts. Budgets as dashed lines."""
+    fig, axes = _figure(8.0, 4.2)
+    ax = axes[0]
+    for name, values in distributions.items():
+        found = np.sort(values[~np.isnan(values)])
+        shares = np.arange(1, len(found) + 1) / len(values)
+        ax.step(
+            np.concatenate([[found[0] if len(found) else 1], found]),
+            np.concatenate([[0], shares]),
+            where="post",
+            label=name,
+        )
+    for budget in budgets:
+        ax.axvline(budget, color="grey", linestyle="--", linewidth=0.8)
+    ax.set_xscale("log")
+    ax.set_ylim(0, 1)
+    ax.set_xlabel("tokens of context T")
+    ax.set_ylabel("share of queries with evidence within T")
+    ax.set_title("Tokens needed to reach the first evidence")
+    ax.grid(alpha=0.3)
+    ax.legend(loc="lower right", fontsize="small")
     return _png(fig)

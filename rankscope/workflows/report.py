@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import html
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -191,6 +192,19 @@ def write_bytes(path: Path, data: bytes) -> Path:
     with atomic_write(path, "wb") as handle:
         handle.write(data)
     return path
+
+
+def write_runs(runs: Mapping[str, pd.DataFrame], out: Path) -> list[Path]:
+    """Each system's run as ``run.<name>.trec`` (the name made file-safe, also the run tag)."""
+    from rankscope.corpora.trec import write_trec_run
+    from rankscope.workflows.runs import file_stem
+
+    paths = []
+    for name, run in runs.items():
+        path = out / f"run.{file_stem(name)}.trec"
+        write_trec_run(run, path, tag=file_stem(name))
+        paths.append(path)
+    return paths
 
 
 def write_csv(frame: pd.DataFrame, path: Path, index: bool = True) -> Path:

@@ -1,0 +1,355 @@
+"""Which chunking and which retriever put the evidence into a language model's context?
+
+For every chunking (plus whole documents, the baseline) and every retriever, the corpus
+is chunked, indexed and searched; the chunk run is scored against token budgets
+(:mod:`rankscope.evaluation.budget`: hit@B and recall@B tokens, tokens needed to reach
+the first evidence) and, with document judgments, collapsed to documents with MaxP and
+scored as a document run. Evidence is either the dataset's relevant documents (every
+chunk of a relevant document carries it) or, with ``answers``, the answer strings
+found in a chunk by DPR's ``has_answer``. Every system is tested against whole documents
+with the first retriever, per metric, as ``compare`` does (paired test, Holm-corrected).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from rankscope.core.errors import RankscopeError
+from rankscope.core.progress import progress
+from rankscope.corpora.dataset import Dataset
+from rankscope.workflows import plots
+from rankscope.workflows.compare import ALPHA, LEGEND, TIE_TOLERANCE, mark_summary
+from rankscope.workflows.report import Report, write_csv, write_report, write_runs, write_text
+from rankscope.workflows.runs import check_depth, check_specs, resolve_dataset
+from rankscope.workflows.tables import records, text_table, to_json
+
+DEFAULT_CHUNKINGS = ("words:200:50", "words:100:25", "sentences:300")
+DEFAULT_BUDGETS = (500, 1000, 2000, 4000)
+WHOLE = "whole"
+DOCUMENT_METRICS = ("ndcg@10", "recall@100")
+"""Scored on the MaxP document run (document judgments only)."""
+DISTINCT_AT = 10
+
+
+def system_name(chunking: str, retriever: str) -> str:
+    """``words:100:25 / bm25``: one row of the results."""
+    return f"{chunking} / {retriever}"
+
+
+@dataclass(frozen=True)
+class RagResult:
+    """Everything ``rag`` produced, as DataFrames.
+
+    ``summary``: index system, one column per metric (means; higher is better).
+    ``per_query``: long ``system, query_id, metric, value``. ``significance``: the columns of
+    :func:`evaluation.significance.compare_results`, against ``baseline``. ``tokens``: long
+    ``system, query_id, tokens_to_first`` (NaN: no evidence within the depth). ``chunks``:
+    per system the number of chunks, their mean length, the median/75th-percentile tokens
+    to the first evidence, the share of queries reaching none, and the mean number of
+    distinct documents among the top 10 chunks. ``runs``: each system's chunk run.
+    """
+
+    dataset: str
+    baseline: str
+    budgets: tuple[int, ...]
+    evidence: str
+    counter: str
+    test: str
+    depth: int
+    summary: pd.DataFrame
+    per_query: pd.DataFrame
+    significance: pd.DataFrame
+    tokens: pd.DataFrame
+    chunks: pd.DataFrame
+    findings: tuple[str, ...]
+    runs: Mapping[str, pd.DataFrame] = field(repr=False)
+    files: tuple[Path, ...] = ()
+
+    def marked(self) -> pd.DataFrame:
+        """The summary as text with the best and significance marks (see :data:`compare.LEGEND`)."""
+        marked = mark_summary(self.summary, self.significance, self.baseline)
+        marked.index.name = "system"
+        return marked
+
+    def legend(self) -> str:
+        return LEGEND.format(test=self.test, alpha=ALPHA).replace("the retrievers", "the systems")
+
+    def to_text(self) -> str:
+        lines = [
+            f"token counts: {self.counter}; evidence: {self.evidence}",
+            "",
+            text_table(self.marked()),
+            "",
+            self.legend(),
+            "",
+            text_table(self.chunks, digits=2),
+            "",
+            *(f"- {finding}" for finding in self.findings),
+        ]
+        return "\n".join(lines)
+
+    def report(self) -> Report:
+        return build_report(self)
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "dataset": self.dataset,
+            "baseline": self.baseline,
+            "budgets": list(self.budgets),
+            "evidence": self.evidence,
+            "token_counts": self.counter,
+            "test": self.test,
+            "correction": "holm",
+            "alpha": ALPHA,
+            "depth": self.depth,
+            "mean": {name: row.to_dict() for name, row in self.summary.iterrows()},
+            "chunks": {name: row.to_dict() for name, row in self.chunks.iterrows()},
+            "significance": records(self.significance, index=False),
+            "findings": list(self.findings),
+        }
+
+
+def _counter(tokenizer: str | None):
+    """The token counter for ``tokenizer`` (whitespace, analyzer or a tokenizer.json path)."""
+    from rankscope.corpora.chunking import token_counter
+    from rankscope.retrieval.analysis import get_analyzer
+
+    return token_counter(tokenizer, get_analyzer("english").token_pattern if tokenizer == "analyzer" else None)
+
+
+def _evidence(run: pd.DataFrame, chunks: pd.DataFrame, data: Dataset, answers: pd.DataFrame | None, mode: str):
+    """Evidence for one system's run: relevant documents through their chunks, or answers found in chunks."""
+    from rankscope.corpora.answers import answer_matches
+    from rankscope.evaluation.budget import Evidence, evidence_from_qrels
+
+    if answers is None:
+        return evidence_from_qrels(data.qrels, chunks)
+    pairs = run.merge(chunks[["chunk_id", "text"]], left_on="doc_id", right_on="chunk_id")
+    matches = answer_matches(pairs, dict(zip(answers["query_id"], answers["answers"])), mode)
+    totals = pd.Series(answers["answers"].map(len).to_numpy(), index=answers["query_id"].to_numpy())
+    return Evidence.from_pairs(matches.rename(columns={"answer": "unit"}), totals)
+
+
+def _joined(first, second):
+    """One EvaluationResult holding the metrics of two (same queries, different metrics)."""
+    from rankscope.evaluation.results import EvaluationResult
+
+    per_query = pd.concat([first.per_query, second.per_query], ignore_index=True)
+    return EvaluationResult(per_query, {**first.mean, **second.mean}, first.n_unjudged)
+
+
+def rag(
+    dataset: str | Dataset = "cisi",
+    chunkings: Sequence[str] = DEFAULT_CHUNKINGS,
+    retrievers: Sequence[str] = ("bm25",),
+    budgets: Sequence[int] = DEFAULT_BUDGETS,
+    answers: str | Path | None = None,
+    out: str | Path | None = None,
+    *,
+    tokenizer: str | None = None,
+    answer_mode: str = "string",
+    depth: int = 1000,
+    test: str = "randomization",
+    seed: int = 0,
+) -> RagResult:
+    """Chunk, index, search and score every (chunking or whole documents) x retriever; write files to ``out``."""
+    from rankscope.corpora.answers import MODES
+    from rankscope.corpora.chunking import chunk_corpus, chunks_as_corpus, parse_chunking
+    from rankscope.corpora.qa_files import read_questions
+    from rankscope.evaluation import evaluate
+    from rankscope.evaluation.budget import budget_evaluate, check_budgets, tokens_to_first
+    from rankscope.evaluation.chunk_runs import aggregate_run, distinct_documents
+    from rankscope.evaluation.significance import compare_results
+    from rankscope.retrieval.registry import make_retriever
+
+    check_specs(retrievers)
+    check_depth(depth)
+    budgets = tuple(check_budgets(budgets))
+    if answer_mode not in MODES:
+        raise RankscopeError(f"unknown answer matching mode {answer_mode!r}; expected one of {list(MODES)}")
+    specs = [WHOLE, *[parse_chunking(c).spec for c in chunkings if c != WHOLE]]
+    if len(set(specs)) != len(specs):
+        raise RankscopeError(f"chunkings {list(chunkings)} repeat one (whole documents are always included)")
+    counter = _counter(tokenizer)
+    data = resolve_dataset(dataset)
+    questions = None if answers is None else read_questions(answers)
+    queries = data.queries if questions is None else questions[["query_id", "text"]]
+    evidence_kind = (
+        f"relevant documents of {data.name}'s qrels (every chunk of a relevant document)"
+        if questions is None
+        else f"answers of {answers} found in the chunk ({answer_mode} matching)"
+    )
+    systems = [(c, r) for c in specs for r in retrievers]
+    results, tokens, stats, runs = {}, [], [], {}
+    for chunking, spec in progress(systems, desc="chunking x retriever", total=len(systems)):
+        name = system_name(chunking, spec)
+        chunks = chunk_corpus(data.corpus, chunking, counter)
+        run = make_retriever(spec).index(chunks_as_corpus(chunks)).search(queries, k=depth)
+        runs[name] = run
+        lengths = chunks.set_index("chunk_id")["tokens"]
+        evidence = _evidence(run, chunks, data, questions, answer_mode)
+        result = budget_evaluate(run, lengths, evidence, budgets)
+        if questions is None:
+            doc_run = aggregate_run(run, chunks, "maxp")
+            scored = evaluate(data.qrels, doc_run, DOCUMENT_METRICS, exclude_unjudged=True)
+            result = _joined(result, _renamed(scored, "maxp "))
+        results[name] = result
+        first = tokens_to_first(run, lengths, evidence)
+        tokens.append(pd.DataFrame({"system": name, "query_id": first.index, "tokens_to_first": first.to_numpy()}))
+        distinct = distinct_documents(run, chunks, DISTINCT_AT).reindex(first.index, fill_value=0)
+        stats.append(
+            {
+                "system": name,
+                "chunks": len(chunks),
+                "tokens_per_chunk": float(chunks["tokens"].mean()),
+                "median_tokens_to_first": float(first.median()),
+                "p75_tokens_to_first": float(first.quantile(0.75)),
+                "no_evidence_share": float(first.isna().mean()),
+                f"distinct_docs@{DISTINCT_AT}": float(distinct.mean()),
+            }
+        )
+    baseline = system_name(WHOLE, retrievers[0])
+    metrics = list(results[baseline].mean)
+    significance = compare_results(results, baseline, metrics, test=test, correction="holm", seed=seed, alpha=ALPHA)
+    summary = pd.DataFrame({name: r.mean for name, r in results.items()}).T[metrics].rename_axis("system")
+    per_query = pd.concat([r.per_query.assign(system=n) for n, r in results.items()], ignore_index=True)
+    chunk_stats = pd.DataFrame(stats).set_index("system")
+    tokens_frame = pd.concat(tokens, ignore_index=True)
+    result = RagResult(
+        dataset=data.name,
+        baseline=baseline,
+        budgets=budgets,
+        evidence=evidence_kind,
+        counter=counter.name,
+        test=test,
+        depth=depth,
+        summary=summary,
+        per_query=per_query[["system", "query_id", "metric", "value"]],
+        significance=significance,
+        tokens=tokens_frame,
+        chunks=chunk_stats,
+        findings=tuple(rag_findings(summary, significance, chunk_stats, baseline, budgets)),
+        runs=runs,
+    )
+    if out is None:
+        return result
+    return replace(result, files=tuple(write_outputs(result, Path(out))))
+
+
+def _renamed(result, prefix: str):
+    """The same result with every metric name prefixed (``maxp ndcg@10``)."""
+    from rankscope.evaluation.results import EvaluationResult
+
+    per_query = result.per_query.assign(metric=prefix + result.per_query["metric"])
+    return EvaluationResult(per_query, {prefix + k: v for k, v in result.mean.items()}, result.n_unjudged)
+
+
+def rag_findings(
+    summary: pd.DataFrame, significance: pd.DataFrame, chunks: pd.DataFrame, baseline: str, budgets: Sequence[int]
+) -> list[str]:
+    """Plain-language findings; each quotes the numbers behind it."""
+    out = []
+    flags = {(r.metric, r.system): r for r in significance.itertuples(index=False)}
+    for budget in budgets:
+        metric = f"hit@{budget}tok"
+        base = summary.at[baseline, metric]
+        if summary[metric].max() - base <= TIE_TOLERANCE:
+            out.append(
+                f"Within {budget:,} tokens no chunking beats whole documents ({baseline}): "
+                f"{base:.0%} of queries get evidence into the context."
+            )
+            continue
+        best = summary[metric].idxmax()
+        row = flags[(metric, best)]
+        verdict = (
+            f"significant, p = {row.p_adjusted:.3g} after Holm"
+            if row.significant
+            else f"not significant, p = {row.p_adjusted:.3g} after Holm"
+        )
+        out.append(
+            f"Within {budget:,} tokens, {best} puts evidence in the context for {summary.at[best, metric]:.0%} "
+            f"of queries against {base:.0%} for whole documents ({baseline}; {verdict})."
+        )
+    for name, row in chunks.iterrows():
+        never = (
+            f"; {row['no_evidence_share']:.0%} of queries reach none within the depth"
+            if row["no_evidence_share"]
+            else ""
+        )
+        out.append(
+            f"{name}: half the queries reach their first evidence within {row['median_tokens_to_first']:,.0f} tokens "
+            f"(three quarters within {row['p75_tokens_to_first']:,.0f}){never}."
+        )
+    chunked = chunks.drop(index=[n for n in chunks.index if n.startswith(f"{WHOLE} / ")])
+    for name, row in chunked.iterrows():
+        distinct = row[f"distinct_docs@{DISTINCT_AT}"]
+        if distinct < DISTINCT_AT - 0.5:
+            out.append(
+                f"{name}: the top {DISTINCT_AT} chunks come from {distinct:.1f} distinct documents on average: "
+                "several chunks of one document take context space, so Hit@k over chunks overstates the variety."
+            )
+    return out
+
+
+def write_outputs(result: RagResult, out: Path) -> list[Path]:
+    """summary.csv/.json, per_query.csv, significance.csv, tokens.csv, chunks.csv, a TREC run per system, the report."""
+    files = [
+        write_csv(result.summary, out / "summary.csv"),
+        write_text(out / "summary.json", to_json(result.to_dict())),
+        write_csv(result.per_query, out / "per_query.csv", index=False),
+        write_csv(result.significance, out / "significance.csv", index=False),
+        write_csv(result.tokens, out / "tokens.csv", index=False),
+        write_csv(result.chunks, out / "chunks.csv"),
+    ]
+    files += write_runs(result.runs, out)
+    files += write_report(build_report(result), out)
+    return files
+
+
+def build_report(result: RagResult) -> Report:
+    """Summary with marks, significance, chunk statistics, budget curves and the tokens-to-evidence curves."""
+    report = Report(f"rankscope rag: {result.dataset}")
+    report.paragraph(
+        f"{len(result.summary)} systems (chunking / retriever) on {result.dataset}, searched to depth "
+        f"{result.depth} chunks; token counts: {result.counter}; evidence: {result.evidence}. "
+        "The context for a budget of B tokens holds the top chunks in rank order while their running total "
+        "stays within B; the first chunk that would cross B ends it (never truncated, nothing later slipped in)."
+    )
+    report.heading("Findings").bullets(list(result.findings))
+    report.heading("Summary").table(result.marked(), caption=result.legend())
+    sig = result.significance[
+        ["metric", "system", "delta", "ci_low", "ci_high", "p_value", "p_adjusted", "significant"]
+    ]
+    report.heading(f"Significance against {result.baseline}").table(sig, index=False)
+    report.heading("Chunks and tokens to the first evidence").table(result.chunks)
+    curves = {
+        name: pd.DataFrame(
+            {
+                "hit": [row[f"hit@{b}tok"] for b in result.budgets],
+                "recall": [row[f"recall@{b}tok"] for b in result.budgets],
+            },
+            index=pd.Index(result.budgets, name="B"),
+        )
+        for name, row in result.summary.iterrows()
+    }
+    report.heading("Hit and recall within a token budget")
+    report.image(
+        "budget_curves.png",
+        plots.cutoff_curves(curves, axis="B", xlabel="context budget B (tokens)"),
+        "Hit@B tokens and Recall@B tokens against the budget, one line per chunking / retriever",
+    )
+    distributions = {
+        name: frame["tokens_to_first"].to_numpy(dtype=np.float64)
+        for name, frame in result.tokens.groupby("system", sort=False)
+    }
+    report.image(
+        "tokens_to_first.png",
+        plots.tokens_to_first(distributions, result.budgets),
+        "Share of queries whose first evidence is within T tokens of context (budgets dashed)",
+    )
+    return report
