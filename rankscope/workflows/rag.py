@@ -264,16 +264,16 @@ def rag_findings(
                 f"{base:.0%} of queries get evidence into the context."
             )
             continue
-        best = summary[metric].idxmax()
-        row = flags[(metric, best)]
-        verdict = (
-            f"significant, p = {row.p_adjusted:.3g} after Holm"
-            if row.significant
-            else f"not significant, p = {row.p_adjusted:.3g} after Holm"
-        )
+        top = summary[metric].max()
+        best = [name for name, value in summary[metric].items() if top - value <= TIE_TOLERANCE]
+        rows = [flags[(metric, name)] for name in best]
+        significant = [row.significant for row in rows]
+        verdict = "significant" if all(significant) else "not significant" if not any(significant) else "mixed"
+        smallest = "p" if len(rows) == 1 else "smallest p"
         out.append(
-            f"Within {budget:,} tokens, {best} puts evidence in the context for {summary.at[best, metric]:.0%} "
-            f"of queries against {base:.0%} for whole documents ({baseline}; {verdict})."
+            f"Within {budget:,} tokens, {_names(best)} put{'s' if len(best) == 1 else ''} evidence in the context "
+            f"for {top:.0%} of queries against {base:.0%} for whole documents ({baseline}; {verdict}, "
+            f"{smallest} = {min(row.p_adjusted for row in rows):.3g} after Holm)."
         )
     for name, row in chunks.iterrows():
         never = (
@@ -282,8 +282,8 @@ def rag_findings(
             else ""
         )
         out.append(
-            f"{name}: half the queries reach their first evidence within {row['median_tokens_to_first']:,.0f} tokens "
-            f"(three quarters within {row['p75_tokens_to_first']:,.0f}){never}."
+            f"{name}: the median query needs {row['median_tokens_to_first']:,g} tokens of context to reach its first "
+            f"evidence (75th percentile: {row['p75_tokens_to_first']:,g}){never}."
         )
     chunked = chunks.drop(index=[n for n in chunks.index if n.startswith(f"{WHOLE} / ")])
     for name, row in chunked.iterrows():
@@ -294,6 +294,11 @@ def rag_findings(
                 "several chunks of one document take context space, so Hit@k over chunks overstates the variety."
             )
     return out
+
+
+def _names(names: Sequence[str]) -> str:
+    """``a``, ``a and b``, ``a, b and c``."""
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
 
 
 def write_outputs(result: RagResult, out: Path) -> list[Path]:

@@ -88,3 +88,11 @@ def test_cli_writes_the_report(tmp_path, capsys):
         assert (out / name).stat().st_size > 0, name
     assert main(["rag", "--dataset", str(folder), "--chunking", "lines:3", "--quiet"]) == 2
     assert "unknown chunking 'lines:3'" in capsys.readouterr().err
+
+
+def test_token_count_choice_is_reported():
+    # the analyzer's \w\w+ pattern: same words here, so the numbers match the whitespace run
+    result = rag(DATA, ["words:4"], ["bm25"], [5], tokenizer="analyzer", test="t")
+    assert result.counter == r"analyzer tokens (\w\w+)"
+    assert result.to_text().startswith(r"token counts: analyzer tokens (\w\w+)")
+    assert result.summary["hit@5tok"].tolist() == [0.5, 1.0]
