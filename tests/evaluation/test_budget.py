@@ -85,3 +85,23 @@ def test_bad_input():
         budget_evaluate(RUN, LENGTHS, EVIDENCE, [5, 5])
     with pytest.raises(SchemaError, match="no token length .* 'c1'"):
         budget_evaluate(RUN, LENGTHS.drop("c1"), EVIDENCE, [5])
+
+
+def test_gold_spans_as_evidence():
+    from rankscope.corpora.answers import span_matches
+
+    chunks = pd.DataFrame(
+        {"chunk_id": ["d#0", "d#1"], "doc_id": ["d", "d"], "start": [0, 8], "end": [10, 20], "tokens": [5, 6]}
+    )
+    spans = pd.DataFrame([("q", "d", 12, 18), ("q", "e", 0, 4)], columns=["query_id", "doc_id", "start", "end"])
+    found = span_matches(spans, chunks).rename(columns={"span": "unit"})
+    evidence = Evidence.from_pairs(found, totals=pd.Series({"q": 2}))  # two gold spans, one in a missing document
+    run = pd.DataFrame({"query_id": "q", "doc_id": ["d#0", "d#1"], "score": [2.0, 1.0]})
+    lengths = chunks.set_index("chunk_id")["tokens"]
+    assert tokens_to_first(run, lengths, evidence)["q"] == 11  # d#0 (5 tokens) holds no span, d#1 (6) does
+    assert budget_evaluate(run, lengths, evidence, [10, 11]).mean == {
+        "hit@10tok": 0.0,
+        "recall@10tok": 0.0,
+        "hit@11tok": 1.0,
+        "recall@11tok": 0.5,
+    }
