@@ -14,12 +14,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from functools import partial
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from rankscope.core.errors import RankscopeError
+from rankscope.core.outputs import check_output_folder, write_folder
 from rankscope.core.progress import progress
 from rankscope.corpora.dataset import Dataset
 from rankscope.workflows import plots
@@ -167,6 +169,7 @@ def rag(
     from rankscope.evaluation.significance import compare_results
     from rankscope.retrieval.registry import make_retriever
 
+    out_path = None if out is None else check_output_folder(out)  # before any computing
     check_specs(retrievers)
     check_depth(depth)
     budgets = tuple(check_budgets(budgets))
@@ -236,9 +239,9 @@ def rag(
         findings=tuple(rag_findings(summary, significance, chunk_stats, baseline, budgets)),
         runs=runs,
     )
-    if out is None:
+    if out_path is None:
         return result
-    return replace(result, files=tuple(write_outputs(result, Path(out))))
+    return replace(result, files=write_folder(out_path, partial(write_outputs, result)))
 
 
 def _renamed(result, prefix: str):

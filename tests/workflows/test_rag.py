@@ -88,6 +88,10 @@ def test_cli_writes_the_report(tmp_path, capsys):
         assert (out / name).stat().st_size > 0, name
     assert main(["rag", "--dataset", str(folder), "--chunking", "lines:3", "--quiet"]) == 2
     assert "unknown chunking 'lines:3'" in capsys.readouterr().err
+    (tmp_path / "notes").mkdir()
+    (tmp_path / "notes" / "mine.txt").write_text("x")
+    assert main(["rag", "--dataset", str(folder), "--out", str(tmp_path / "notes"), "--quiet"]) == 2
+    assert "a folder of other files" in capsys.readouterr().err
 
 
 def test_token_count_choice_is_reported():
