@@ -28,6 +28,9 @@ from rankscope.core.errors import RankscopeError
 from rankscope.corpora.schema import sort_run, validate
 
 SET_FAMILIES = ("precision", "recall", "f1")
+RANKED_FAMILIES = (*SET_FAMILIES, "hit", "mrr", "map", "ndcg", "ndcg_exp", "rprec", "bpref")
+"""Measures of how relevant documents are ranked, which a reordering by grade maximises; any other
+family (say one counting judged documents) is refused rather than given a meaningless oracle."""
 
 
 def default_metrics(depth: int) -> tuple[str, ...]:
@@ -37,14 +40,20 @@ def default_metrics(depth: int) -> tuple[str, ...]:
 
 
 def check_metrics(metrics: Sequence[str], depth: int) -> list[str]:
-    """The metrics, refused (with the reason) when reordering cannot change them or they look past ``depth``."""
+    """The metrics' names as :func:`~rankscope.evaluation.evaluate` labels them, refused (with the reason)
+    when reordering cannot change them or they look past ``depth``."""
     from rankscope.evaluation.metrics import parse_metric
 
-    names = list(metrics)
-    if not names:
+    if not list(metrics):
         raise RankscopeError("no metrics given")
-    for name in names:
+    names = []
+    for name in metrics:
         metric = parse_metric(name)
+        if metric.family not in RANKED_FAMILIES:
+            raise RankscopeError(
+                f"metric {name!r} does not measure how relevant documents are ranked, so it has no headroom; "
+                f"use one of {', '.join(RANKED_FAMILIES)}"
+            )
         if metric.threshold is not None or (metric.k is None and metric.family in SET_FAMILIES):
             raise RankscopeError(
                 f"metric {name!r} scores the retrieved set, not its order, so it has no ranking headroom; "
@@ -54,6 +63,7 @@ def check_metrics(metrics: Sequence[str], depth: int) -> list[str]:
             raise RankscopeError(
                 f"metric {name!r} looks beyond the depth {depth}; raise --depth to at least {metric.k} or lower the K"
             )
+        names.append(metric.name)  # the name evaluate labels its results with
     return names
 
 
