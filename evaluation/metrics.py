@@ -11,6 +11,11 @@ whole retrieved list; with ``(threshold=x)`` only documents with score >= x coun
 as retrieved. The formulas are in :mod:`evaluation.measures` and docs/metrics.md.
 Anything else is refused with the list of known forms: a typo must never turn
 into a silently missing column.
+
+:data:`FAMILIES` is the one registry of measures: the parser, the error text,
+``known_forms`` and the CLI read it, and :func:`define` adds a user's measure to it
+at run time (like ``ir_measures.define``), after which its name works everywhere a
+metric name does (``evaluate``, ``compare --metrics``, ``tune --metric``).
 """
 
 from __future__ import annotations
@@ -53,6 +58,33 @@ FAMILIES: dict[str, Family] = {
     "bpref": Family(None, measures.bpref),
 }
 
+CUTOFF_USES = ("optional", "required", "none")
+"""How a defined measure takes a cutoff: ``name`` and ``name@k``, only ``name@k``, or only ``name``."""
+
+
+def define(name: str, fn: Callable[..., PerQuery], *, cutoff: str = "optional") -> None:
+    """Add the measure ``name``, computed by ``fn(judged, k)`` (``k`` None without a cutoff).
+
+    ``judged`` is a :class:`~evaluation.ranking.Judged` (the judged retrieved documents
+    in rank order, per-query counts); ``fn`` returns one float per query, in the order of
+    ``judged.query_ids``. Built-in names cannot be replaced; defining a name twice
+    replaces the user's own definition.
+    """
+    if not isinstance(name, str) or not re.fullmatch(r"[a-z][a-z0-9_]*", name):
+        raise RankscopeError(f"metric name {name!r} must be lower case letters, digits and _, starting with a letter")
+    if name in _BUILT_IN:
+        raise RankscopeError(f"metric {name!r} is built in and cannot be redefined")
+    if cutoff not in CUTOFF_USES:
+        raise RankscopeError(f"cutoff must be one of {', '.join(CUTOFF_USES)}, got {cutoff!r}")
+    if not callable(fn):
+        raise RankscopeError(f"metric {name!r}: fn must be callable, got {fn!r}")
+    at_k = fn if cutoff != "none" else None
+    whole = (lambda judged: fn(judged, None)) if cutoff != "required" else None
+    FAMILIES[name] = Family(at_k, whole)
+
+
+_BUILT_IN = frozenset(FAMILIES)
+
 _NAME = re.compile(
     r"(?P<family>[a-z][a-z0-9_]*)"
     r"(?:@(?P<k>[1-9][0-9]*)"
@@ -73,10 +105,31 @@ class Metric:
         """One value per query of ``judged``."""
         family = FAMILIES[self.family]
         if self.k is not None:
-            return family.at_k(judged, self.k)  # type: ignore[misc]
-        if self.threshold is not None:
-            return family.threshold(judged, self.threshold)  # type: ignore[misc]
-        return family.whole(judged)  # type: ignore[misc]
+            values = family.at_k(judged, self.k)  # type: ignore[misc]
+        elif self.threshold is not None:
+            values = family.threshold(judged, self.threshold)  # type: ignore[misc]
+        else:
+            values = family.whole(judged)  # type: ignore[misc]
+        if self.family in _BUILT_IN:
+            return values
+        return _checked_values(self.name, values, judged.n_queries)
+
+
+def _checked_values(name: str, values: object, n_queries: int) -> PerQuery:
+    """A defined measure's output as floats, one per query, or an error naming the metric."""
+    try:
+        array = np.asarray(values, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise RankscopeError(f"metric {name!r} returned {type(values).__name__}, not numbers") from None
+    if array.shape != (n_queries,):
+        raise RankscopeError(
+            f"metric {name!r} returned shape {array.shape}, expected one value per query ({n_queries},)"
+        )
+    if not np.isfinite(array).all():
+        raise RankscopeError(
+            f"metric {name!r} returned a non-finite value for query {int(np.flatnonzero(~np.isfinite(array))[0])}"
+        )
+    return array
 
 
 def known_forms() -> list[str]:

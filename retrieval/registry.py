@@ -9,6 +9,16 @@ Third-party retrievers use the same decorator::
     @register("my-retriever")
     class MyRetriever(Retriever): ...
 
+and an installed package makes its retrievers available to every spec (and so to
+the CLI) through the entry-point group ``rankscope.retrievers``::
+
+    [project.entry-points."rankscope.retrievers"]
+    my-retriever = "my_package.module:MyRetriever"
+
+An entry point is imported only when its name is looked up and is not built in
+(a built-in name always means the built-in); :func:`available` lists its name
+without importing it.
+
 A spec is ``name`` or ``name:key=value,key=value``. Values are read and checked
 by the retriever's ``parameters`` table (:mod:`retrieval.params`); unknown names,
 unknown parameters and refused values are a one-line :class:`SpecError` that says
@@ -19,6 +29,7 @@ Commas inside brackets ``()[]{}`` do not split, so a value may itself hold a spe
 from __future__ import annotations
 
 import importlib
+import importlib.metadata
 import os
 import typing
 from pathlib import Path
@@ -35,6 +46,9 @@ BUILTIN_MODULES = (
     "rankscope.retrieval.fusion",
 )
 """Modules whose import registers the built-in retrievers (missing ones are skipped)."""
+
+ENTRY_POINT_GROUP = "rankscope.retrievers"
+"""The entry-point group third-party packages register retrievers in."""
 
 _REGISTRY: dict[str, type[Retriever]] = {}
 _builtins_loaded = False
@@ -84,18 +98,42 @@ def _load_builtins() -> None:
 
 
 def available() -> list[str]:
-    """Names of every registered retriever, sorted."""
+    """Names of every retriever: registered ones and installed packages' entry points, sorted."""
     _load_builtins()
-    return sorted(_REGISTRY)
+    return sorted(set(_REGISTRY) | {entry.name for entry in _entry_points()})
 
 
 def retriever_class(name: str) -> type[Retriever]:
-    """The class registered under ``name``."""
+    """The class registered under ``name`` (built-ins first, then installed packages' entry points)."""
     if name not in _REGISTRY:
         _load_builtins()
     if name not in _REGISTRY:
+        _load_entry_point(name)
+    if name not in _REGISTRY:
         raise SpecError(f"unknown retriever {name!r}; known: {', '.join(available())}")
     return _REGISTRY[name]
+
+
+def _entry_points() -> list[importlib.metadata.EntryPoint]:
+    return list(importlib.metadata.entry_points(group=ENTRY_POINT_GROUP))
+
+
+def _load_entry_point(name: str) -> None:
+    """Import the entry point called ``name`` (if one is installed) and register what it names."""
+    found = [entry for entry in _entry_points() if entry.name == name]
+    if not found:
+        return
+    entry = found[0]
+    origin = f"entry point {name} = {entry.value} ({ENTRY_POINT_GROUP}"
+    origin += f", package {entry.dist.name})" if entry.dist is not None else ")"
+    try:
+        cls = entry.load()
+    except Exception as exc:  # a broken plugin is the user's problem to fix, said in one line
+        raise SpecError(f"retriever {name!r}: {origin} failed to load: {type(exc).__name__}: {exc}") from exc
+    if not (isinstance(cls, type) and issubclass(cls, Retriever)):
+        raise SpecError(f"retriever {name!r}: {origin} names {cls!r}, not a Retriever subclass")
+    if _REGISTRY.get(name) is not cls:
+        register(name)(cls)
 
 
 def parse_spec(spec: str) -> tuple[str, dict[str, str]]:

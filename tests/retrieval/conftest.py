@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import importlib.util
+import types
 from pathlib import Path
 
 import pandas as pd
@@ -47,3 +49,16 @@ def scratch_registry(monkeypatch: pytest.MonkeyPatch) -> None:
 
     registry.available()
     monkeypatch.setattr(registry, "_REGISTRY", dict(registry._REGISTRY))
+
+
+TOY_RETRIEVER = Path(__file__).parent / "helpers" / "toy_retriever.py"
+"""A small correct retriever in a file of its own, so a test can also ship it in a package."""
+
+
+@pytest.fixture(scope="session")
+def toy_module() -> types.ModuleType:
+    """helpers/toy_retriever.py, imported by path (tests are not a package under --import-mode=importlib)."""
+    spec = importlib.util.spec_from_file_location("rankscope_test_toy_retriever", TOY_RETRIEVER)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
