@@ -6,7 +6,7 @@ import math
 import re
 from collections.abc import Hashable, Sequence
 
-from rankscope.core.errors import FormatError
+from rankscope.core.errors import FormatError, duplicate_message
 from rankscope.core.fileio import PathLike
 
 INTEGER = re.compile(r"[+-]?[0-9]{1,18}")
@@ -38,11 +38,10 @@ def refuse_repeats(
         first = seen.setdefault(key, index)
         if first == index:
             continue
-        shown = ", ".join(map(repr, key)) if isinstance(key, tuple) else repr(key)
         conflict = ""
         if grades is not None and grades[first] != grades[index]:
             conflict = f" with conflicting grades {grades[first]} and {grades[index]}"
-        raise FormatError(path, lines[index], f"duplicate {what} {shown} (first at line {lines[first]}){conflict}")
+        raise FormatError(path, lines[index], duplicate_message(what, key, lines[first]) + conflict)
 
 
 def integer(token: str, path: PathLike, line: int, what: str) -> int:

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
-from rankscope.core.errors import SchemaError
+from rankscope.core.errors import SchemaError, duplicate_message
 from rankscope.corpora.schema import validate
 
 
@@ -140,12 +140,13 @@ def _refuse_duplicates(frame: pd.DataFrame, key: list[str], source: str) -> None
     if dup.any():
         rows = frame[dup]
         first = rows.iloc[0]
-        shown = ", ".join(f"{k}={first[k]!r}" for k in key)
         extra = ""
         if "relevance" in frame.columns:
             grades = sorted(set(rows[(rows[key] == first[key]).all(axis=1)]["relevance"]))
             extra = f" with grades {grades}" if len(grades) > 1 else " (identical)"
-        raise SchemaError(f"{source}: {int(dup.sum())} rows share a duplicate {'/'.join(key)}; first: {shown}{extra}")
+        what = ", ".join(key)
+        shown = duplicate_message(what, tuple(first[k] for k in key) if len(key) > 1 else first[key[0]])
+        raise SchemaError(f"{source}: {shown}{extra}; {int(dup.sum())} rows share a repeated {what}")
 
 
 def _reference_warnings(corpus: pd.DataFrame, queries: pd.DataFrame, qrels: pd.DataFrame) -> list[str]:

@@ -103,6 +103,10 @@ def trec_ranks(run: pd.DataFrame) -> np.ndarray:
 def sort_run(run: pd.DataFrame) -> pd.DataFrame:
     """A new run in tie-rule order within each query, with ``rank`` recomputed to match.
 
+    The reference implementation of the tie rule: the fast paths elsewhere
+    (``evaluation.ranking._ranks``, ``retrieval.topk``, ``evaluation.loo.full_ranking_run``)
+    cite it and tests/test_tie_rule.py checks each against it.
+
     Queries keep the order of their first appearance. ``run`` needs ``query_id``,
     ``doc_id`` and ``score``; the result is the order and the ranks trec_eval uses
     when it scores a run file, whatever ranks the file states.

@@ -28,7 +28,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from rankscope.core.errors import FormatError, SchemaError
+from rankscope.core.errors import FormatError, SchemaError, duplicate_message
 from rankscope.core.fileio import PathLike, atomic_write, read_lines, require_file
 from rankscope.corpora.checks import INTEGER, id_problem, integer_problem, number_problem, shown
 from rankscope.corpora.schema import sort_run, validate
@@ -180,9 +180,7 @@ def _check_lines(path: Path, layout: _Layout) -> None:
         key = (fields[0], fields[2])
         if key in seen:
             raise FormatError(
-                path,
-                number,
-                f"duplicate {layout.what} entry for query {key[0]!r}, document {key[1]!r} (first at line {seen[key]})",
+                path, number, duplicate_message(f"{layout.what} entry for query, document", key, seen[key])
             )
         seen[key] = number
     if not seen:
@@ -210,7 +208,7 @@ def _refuse_duplicate_pairs(table: pd.DataFrame, source: str) -> None:
     dup = table.duplicated(["query_id", "doc_id"])
     if dup.any():
         first = table[dup].iloc[0]
-        raise SchemaError(f"{source}: duplicate entry for query {first['query_id']!r}, document {first['doc_id']!r}")
+        raise SchemaError(f"{source}: {duplicate_message('query, document', (first['query_id'], first['doc_id']))}")
 
 
 def _write_lines(path: PathLike, lines: Iterable[str], chunk: int = 500_000) -> None:

@@ -79,7 +79,8 @@ def full_ranking_run(
     """
     if k < 1:
         raise ValueError(f"k must be at least 1, got {k}")
-    # Columns in doc_id-descending order, so a stable sort on score gives trec_eval's tie rule.
+    # Columns in doc_id-descending order, so a stable sort on score gives trec_eval's tie rule: a fast path
+    # for a users x items matrix; the reference is corpora.schema.sort_run (tests/test_tie_rule.py).
     catalogue = np.array(sorted(map(str, items), reverse=True), dtype=object)
     users = [str(u) for u in users]
     scores = np.empty((len(users), len(catalogue)))

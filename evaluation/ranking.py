@@ -32,7 +32,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from rankscope.core.errors import RankscopeError, SchemaError
+from rankscope.core.errors import RankscopeError, SchemaError, duplicate_message
 
 _KEY_BITS = 63  # packed (pair, row) sort keys must fit a signed 64-bit integer
 _REGION_BITS = 12  # address regions of 2^12 slots of 16 bytes (64 kB)
@@ -115,7 +115,7 @@ def judge_run(
     n_docs = max(len(doc_names), 1)
     sorted_pairs, pair_rows = _sorted_pairs(run_q, run_dc, n_docs, n_queries)
     del run_dc
-    _refuse_duplicates("run lists", sorted_pairs, pair_rows, run_query, run_doc)
+    _refuse_duplicates("run", sorted_pairs, pair_rows, run_query, run_doc)
 
     qrels_q = query_index.get_indexer(qrels_query)
     in_eval = qrels_q >= 0
@@ -123,7 +123,7 @@ def judge_run(
     qrels_pairs = qrels_q * np.int64(n_docs) + qrels_dc
     by_pair = np.argsort(qrels_pairs, kind="stable")
     qrels_q, qrels_label, qrels_pairs = qrels_q[by_pair], qrels_label[by_pair], qrels_pairs[by_pair]
-    _refuse_duplicates("qrels judge", qrels_pairs, by_pair, qrels_query[in_eval], qrels_doc[in_eval])
+    _refuse_duplicates("qrels", qrels_pairs, by_pair, qrels_query[in_eval], qrels_doc[in_eval])
     found, rows = _find_pairs(sorted_pairs, pair_rows, qrels_pairs)
     j_q, j_pos = qrels_q[found], _ranks(run_q, run_score, run_doc, n_queries, rows)
     by_rank = np.lexsort((j_pos, j_q))
@@ -289,11 +289,15 @@ def _refuse_duplicates(
     repeated = np.flatnonzero(sorted_pairs[1:] == sorted_pairs[:-1])
     if len(repeated):
         row = rows[repeated[0]]
-        raise SchemaError(f"{what} document {doc[row]!r} more than once for query {query[row]!r}")
+        raise SchemaError(f"{what}: {duplicate_message('query, document', (query[row], doc[row]))}")
 
 
 def _ranks(run_q: np.ndarray, score: np.ndarray, doc: np.ndarray, n_queries: int, rows: np.ndarray) -> np.ndarray:
-    """0-based rank within its query of each of ``rows``: score descending, then doc_id descending."""
+    """0-based rank within its query of each of ``rows``: score descending, then doc_id descending.
+
+    A fast path of the tie rule (no DataFrame, no sort of a run already in order); the reference is
+    :func:`corpora.schema.sort_run`, and tests/test_tie_rule.py checks this against it.
+    """
     same_query = run_q[1:] == run_q[:-1]
     changes = np.flatnonzero(~same_query)  # rows after which the query changes
     if not _in_score_order(run_q, score, same_query, changes, n_queries):

@@ -33,7 +33,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from rankscope.core.errors import SchemaError
+from rankscope.core.errors import SchemaError, duplicate_message
 
 if TYPE_CHECKING:
     from rankscope.evaluation.results import EvaluationResult
@@ -65,7 +65,7 @@ def align(per_query: Mapping[str, pd.Series]) -> pd.DataFrame:
         series = pd.Series(values.to_numpy(), index=values.index.astype(str), name=name)
         duplicated = series.index[series.index.duplicated()]
         if len(duplicated):
-            raise SchemaError(f"system {name!r}: query {duplicated[0]!r} appears more than once")
+            raise SchemaError(f"system {name!r}: {duplicate_message('query', duplicated[0])}")
         numeric = pd.to_numeric(series, errors="coerce")
         if numeric.isna().any():
             bad = numeric.index[numeric.isna()][0]

@@ -19,7 +19,7 @@ from typing import Any, ClassVar, Protocol, runtime_checkable
 import numpy as np
 import pandas as pd
 
-from rankscope.core.errors import NotFittedError, RankscopeError, SchemaError
+from rankscope.core.errors import NotFittedError, RankscopeError, SchemaError, duplicate_message
 from rankscope.corpora.schema import sort_run, validate
 from rankscope.retrieval.params import Param, check_values
 
@@ -133,7 +133,7 @@ def document_texts(corpus: pd.DataFrame) -> tuple[list[str], list[str]]:
     duplicated = table["doc_id"].duplicated()
     if duplicated.any():
         first = table["doc_id"][duplicated].iloc[0]
-        raise SchemaError(f"corpus given to index(): doc_id {first!r} occurs more than once")
+        raise SchemaError(f"corpus given to index(): {duplicate_message('doc_id', first)}")
     texts = [f"{title}\n{text}" if title else text for title, text in zip(table["title"], table["text"])]
     return table["doc_id"].tolist(), texts
 

@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from rankscope.core.errors import SchemaError
+from rankscope.core.errors import SchemaError, duplicate_message
 from rankscope.corpora.schema import sort_run, validate
 from rankscope.retrieval.base import QueryInput, Retriever, UnknownDocumentError, check_k, document_texts, query_texts
 from rankscope.retrieval.params import Param
@@ -101,9 +101,7 @@ def _checked(runs: Sequence[pd.DataFrame]) -> list[pd.DataFrame]:
         dup = valid.duplicated(["query_id", "doc_id"])
         if dup.any():
             first = valid[dup].iloc[0]
-            raise SchemaError(
-                f"{source}: document {first['doc_id']!r} appears more than once for query {first['query_id']!r}"
-            )
+            raise SchemaError(f"{source}: {duplicate_message('query, document', (first['query_id'], first['doc_id']))}")
         checked.append(valid)
     return checked
 

@@ -74,10 +74,7 @@ class TermCounts:
     @cached_property
     def doc_id_rank(self) -> np.ndarray:
         """Position of each document's id in byte order (the tie-break key)."""
-        order = np.argsort(np.asarray(self.doc_ids, dtype=str), kind="stable")
-        ranks = np.empty(self.n_docs, dtype=np.int64)
-        ranks[order] = np.arange(self.n_docs)
-        return ranks
+        return doc_id_ranks(self.doc_ids)
 
     @cached_property
     def by_doc(self) -> sp.csr_matrix:
@@ -219,3 +216,15 @@ def encode(
     sorted_id = np.empty(len(found), dtype=np.int32)
     sorted_id[np.fromiter(map(found.__getitem__, terms), dtype=np.int64, count=len(terms))] = np.arange(len(terms))
     return sorted_id[all_ids], all_lengths, terms
+
+
+def doc_id_ranks(doc_ids: Sequence[str]) -> np.ndarray:
+    """Position of each id in byte order: the tie-break key of :mod:`retrieval.topk`.
+
+    numpy orders ``str`` by code point, which is the byte order of their UTF-8 (the
+    order of the reference, :func:`corpora.schema.sort_run`; tested in tests/test_tie_rule.py).
+    """
+    order = np.argsort(np.asarray(doc_ids, dtype=str), kind="stable")
+    ranks = np.empty(len(order), dtype=np.int64)
+    ranks[order] = np.arange(len(order))
+    return ranks

@@ -28,7 +28,12 @@ except ImportError as exc:  # required, not optional: no slow fallback
 
 
 def top_k(values: np.ndarray, positions: np.ndarray, k: int, doc_id_rank: np.ndarray) -> np.ndarray:
-    """Indices into ``values`` of the k best, in run order (score desc, then doc id desc)."""
+    """Indices into ``values`` of the k best, in run order (score desc, then doc id desc).
+
+    A fast path of the tie rule (partial selection, ``doc_id_rank`` from
+    :func:`retrieval.termcounts.doc_id_ranks`); the reference is :func:`corpora.schema.sort_run`, and
+    tests/test_tie_rule.py checks this, :func:`top_k_rows` and :func:`sparse_top_k` against it.
+    """
     n = len(values)
     if n <= k:
         chosen = np.arange(n)

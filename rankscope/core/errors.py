@@ -5,6 +5,16 @@ from __future__ import annotations
 from os import PathLike
 
 
+def duplicate_message(what: str, key: object, first_line: int | None = None) -> str:
+    """The one wording of a refused repeat, e.g. ``duplicate query, document 'q1', 'd1' (first at line 3)``.
+
+    Every reader, writer and table check that refuses a repeated key words it so
+    (``key`` a tuple for a compound key); callers put where it was found in front.
+    """
+    shown = ", ".join(map(repr, key)) if isinstance(key, tuple) else repr(key)
+    return f"duplicate {what} {shown}" + ("" if first_line is None else f" (first at line {first_line})")
+
+
 class RankscopeError(Exception):
     """Base class: a problem with the user's input or request, reported in one clear line."""
 

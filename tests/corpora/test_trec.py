@@ -55,7 +55,7 @@ def test_qrels_crlf_bom_and_gzip(tmp_path: Path) -> None:
         ("1 0 a 1 x\n1 0 b 1\n", 1, "found 5 field(s)"),
         ("1 0 a 1\n\n1 0 b high\n", 3, "relevance must be an integer, found 'high'"),
         ("1 0 a 1.5\n", 1, "relevance must be an integer, found '1.5'"),
-        ("1 0 a 1\n2 0 a 1\n1 0 a 2\n", 3, "duplicate qrels entry for query '1', document 'a' (first at line 1)"),
+        ("1 0 a 1\n2 0 a 1\n1 0 a 2\n", 3, "duplicate qrels entry for query, document '1', 'a' (first at line 1)"),
     ],
 )
 def test_bad_qrels_name_file_and_line(tmp_path: Path, text: str, line: int, fragment: str) -> None:
@@ -130,7 +130,7 @@ def test_run_tie_order_matches_ir_measures_sorted_scores(tmp_path: Path) -> None
         ("q Q0 a 1 nan t\n", 1, "score must be a finite number, found 'nan'"),
         ("q Q0 a 1 0.5 t\nq Q0 b 2 inf t\n", 2, "found 'inf'"),
         ("q Q0 a one 0.5 t\n", 1, "rank must be an integer, found 'one'"),
-        ("q Q0 a 1 0.5 t\nq Q0 a 2 0.4 t\n", 2, "duplicate run entry for query 'q', document 'a' (first at line 1)"),
+        ("q Q0 a 1 0.5 t\nq Q0 a 2 0.4 t\n", 2, "duplicate run entry for query, document 'q', 'a' (first at line 1)"),
         ("q Q0 a 1 0.5 t\nq Q0 b 2 0.4", 2, "expected 6 fields"),  # truncated last line
     ],
 )
@@ -162,7 +162,7 @@ def test_run_round_trip_full_precision_gzip(tmp_path: Path) -> None:
 
 def test_run_writer_refuses_bad_input(tmp_path: Path) -> None:
     run = pd.DataFrame({"query_id": ["q", "q"], "doc_id": ["a", "a"], "score": [1.0, 2.0]})
-    with pytest.raises(SchemaError, match="duplicate entry for query 'q', document 'a'"):
+    with pytest.raises(SchemaError, match="^run to write: duplicate query, document 'q', 'a'$"):
         write_trec_run(run, tmp_path / "r")
     with pytest.raises(SchemaError, match="run tag"):
         write_trec_run(run.iloc[:1], tmp_path / "r", tag="two words")

@@ -117,9 +117,9 @@ def test_inputs_are_not_modified() -> None:
 
 def test_duplicate_documents_are_refused_naming_query_and_doc() -> None:
     duplicated = pd.concat([RUN, RUN.iloc[[1]].assign(score=0.1)], ignore_index=True)
-    with pytest.raises(SchemaError, match=r"run lists document 'd1' more than once for query 'q1'"):
+    with pytest.raises(SchemaError, match=r"^run: duplicate query, document 'q1', 'd1'$"):
         evaluate(QRELS, duplicated)
-    with pytest.raises(SchemaError, match=r"qrels judge document 'd9' more than once for query 'q2'"):
+    with pytest.raises(SchemaError, match=r"^qrels: duplicate query, document 'q2', 'd9'$"):
         evaluate(pd.concat([QRELS, QRELS.iloc[[5]]]), RUN)
 
 

@@ -70,7 +70,7 @@ def test_equal_strings_in_distinct_objects_are_still_duplicates() -> None:
     assert first is not second
     run = pd.DataFrame({"query_id": ["q", "q"], "doc_id": np.array([first, second], dtype=object), "score": [1.0, 2.0]})
     qrels = pd.DataFrame({"query_id": ["q"], "doc_id": ["d1"], "relevance": [1]})
-    with pytest.raises(SchemaError, match="'d1' more than once for query 'q'"):
+    with pytest.raises(SchemaError, match="duplicate query, document 'q', 'd1'"):
         evaluate(qrels, run)
 
 

@@ -47,7 +47,7 @@ def test_empty_run_has_the_schema() -> None:
 def test_document_texts_joins_title_and_refuses_duplicate_ids() -> None:
     ids, texts = document_texts(pd.DataFrame({"doc_id": [1, 2], "title": ["T", ""], "text": ["body", "only"]}))
     assert ids == ["1", "2"] and texts == ["T\nbody", "only"]
-    with pytest.raises(SchemaError, match="doc_id '1' occurs more than once"):
+    with pytest.raises(SchemaError, match=r"^corpus given to index\(\): duplicate doc_id '1'$"):
         document_texts(pd.DataFrame({"doc_id": ["1", "1"], "text": ["a", "b"]}))
 
 
