@@ -31,7 +31,6 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 from rankscope.core.errors import SchemaError, duplicate_message
 
@@ -98,6 +97,8 @@ def t_test(system: np.ndarray, baseline: np.ndarray) -> float:
         raise ValueError("the paired t-test needs at least 2 queries with values")
     if np.all(diffs == diffs[0]):
         return 0.0  # constant non-zero difference: the variance is zero and the effect certain
+    from scipy import stats  # slow to import; the CLI reads TESTS from this module at start-up
+
     return float(stats.ttest_rel(system, baseline).pvalue)
 
 
@@ -106,6 +107,8 @@ def wilcoxon_test(system: np.ndarray, baseline: np.ndarray) -> float:
     diffs = _differences(system, baseline)
     if not np.any(diffs):
         return 1.0
+    from scipy import stats
+
     return float(stats.wilcoxon(system, baseline).pvalue)
 
 

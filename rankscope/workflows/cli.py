@@ -3,40 +3,55 @@
 from __future__ import annotations
 
 import argparse
+import inspect
+from collections.abc import Callable
 from functools import partial
+from typing import Any
 
 from rankscope.core.errors import RankscopeError
 from rankscope.corpora.cli import add_strict, load_reported
 from rankscope.workflows.tables import to_json
 
 
+def defaults(function: Callable[..., object]) -> dict[str, Any]:
+    """A function's parameter defaults by name: the CLI's defaults are read here, never retyped."""
+    return {name: p.default for name, p in inspect.signature(function).parameters.items()}
+
+
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the three workflow commands to the ``rankscope`` hub."""
-    from rankscope.workflows.compare import DEFAULT_RETRIEVERS
-    from rankscope.workflows.tune import DEFAULT_B, DEFAULT_K1
+    from rankscope.evaluation.metrics import DEFAULT_METRICS
+    from rankscope.workflows.compare import compare
+    from rankscope.workflows.diagnose import diagnose
+    from rankscope.workflows.headroom import default_metrics
+    from rankscope.workflows.tune import DEFAULT_B, DEFAULT_K1, tune
 
+    given = defaults(compare)
     p = subparsers.add_parser("compare", help="compare retrievers on one dataset, with significance tests")
-    _common(p, formats=("table", "json", "latex"))
+    _common(p, given, formats=("table", "json", "latex"))
     p.add_argument(
         "--retrievers",
         nargs="+",
-        default=list(DEFAULT_RETRIEVERS),
+        default=list(given["retrievers"]),
         metavar="SPEC",
         help="retriever specs, e.g. tfidf bm25:k1=0.9,b=0.4 w2v (default: %(default)s)",
     )
+    p.add_argument("--metrics", nargs="+", metavar="METRIC", help=f"default: {' '.join(DEFAULT_METRICS)}")
     p.add_argument(
-        "--metrics", nargs="+", metavar="METRIC", help="default: ndcg@10 recall@100 mrr@10 hit@10 map precision@10"
+        "--baseline", default=given["baseline"], help="spec the others are tested against (default: %(default)s)"
     )
-    p.add_argument("--baseline", default="bm25", help="spec the others are tested against (default: %(default)s)")
-    p.add_argument("--depth", type=int, default=1000, help="documents retrieved per query (default: %(default)s)")
+    p.add_argument(
+        "--depth", type=int, default=given["depth"], help="documents retrieved per query (default: %(default)s)"
+    )
     _test_option(p)
     p.set_defaults(func=run_compare)
 
+    given = defaults(tune)
     p = subparsers.add_parser(
         "tune", help="grid-search any retriever parameters with cross-validation over queries and an error bar"
     )
-    _common(p)
-    p.add_argument("--retriever", default="bm25", help="retriever spec to tune (default: %(default)s)")
+    _common(p, given)
+    p.add_argument("--retriever", default=given["retriever"], help="retriever spec to tune (default: %(default)s)")
     p.add_argument(
         "--retrievers",
         nargs="+",
@@ -54,20 +69,23 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--k1", help=f"start:stop:step, inclusive; same as --param k1=... (default grid: {DEFAULT_K1})")
     p.add_argument("--b", help=f"start:stop:step, inclusive; same as --param b=... (default grid: {DEFAULT_B})")
-    p.add_argument("--metric", default="ndcg@10", help="metric to maximise (default: %(default)s)")
-    p.add_argument("--folds", type=int, default=5, help="cross-validation folds over queries (default: %(default)s)")
+    p.add_argument("--metric", default=given["metric"], help="metric to maximise (default: %(default)s)")
+    p.add_argument(
+        "--folds", type=int, default=given["folds"], help="cross-validation folds over queries (default: %(default)s)"
+    )
     p.set_defaults(func=run_tune)
 
+    given = defaults(diagnose)
     p = subparsers.add_parser(
         "diagnose", help="split every relevant document into found, ranking loss and recall loss at each K"
     )
-    _common(p)
-    p.add_argument("--retriever", default="bm25", help="retriever spec (default: %(default)s)")
+    _common(p, given)
+    p.add_argument("--retriever", default=given["retriever"], help="retriever spec (default: %(default)s)")
     p.add_argument("--vs", metavar="SPEC", help="a second retriever to compare with")
     p.add_argument(
         "--depth",
         type=int,
-        default=100,
+        default=given["depth"],
         help="candidate depth D: the top D a reranker would get; not within it = recall loss (default: %(default)s)",
     )
     p.add_argument(
@@ -75,7 +93,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         nargs="+",
         metavar="METRIC",
         help="metrics priced in points (actual, oracle reranker, ideal); the first picks the worst queries "
-        "(default: ndcg@10 mrr@10 recall@10 map)",
+        f"(default: {' '.join(default_metrics(given['depth']))})",
     )
     p.add_argument(
         "--sampled",
@@ -83,21 +101,29 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="also run the sampled-negatives protocol, to see how much sampling flatters the retriever",
     )
     p.add_argument(
-        "--sampled-negatives", type=int, default=100, help="sampled protocol: negatives (default: %(default)s)"
+        "--sampled-negatives",
+        type=int,
+        default=given["sampled_negatives"],
+        help="sampled protocol: negatives (default: %(default)s)",
     )
-    p.add_argument("--sampled-repeats", type=int, default=10, help="sampled protocol: repeats (default: %(default)s)")
+    p.add_argument(
+        "--sampled-repeats",
+        type=int,
+        default=given["sampled_repeats"],
+        help="sampled protocol: repeats (default: %(default)s)",
+    )
     p.set_defaults(func=run_diagnose)
 
     _register_rag(subparsers)
 
 
 def _register_rag(subparsers: argparse._SubParsersAction) -> None:
-    from rankscope.workflows.rag import DEFAULT_BUDGETS, DEFAULT_CHUNKINGS
+    from rankscope.workflows.rag import DEFAULT_BUDGETS, DEFAULT_CHUNKINGS, rag
 
     p = subparsers.add_parser(
         "rag", help="chunkings x retrievers: is the evidence inside a token budget of context? (whole documents too)"
     )
-    _common(p)
+    _common(p, defaults(rag))
     p.add_argument(
         "--chunking",
         nargs="+",
@@ -131,18 +157,24 @@ def _register_rag(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _test_option(p: argparse.ArgumentParser) -> None:
+    from rankscope.evaluation.significance import TESTS
+    from rankscope.workflows.compare import compare
+
     p.add_argument(
         "--test",
-        choices=("randomization", "t", "wilcoxon"),
-        default="randomization",
+        choices=TESTS,
+        default=defaults(compare)["test"],
         help="paired significance test, Holm-corrected (default: %(default)s)",
     )
 
 
-def _common(p: argparse.ArgumentParser, formats: tuple[str, ...] = ("table", "json")) -> None:
-    p.add_argument("--dataset", default="cranfield", help="collection name or folder (default: %(default)s)")
+def _common(p: argparse.ArgumentParser, given: dict[str, Any], formats: tuple[str, ...] = ("table", "json")) -> None:
+    """Options every workflow has; ``given`` is the workflow function's defaults."""
+    p.add_argument("--dataset", default=given["dataset"], help="collection name or folder (default: %(default)s)")
     p.add_argument("--out", metavar="DIR", help="write tables, runs, plots and report.md/report.html here")
-    p.add_argument("--seed", type=int, default=0, help="seed for tests, folds and sampling (default: %(default)s)")
+    p.add_argument(
+        "--seed", type=int, default=given["seed"], help="seed for tests, folds and sampling (default: %(default)s)"
+    )
     add_strict(p)
     p.add_argument(
         "--format",

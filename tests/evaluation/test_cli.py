@@ -12,7 +12,7 @@ import pytest
 from rankscope.cli import main
 from rankscope.corpora.trec import write_trec_qrels, write_trec_run
 from rankscope.evaluation import evaluate
-from tests.evaluation.test_metrics_trec import random_case
+from tests.evaluation.trec_reference import random_case
 
 QRELS = "q1 0 d1 1\nq1 0 d2 0\nq1 0 d3 2\nq2 0 d1 1\nq3 0 d9 0\n"
 # q1 ranking: d3 (0.9), d1 (0.5), d5 (0.1); rank column deliberately wrong

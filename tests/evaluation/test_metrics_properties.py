@@ -9,7 +9,7 @@ import pytest
 
 from rankscope.core.errors import SchemaError
 from rankscope.evaluation import evaluate, ranking
-from tests.evaluation.test_metrics_trec import random_case
+from tests.evaluation.trec_reference import random_case
 
 METRICS = ["ndcg@5", "ndcg_exp@5", "ndcg_exp", "mrr@3", "mrr", "hit@3", "precision@3", "recall@3", "f1@3",
            "map", "map@5", "bpref", "rprec", "recall", "recall@1000", "f1", "precision(threshold=1.5)"]  # fmt: skip

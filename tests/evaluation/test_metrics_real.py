@@ -11,7 +11,7 @@ from sklearn.feature_extraction.text import TfidfVectorizer
 
 from rankscope.corpora import load_dataset
 from rankscope.evaluation import evaluate
-from tests.evaluation.test_metrics_trec import assert_matches_trec
+from tests.evaluation.trec_reference import assert_matches_trec
 
 
 def tfidf_run(folder: Path, depth: int, granularity: float | None) -> tuple[pd.DataFrame, pd.DataFrame]:

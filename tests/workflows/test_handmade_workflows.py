@@ -173,6 +173,9 @@ def test_sampled_table_cache_gives_the_protocol_numbers() -> None:
     assert table["sampled_std"].tolist() == pytest.approx([direct.std["hit@1"], direct.std["mrr@10"]])
     assert table["full_per_document"].tolist() == pytest.approx([0.125, 0.3125])
     assert table["full"].tolist() == pytest.approx([0.25, 0.4375])
+    # flattery = sampled / full_per_document (hand values above): how much sampling alone inflates the metric
+    assert table["flattery"].tolist() == pytest.approx([direct.mean["hit@1"] / 0.125, direct.mean["mrr@10"] / 0.3125])
+    assert (table["flattery"] > 1).all()  # among 2 sampled negatives a relevant document ranks at least as high
 
 
 def test_score_cache_refuses_a_document_outside_the_corpus() -> None:

@@ -1,0 +1,36 @@
+"""workflows.runs: the checks every workflow makes on its retriever specs before reading the collection."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from rankscope.cli import main
+from rankscope.core.errors import RankscopeError
+from rankscope.workflows.runs import check_specs, file_stem
+
+
+def test_file_stems() -> None:
+    assert file_stem("bm25:k1=0.9,b=0.4") == "bm25_k1=0.9_b=0.4"
+    assert file_stem("hybrid:retrievers=[bm25:k1=0.9,b=0.4]+w2v") == "hybrid_retrievers=_bm25_k1=0.9_b=0.4_+w2v"
+
+
+def test_specs_whose_run_files_would_collide_are_refused() -> None:
+    """Two spellings of one retriever would write the same run.<stem>.trec: the second would overwrite the first."""
+    with pytest.raises(RankscopeError) as caught:
+        check_specs(["bm25:k1=0.9", "bm25: k1=0.9"])
+    assert str(caught.value) == (
+        "retrievers ['bm25:k1=0.9', 'bm25: k1=0.9'] would share output file names ['bm25_k1=0.9', 'bm25_k1=0.9']"
+    )
+    with pytest.raises(RankscopeError, match=r"^retriever 'bm25' is listed twice$"):
+        check_specs(["bm25", "tfidf", "bm25"])
+    with pytest.raises(RankscopeError, match="^no retrievers given$"):
+        check_specs([])
+    check_specs(["bm25:k1=0.9", "bm25:k1=0.8"])  # distinct stems pass
+
+
+def test_compare_refuses_the_collision_before_reading_the_collection(tmp_path: Path, capsys) -> None:
+    argv = ["compare", "--dataset", str(tmp_path / "absent"), "--retrievers", "bm25:k1=0.9", "bm25: k1=0.9"]
+    assert main([*argv, "--baseline", "bm25:k1=0.9"]) == 2
+    assert "would share output file names" in capsys.readouterr().err
