@@ -57,6 +57,9 @@ class Retriever:
     """
 
     name: ClassVar[str] = ""
+    matches_unknown_words: ClassVar[bool] = False
+    """True for retrievers that rank documents for any non-empty text (dense encoders); the others
+    give no rows for a query without a word they know."""
     parameters: ClassVar[tuple[Param, ...]] = ()
 
     def __init_subclass__(cls, **kwargs: Any) -> None:

@@ -1,27 +1,47 @@
-"""FAISS inner-product search over unit vectors (so scores are cosines), with exact tie handling.
+"""FAISS inner-product search over document vectors, with exact tie handling and the recall of approximate indexes.
 
-``flat`` is ``IndexFlatIP``: exact, the default. ``hnsw`` is ``IndexHNSWFlat``
-with the inner-product metric: approximate, for large corpora; it is built on
-one thread because FAISS inserts in parallel otherwise and the graph (hence the
-results) would depend on thread scheduling.
+Index kinds (``faiss_index``):
+
+- ``flat``: ``IndexFlatIP``, exact, the default;
+- ``hnsw``: ``IndexHNSWFlat`` with the inner-product metric (``hnsw_m`` links per node,
+  efConstruction 200, ``ef_search`` at search time): approximate, for large corpora;
+- ``ivf``: ``IndexIVFFlat`` with ``nlist`` k-means cells (FAISS's fixed clustering
+  seed), ``nprobe`` cells visited per query: approximate.
+
+Approximate indexes are built on one thread, because FAISS inserts (and clusters) in
+parallel otherwise and the index (hence the results) would depend on thread scheduling.
 
 FAISS returns exactly k rows and cuts ties at the k-th score arbitrarily, so
 :func:`candidates` fetches more rows until the k-th score is strictly above the
-last fetched one (within float32 rounding); the caller rescores the candidates
-and applies the tie rule, so the same k documents come back every time.
+last fetched one (within float32 rounding); :class:`FaissSearch` rescores the
+candidates in float64 and applies the tie rule, so the same k documents come back
+every time. With an approximate index it also runs the exact search and records the
+**ANN recall at the run's depth**: per query, the share of the exact top k (by the tie
+rule) that the approximate top k holds, averaged over the queries searched.
 """
 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+import hashlib
+from collections.abc import Iterator, Sequence
+from pathlib import Path
 from types import ModuleType
 
 import numpy as np
+import pandas as pd
 
-INDEX_KINDS = ("flat", "hnsw")
+from rankscope.core.progress import progress_slices
+from rankscope.retrieval.base import make_run
+from rankscope.retrieval.params import Param
+from rankscope.retrieval.storage import IndexFormatError
+
+INDEX_KINDS = ("flat", "hnsw", "ivf")
 TIE_TOLERANCE = 1e-5
 """Scores this close to the k-th are treated as possible ties (float32 inner products)."""
+FAISS_FILE = "index.faiss"
+CHUNK = 4096
+"""Queries searched per step: one progress-bar update per chunk."""
 
 W2V_EXTRA = 'Word2Vec retrieval needs gensim and faiss: pip install "rankscope[w2v]"'
 
@@ -35,6 +55,16 @@ def import_faiss() -> ModuleType:
     return faiss
 
 
+INDEX_PARAMS = (
+    Param("faiss_index", str, "flat", "flat: exact; hnsw, ivf: approximate (ANN recall reported)", choices=INDEX_KINDS),
+    Param("hnsw_m", int, 32, "hnsw: links per node", low=1),
+    Param("ef_search", int, 128, "hnsw: candidates examined per query", low=1),
+    Param("nlist", int, 100, "ivf: k-means cells (at most the number of documents)", low=1),
+    Param("nprobe", int, 10, "ivf: cells visited per query", low=1),
+)
+"""The FAISS parameters of every vector retriever (``w2v``, ``dense``)."""
+
+
 @contextlib.contextmanager
 def _one_thread(faiss: ModuleType) -> Iterator[None]:
     previous = faiss.omp_get_max_threads()
@@ -45,7 +75,9 @@ def _one_thread(faiss: ModuleType) -> Iterator[None]:
         faiss.omp_set_num_threads(previous)
 
 
-def build_index(vectors: np.ndarray, kind: str = "flat", hnsw_m: int = 32, ef_construction: int = 200) -> object:
+def build_index(
+    vectors: np.ndarray, kind: str = "flat", hnsw_m: int = 32, ef_construction: int = 200, nlist: int = 100
+) -> object:
     """A FAISS inner-product index holding ``vectors`` (rows = FAISS ids 0..n-1)."""
     if kind not in INDEX_KINDS:
         raise ValueError(f"faiss_index must be one of {list(INDEX_KINDS)}, got {kind!r}")
@@ -56,14 +88,28 @@ def build_index(vectors: np.ndarray, kind: str = "flat", hnsw_m: int = 32, ef_co
         index = faiss.IndexFlatIP(dim)
         index.add(data)
         return index
-    index = faiss.IndexHNSWFlat(dim, hnsw_m, faiss.METRIC_INNER_PRODUCT)
-    index.hnsw.efConstruction = ef_construction
+    if kind == "hnsw":
+        index = faiss.IndexHNSWFlat(dim, hnsw_m, faiss.METRIC_INNER_PRODUCT)
+        index.hnsw.efConstruction = ef_construction
+    else:
+        if len(data) < nlist:
+            raise ValueError(f"faiss_index=ivf with nlist={nlist} needs at least {nlist} documents, got {len(data)}")
+        index = faiss.index_factory(dim, f"IVF{nlist},Flat", faiss.METRIC_INNER_PRODUCT)
+        index.cp.min_points_per_centroid = 1  # small collections: no warning, the clustering is the same
     with _one_thread(faiss):
+        index.train(data)
         index.add(data)
     return index
 
 
-def candidates(index: object, queries: np.ndarray, k: int, ef_search: int = 128) -> list[np.ndarray]:
+def _set_search_params(index: object, fetch: int, ef_search: int, nprobe: int) -> None:
+    if hasattr(index, "hnsw"):
+        index.hnsw.efSearch = max(ef_search, fetch)
+    if hasattr(index, "nprobe"):
+        index.nprobe = nprobe
+
+
+def candidates(index: object, queries: np.ndarray, k: int, ef_search: int = 128, nprobe: int = 10) -> list[np.ndarray]:
     """Per query, FAISS ids of its top k and of every row that may tie with the k-th."""
     total = index.ntotal
     if total == 0 or len(queries) == 0:
@@ -74,8 +120,7 @@ def candidates(index: object, queries: np.ndarray, k: int, ef_search: int = 128)
     result: list[np.ndarray] = [np.empty(0, dtype=np.int64)] * len(data)
     pending = np.arange(len(data))
     while len(pending):
-        if hasattr(index, "hnsw"):
-            index.hnsw.efSearch = max(ef_search, fetch)
+        _set_search_params(index, fetch, ef_search, nprobe)
         scores, ids = index.search(data[pending], fetch)
         unresolved = []
         for row, query in enumerate(pending):
@@ -90,6 +135,29 @@ def candidates(index: object, queries: np.ndarray, k: int, ef_search: int = 128)
     return result
 
 
+def ann_recall(approximate: pd.DataFrame, exact: pd.DataFrame) -> float:
+    """Mean over the queries with exact results of |approximate top k ∩ exact top k| / |exact top k|."""
+    if exact.empty:
+        return 1.0
+    shared = exact.merge(approximate[["query_id", "doc_id"]], on=["query_id", "doc_id"], how="left", indicator=True)
+    found = (shared["_merge"] == "both").groupby(shared["query_id"], sort=False).mean()
+    return float(found.mean())
+
+
+def sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def read_checked(path: Path, expected: str) -> bytes:
+    """The bytes of an index file whose SHA-256 must be ``expected`` (from meta.json)."""
+    if not path.is_file():
+        raise IndexFormatError(path, None, "missing from the index directory")
+    data = path.read_bytes()
+    if sha256(data) != expected:
+        raise IndexFormatError(path, None, "checksum differs from meta.json (damaged or from another save)")
+    return data
+
+
 def to_bytes(index: object) -> bytes:
     """The bytes ``faiss.write_index`` writes (so the saved file is readable by ``faiss.read_index``)."""
     return import_faiss().serialize_index(index).tobytes()
@@ -98,3 +166,54 @@ def to_bytes(index: object) -> bytes:
 def from_bytes(data: bytes) -> object:
     """Inverse of :func:`to_bytes`."""
     return import_faiss().deserialize_index(np.frombuffer(data, dtype=np.uint8))
+
+
+class FaissSearch:
+    """Searching ``doc_vectors_`` (float32 rows, FAISS ids 0..n-1) for retrievers with the parameters
+    ``faiss_index``, ``hnsw_m``, ``ef_search``, ``nlist`` and ``nprobe``."""
+
+    faiss_index: str
+    hnsw_m: int
+    ef_search: int
+    nlist: int
+    nprobe: int
+    doc_vectors_: np.ndarray
+
+    def _build_faiss(self) -> None:
+        """(Re)build the FAISS index from ``doc_vectors_``; forgets the recall of the previous one."""
+        self.faiss_ = build_index(self.doc_vectors_, self.faiss_index, self.hnsw_m, nlist=self.nlist)
+        self.__dict__.pop("ann_recall_", None)
+        self.__dict__.pop("exact_faiss_", None)
+
+    def _search_vectors(
+        self, query_ids: Sequence[str], query_vectors: np.ndarray, k: int, row_doc_ids: np.ndarray
+    ) -> pd.DataFrame:
+        """The top-k run of float64 ``query_vectors`` (rows of ``row_doc_ids`` = FAISS ids); with an
+        approximate index, ``ann_recall_`` becomes ``(k, recall against the exact search)``."""
+        run = self._run(self.faiss_, query_ids, query_vectors, k, row_doc_ids)
+        if self.faiss_index != "flat":
+            if not hasattr(self, "exact_faiss_"):
+                self.exact_faiss_ = build_index(self.doc_vectors_, "flat")
+            exact = self._run(self.exact_faiss_, query_ids, query_vectors, k, row_doc_ids)
+            self.ann_recall_ = (k, ann_recall(run, exact))
+        return run
+
+    def _run(
+        self, index: object, query_ids: Sequence[str], query_vectors: np.ndarray, k: int, row_doc_ids: np.ndarray
+    ) -> pd.DataFrame:
+        found = [
+            rows
+            for piece in progress_slices(np.arange(len(query_ids)), CHUNK, desc="searching", unit="query")
+            for rows in candidates(index, query_vectors[piece], k, self.ef_search, self.nprobe)
+        ]
+        doc_lists = [row_doc_ids[rows] for rows in found]
+        score_lists = [self.doc_vectors_[rows].astype(np.float64) @ query_vectors[i] for i, rows in enumerate(found)]
+        run = make_run(list(query_ids), doc_lists, score_lists)
+        return run[run["rank"] <= k].reset_index(drop=True)
+
+    def _index_diagnostics(self) -> dict[str, float]:
+        """``ann_recall@K`` after a search with an approximate index, else nothing."""
+        if self.faiss_index == "flat" or not hasattr(self, "ann_recall_"):
+            return {}
+        depth, recall = self.ann_recall_
+        return {f"ann_recall@{depth}": recall}

@@ -44,6 +44,8 @@ BUILTIN_MODULES = (
     "rankscope.retrieval.tfidf",
     "rankscope.retrieval.word2vec",
     "rankscope.retrieval.fusion",
+    "rankscope.retrieval.dense",
+    "rankscope.retrieval.rerank",
 )
 """Modules whose import registers the built-in retrievers (missing ones are skipped)."""
 

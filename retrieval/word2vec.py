@@ -22,7 +22,6 @@ tie the three together.
 
 from __future__ import annotations
 
-import hashlib
 import itertools
 import tempfile
 import warnings
@@ -44,16 +43,16 @@ from rankscope.retrieval.analysis import (
     restore_analyzer,
     saved_analyzer_param,
 )
-from rankscope.retrieval.base import (
-    QueryInput,
-    Retriever,
-    check_k,
-    doc_positions,
-    document_texts,
-    make_run,
-    query_texts,
+from rankscope.retrieval.base import QueryInput, Retriever, check_k, doc_positions, document_texts, query_texts
+from rankscope.retrieval.dense_index import (
+    FAISS_FILE,
+    INDEX_PARAMS,
+    FaissSearch,
+    from_bytes,
+    read_checked,
+    sha256,
+    to_bytes,
 )
-from rankscope.retrieval.dense_index import INDEX_KINDS, build_index, candidates, from_bytes, to_bytes
 from rankscope.retrieval.params import Param
 from rankscope.retrieval.pooling import POOLINGS, first_component, l2_normalise, pool, remove_component, word_weights
 from rankscope.retrieval.registry import register
@@ -68,10 +67,9 @@ from rankscope.retrieval.word_vectors import (
 )
 
 VECTORS_FILE = "vectors.bin"
-FAISS_FILE = "index.faiss"
-_SEARCH_TIME = ("ef_search",)
+_SEARCH_TIME = ("ef_search", "nprobe")
 """Parameters that only affect searching."""
-_ENCODING = ("pooling", "faiss_index", "hnsw_m")
+_ENCODING = ("pooling", "faiss_index", "hnsw_m", "nlist")
 """Parameters that change document vectors or the FAISS index but not the word vectors."""
 AUTO = "auto"
 """``analyzer=auto``: :func:`retrieval.word_vectors.default_analyzer` (stemmed for corpus-trained vectors)."""
@@ -89,12 +87,11 @@ def _non_empty(vectors: str) -> None:
 
 
 @register("w2v")
-class Word2VecRetriever(Retriever):
-    """Pooled Word2Vec vectors searched with FAISS (``faiss_index`` ``flat``: exact, ``hnsw``: approximate)."""
+class Word2VecRetriever(FaissSearch, Retriever):
+    """Pooled Word2Vec vectors searched with FAISS (``faiss_index`` ``flat``: exact, ``hnsw``/``ivf``: approximate)."""
 
     parameters = (
         Param("pooling", str, "sif", "how a text's word vectors are pooled (retrieval.pooling)", choices=POOLINGS),
-        Param("faiss_index", str, "flat", "flat: exact search; hnsw: approximate", choices=INDEX_KINDS),
         Param(
             "vectors",
             str,
@@ -108,8 +105,7 @@ class Word2VecRetriever(Retriever):
         Param("epochs", int, 20, "training passes over the corpus", low=1),
         Param("sg", int, 1, "1: skip-gram, 0: CBOW", choices=(0, 1)),
         Param("seed", int, 0, "seed of the training (results are deterministic)"),
-        Param("hnsw_m", int, 32, "hnsw: links per node", low=1),
-        Param("ef_search", int, 128, "hnsw: candidates examined per query", low=1),
+        *INDEX_PARAMS,
         replace(
             ANALYZER,
             default=AUTO,
@@ -179,7 +175,7 @@ class Word2VecRetriever(Retriever):
         nonempty = np.asarray(counts.sum(axis=1)).ravel() > 0
         self._set_rows(np.flatnonzero(nonempty))
         self.doc_vectors_ = self._finish(pooled[self.rows_]).astype(np.float32)
-        self.faiss_ = build_index(self.doc_vectors_, self.faiss_index, self.hnsw_m)
+        self._build_faiss()
 
     def _set_rows(self, rows: np.ndarray) -> None:
         """Documents in the FAISS index (``rows_``: FAISS id -> corpus position) and the inverse map (-1: empty)."""
@@ -219,11 +215,13 @@ class Word2VecRetriever(Retriever):
 
     def diagnostics(self) -> dict[str, float]:
         """Out-of-vocabulary rates: share of document tokens, and of the tokens of every query
-        searched or scored since ``index``/``load``, that the word vectors do not know."""
+        searched or scored since ``index``/``load``, that the word vectors do not know; with an
+        approximate index, its recall against exact search at the last search's depth."""
         self._check_fitted("faiss_")
         return {
             "oov_documents": oov_rate(self.total_tokens_, int(self.counts_.sum())),
             "oov_queries": oov_rate(*self.query_tokens_),
+            **self._index_diagnostics(),
         }
 
     def _warn_empty(self, query_ids: Sequence[str], empty: np.ndarray) -> None:
@@ -245,17 +243,8 @@ class Word2VecRetriever(Retriever):
         query_vectors, empty = self._encode_queries(texts)
         self._warn_empty(query_ids, empty)
         active = np.flatnonzero(~empty)
-        found = [
-            rows
-            for piece in progress_slices(active, CHUNK, desc="searching", unit="query")
-            for rows in candidates(self.faiss_, query_vectors[piece], k, self.ef_search)
-        ]
-        doc_lists, score_lists = [], []
-        for query, rows in zip(active, found):
-            doc_lists.append(self.doc_ids_[self.rows_[rows]])
-            score_lists.append(self.doc_vectors_[rows].astype(np.float64) @ query_vectors[query])
-        run = make_run([query_ids[i] for i in active], doc_lists, score_lists)
-        return run[run["rank"] <= k].reset_index(drop=True)
+        ids = [query_ids[i] for i in active]
+        return self._search_vectors(ids, query_vectors[active], k, self.doc_ids_[self.rows_])
 
     def score(self, query: str, doc_ids: Sequence[str]) -> np.ndarray:
         """Cosine of ``query`` with each given document (0 for a document without known words)."""
@@ -280,7 +269,7 @@ class Word2VecRetriever(Retriever):
             "params": params,
             "analyzer": self.analyzer_.to_config(),
             "total_tokens": self.total_tokens_,
-            "sha256": {VECTORS_FILE: _sha256(vector_bytes), FAISS_FILE: _sha256(faiss_bytes)},
+            "sha256": {VECTORS_FILE: sha256(vector_bytes), FAISS_FILE: sha256(faiss_bytes)},
         }
         counts = self.counts_
         arrays = {
@@ -314,7 +303,7 @@ class Word2VecRetriever(Retriever):
         if not isinstance(checksums, dict) or not all(isinstance(checksums.get(name), str) for name in names):
             problem = f"sha256 must give a checksum for each of {names}"
             raise IndexFormatError(Path(directory) / "meta.json", None, problem)
-        blobs = {name: _read_checked(Path(directory) / name, checksums[name]) for name in names}
+        blobs = {name: read_checked(Path(directory) / name, checksums[name]) for name in names}
         keyed = read_vector_file(Path(directory) / VECTORS_FILE)
         problem = _saved_arrays_problem(arrays, len(keyed))
         if problem:
@@ -417,19 +406,6 @@ def _word2vec_bytes(keyed: Any) -> bytes:
         path = Path(tmp) / VECTORS_FILE
         keyed.save_word2vec_format(str(path), binary=True)
         return path.read_bytes()
-
-
-def _read_checked(path: Path, expected: str) -> bytes:
-    if not path.is_file():
-        raise IndexFormatError(path, None, "missing from the index directory")
-    data = path.read_bytes()
-    if _sha256(data) != expected:
-        raise IndexFormatError(path, None, "checksum differs from meta.json (damaged or from another save)")
-    return data
-
-
-def _sha256(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
 
 
 def _count_matrix(token_lists: Sequence[Sequence[str]], key_to_index: dict[str, int]) -> sp.csr_matrix:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -30,6 +31,14 @@ def data_dir() -> Path:
     if path is None:
         pytest.skip("real collections not found: set RANKSCOPE_DATA to the folder holding cranfield/, cisi/, ...")
     return path
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _cache_in_tmp(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """The user cache (embeddings, extracted models) in a temporary folder, never the user's own."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("xdg-cache")))
+        yield
 
 
 @pytest.fixture(autouse=True)

@@ -127,6 +127,7 @@ def test_word2vec_analyses_and_searches_in_chunks_with_the_same_results(
     model = Word2VecRetriever(epochs=2, vector_size=8).index(corpus)
     whole = model.search(queries, k=4)
     monkeypatch.setattr("rankscope.retrieval.word2vec.CHUNK", 3)
+    monkeypatch.setattr("rankscope.retrieval.dense_index.CHUNK", 3)  # search chunks live beside FAISS
     monkeypatch.setattr(progress, "_quiet", False)
     chunked = Word2VecRetriever(epochs=2, vector_size=8).index(corpus)
     err = capsys.readouterr().err
