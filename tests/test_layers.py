@@ -113,6 +113,13 @@ def test_every_installed_package_has_a_layer() -> None:
     assert folders == set(PACKAGES)
 
 
+def python_in(folder: Path, code: str) -> str:
+    """What ``code`` prints, run by this interpreter in ``folder`` (away from the repository)."""
+    done = subprocess.run([sys.executable, "-c", code], cwd=folder, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
 def test_generic_names_do_not_install(tmp_path: Path) -> None:
     """Outside the repository only `rankscope` is importable; a user's own `evaluation.py` shadows nothing."""
     (tmp_path / "evaluation.py").write_text("raise RuntimeError('the user module was imported')\n")
@@ -123,9 +130,7 @@ def test_generic_names_do_not_install(tmp_path: Path) -> None:
         "assert importlib.util.find_spec('retrieval') is None\n"
         "print(rs.evaluate.__module__, rs.load_dataset.__module__)\n"
     )
-    done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.split() == ["rankscope.evaluation.engine", "rankscope.corpora.load"]
+    assert python_in(tmp_path, code).split() == ["rankscope.evaluation.engine", "rankscope.corpora.load"]
 
 
 def test_facade_is_lazy_and_complete(tmp_path: Path) -> None:
@@ -136,6 +141,4 @@ def test_facade_is_lazy_and_complete(tmp_path: Path) -> None:
         "missing = [n for n in names if getattr(rs, n) is None]\n"
         "print(heavy, len(names), missing)\n"
     )
-    done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.strip() == "[] 11 []"
+    assert python_in(tmp_path, code).strip() == "[] 11 []"
