@@ -33,12 +33,15 @@ def evaluate(
     relevance_level: int = 1,
     judged_only: bool = False,
     exclude_unjudged: bool = False,
+    ignore_self: bool = False,
 ) -> EvaluationResult:
     """Score ``run`` (``query_id, doc_id, score[, rank]``) against ``qrels`` (``query_id, doc_id, relevance``).
 
     Documents are ranked by score descending, ties by doc_id descending (byte
     order); the ``rank`` column is ignored. A document is relevant when its label
-    is >= ``relevance_level``; nDCG uses the graded labels. Neither frame is modified.
+    is >= ``relevance_level``; nDCG uses the graded labels. ``ignore_self`` drops run
+    rows whose doc_id equals their query_id (BEIR does so silently for ArguAna and
+    Quora, where queries are documents of the corpus). Neither frame is modified.
     """
     parsed = parse_metrics(metrics)
     if isinstance(relevance_level, bool) or not isinstance(relevance_level, (int, np.integer)) or relevance_level < 1:
@@ -48,6 +51,9 @@ def evaluate(
     if qrels.empty:
         raise SchemaError("qrels: no judgments, nothing to evaluate")
     run_query, run_doc, run_score = _run_columns(run)
+    if ignore_self:
+        other = run_doc != run_query
+        run_query, run_doc, run_score = run_query[other], run_doc[other], run_score[other]
     judged = judge_run(
         qrels["query_id"].to_numpy(dtype=object),
         qrels["doc_id"].to_numpy(dtype=object),

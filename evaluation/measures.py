@@ -181,3 +181,77 @@ def set_recall(j: Judged, threshold: float | None = None) -> np.ndarray:
 def set_f1(j: Judged, threshold: float | None = None) -> np.ndarray:
     """Set F1 = 2PR / (P + R) of set precision and recall (trec_eval set_F, beta = 1)."""
     return _f1(set_precision(j, threshold), set_recall(j, threshold))
+
+
+def judged_at(j: Judged, k: int | None = None) -> np.ndarray:
+    """judged@k = documents in the top k with any judgment for the query / min(k, ret) (ir_measures Judged@k).
+
+    Any label counts as a judgment, negative ones too; 0 when nothing was retrieved.
+    Without k, the whole retrieved list.
+    """
+    judged = j.per_query_sum(np.ones(len(j.q)) if k is None else j.pos < k)
+    shown = j.num_ret if k is None else np.minimum(j.num_ret, k)
+    return _ratio(judged, shown)
+
+
+def num_ret(j: Judged) -> np.ndarray:
+    """Documents retrieved (trec_eval num_ret)."""
+    return j.num_ret.astype(np.float64)
+
+
+def num_rel(j: Judged) -> np.ndarray:
+    """Relevant judgments R, retrieved or not (trec_eval num_rel)."""
+    return j.num_rel.astype(np.float64)
+
+
+def num_rel_ret(j: Judged) -> np.ndarray:
+    """Relevant documents retrieved (trec_eval num_rel_ret)."""
+    return j.per_query_sum(j.relevant)
+
+
+def interpolated_precision(j: Judged, recall: float) -> np.ndarray:
+    """Interpolated precision at a recall level: the best precision at or after the rank reaching it.
+
+    trec_eval's iprec_at_recall: the level asks for c = floor(recall * R + 0.9) relevant
+    documents; the value is the maximum of (relevant so far) / rank over the ranks of the
+    c-th and later relevant documents (over all of them when c = 0), and 0 when fewer
+    than c relevant documents were retrieved.
+    """
+    rel = j.relevant
+    q, pos = j.q[rel], j.pos[rel]
+    seen = group_positions(q, j.n_queries) + 1
+    needed = np.floor(recall * j.num_rel.astype(np.float64) + 0.9)
+    keep = seen >= needed[q]
+    q, precision = q[keep], seen[keep] / (pos[keep] + 1.0)
+    out = np.zeros(j.n_queries)
+    if len(q):
+        starts = np.flatnonzero(np.concatenate([[True], q[1:] != q[:-1]]))
+        out[q[starts]] = np.maximum.reduceat(precision, starts)
+    return out
+
+
+ERR_MAX_GRADE = 4  # gdeval's MAX_JUDGMENT (TREC Web track): a document of grade g stops the user with (2^g - 1) / 2^4
+
+
+def err(j: Judged, k: int | None = None) -> np.ndarray:
+    """ERR@k = sum_{i<=k} R_i / i * prod_{j<i} (1 - R_j), R = (2^label - 1) / 2^4 (Chapelle et al. 2009).
+
+    As gdeval.pl (what ir_measures' ERR@k runs): grades are capped by design at 4, so a
+    label above 4 is refused; labels <= 0 and unjudged documents stop no one (R = 0).
+    """
+    if len(j.label) and int(j.label.max()) > ERR_MAX_GRADE:
+        raise RankscopeError(f"err: labels go up to {ERR_MAX_GRADE} (gdeval's scale), found {int(j.label.max())}")
+    keep = j.label > 0 if k is None else (j.label > 0) & (j.pos < k)
+    q, pos = j.q[keep], j.pos[keep]
+    stop = (np.exp2(j.label[keep].astype(np.float64)) - 1.0) / 2.0**ERR_MAX_GRADE
+    log_go_on = np.cumsum(np.log1p(-stop))  # log of prod (1 - R) up to and including each row, across queries
+    before = log_go_on - np.log1p(-stop)  # ... strictly before each row
+    first = np.arange(len(q)) - group_positions(q, j.n_queries)
+    reached = np.exp(before - before[first])
+    return j.per_query_sum(stop * reached / (pos + 1.0), q)
+
+
+def rbp(j: Judged, k: int | None = None, p: float = 0.8) -> np.ndarray:
+    """RBP = (1 - p) * sum_{i(<=k)} p^(i-1) rel(i), binary relevance (Moffat & Zobel 2008)."""
+    rel = j.relevant if k is None else j.relevant & (j.pos < k)
+    return (1.0 - p) * j.per_query_sum(np.where(rel, np.power(p, j.pos.astype(np.float64)), 0.0))

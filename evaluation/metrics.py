@@ -1,29 +1,34 @@
-"""Metric names: a small registry and a strict parser.
+"""Metric names: one registry of measures, the names other tools use for them, a strict parser.
 
-Grammar (lower case, no spaces)::
+Canonical grammar (what results are labelled with)::
 
-    name      := family | family "@" k | family "(threshold=" number ")"
-    k         := positive integer without leading zeros      e.g. ndcg@10
-    number    := decimal or scientific literal               e.g. precision(threshold=0.5)
+    name    := family [ "(" param "=" value { "," param "=" value } ")" ] [ "@" cutoff ]
+    cutoff  := positive integer without leading zeros       e.g. ndcg@10, precision(rel=2)@10
+    value   := decimal or scientific literal                e.g. precision(threshold=0.5), rbp(p=0.8)
 
-``precision``, ``recall`` and ``f1`` without a cutoff are set measures over the
-whole retrieved list; with ``(threshold=x)`` only documents with score >= x count
-as retrieved. The formulas are in :mod:`evaluation.measures` and docs/metrics.md.
-Anything else is refused with the list of known forms: a typo must never turn
-into a silently missing column.
+Names are read case-insensitively, and the names trec_eval and ir_measures print are
+accepted too (``P_10``, ``P.10``, ``ndcg_cut_10``, ``recip_rank``, ``nDCG@10``, ``AP@100``,
+``RR@10``, ``P(rel=2)@10``, ``iprec_at_recall_0.50``, ...): each is mapped to the one
+canonical name, so ``P_10`` and ``precision@10`` are the same metric (listing both is
+refused as a duplicate). Every family accepts ``rel=n`` (relevant means label >= n for
+that metric, trec_eval's ``-l``) unless it reads graded labels or no labels at all.
+Anything else is refused with a "did you mean" suggestion and the list of known forms:
+a typo must never turn into a silently missing column. The formulas are in
+:mod:`rankscope.evaluation.measures` and docs/metrics.md.
 
-:data:`FAMILIES` is the one registry of measures: the parser, the error text,
-``known_forms`` and the CLI read it, and :func:`define` adds a user's measure to it
-at run time (like ``ir_measures.define``), after which its name works everywhere a
+:data:`FAMILIES` (with :data:`ALIASES`) is the one registry of measures: the parser, the
+error text, ``known_forms`` and the CLI read it, and :func:`define` adds a user's measure
+to it at run time (like ``ir_measures.define``), after which its name works everywhere a
 metric name does (``evaluate``, ``compare --metrics``, ``tune --metric``).
 """
 
 from __future__ import annotations
 
+import difflib
 import math
 import re
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -37,26 +42,95 @@ PerQuery = np.ndarray
 
 
 @dataclass(frozen=True)
+class Param:
+    """A keyword parameter of a family, e.g. RBP's persistence ``p``: its default and valid range."""
+
+    default: float | None  # None: required
+    low: float
+    high: float
+    low_open: bool = False
+    high_open: bool = False
+
+    def check(self, metric: str, name: str, value: float) -> float:
+        below = value <= self.low if self.low_open else value < self.low
+        above = value >= self.high if self.high_open else value > self.high
+        if below or above:
+            left, right = "(" if self.low_open else "[", ")" if self.high_open else "]"
+            raise RankscopeError(f"metric {metric!r}: {name} must be in {left}{self.low:g}, {self.high:g}{right}")
+        return value
+
+
+@dataclass(frozen=True)
 class Family:
-    """One metric family and the forms it accepts (None = form not allowed)."""
+    """One metric family and the forms it accepts (None = form not allowed).
 
-    at_k: Callable[[Judged, int], PerQuery] | None
-    whole: Callable[[Judged], PerQuery] | None
+    ``at_k(judged, k, **params)``, ``whole(judged, **params)`` and ``threshold(judged, x)``
+    return one float64 per query. ``params`` are its keyword parameters; ``at_param``
+    names the parameter that ``@x`` sets instead of a cutoff (``iprec@0.5`` is a recall
+    level, as in ir_measures). ``binary`` families read the relevance level, so they
+    accept ``rel=n``.
+    """
+
+    at_k: Callable[..., PerQuery] | None
+    whole: Callable[..., PerQuery] | None
     threshold: Callable[[Judged, float], PerQuery] | None = None
+    params: Mapping[str, Param] = field(default_factory=dict)
+    at_param: str | None = None
+    binary: bool = True
 
 
-FAMILIES: dict[str, Family] = {
-    "precision": Family(measures.precision_at, measures.set_precision, measures.set_precision),
-    "recall": Family(measures.recall_at, measures.set_recall, measures.set_recall),
-    "f1": Family(measures.f1_at, measures.set_f1, measures.set_f1),
-    "hit": Family(measures.hit_at, None),
-    "mrr": Family(measures.reciprocal_rank, measures.reciprocal_rank),
-    "map": Family(measures.average_precision, measures.average_precision),
-    "ndcg": Family(measures.ndcg, measures.ndcg),
-    "ndcg_exp": Family(measures.ndcg_exp, measures.ndcg_exp),
-    "rprec": Family(None, measures.r_precision),
-    "bpref": Family(None, measures.bpref),
-}
+_RECALL = Param(None, 0.0, 1.0)
+_PERSISTENCE = Param(0.8, 0.0, 1.0, low_open=True, high_open=True)  # RBP's p; 0.8 as in ir_measures
+
+FAMILIES: dict[str, Family] = {}
+# lower-case alias -> (family, how a cutoff may be written: "@" only, or also "_"/"." as trec_eval)
+ALIASES: dict[str, tuple[str, str]] = {}
+
+
+def register(name: str, family: Family, aliases: Iterable[str] = (), trec_aliases: Iterable[str] = ()) -> None:
+    """Add a metric family under its canonical ``name`` and the other names it is known by.
+
+    ``trec_aliases`` also take a cutoff written trec_eval's way (``P_10``, ``P.10``).
+    A name already taken is refused: one name, one measure.
+    """
+    if not re.fullmatch(r"[a-z][a-z0-9_]*", name):
+        raise RankscopeError(f"metric family name must be lower case letters, digits and '_', got {name!r}")
+    names = {name: "@", **dict.fromkeys(aliases, "@"), **dict.fromkeys(trec_aliases, "@._")}
+    for alias in names:
+        if alias in ALIASES:
+            raise RankscopeError(f"metric name {alias!r} is already registered")
+    FAMILIES[name] = family
+    for alias, separators in names.items():
+        ALIASES[alias] = (name, separators)
+
+
+register("precision", Family(measures.precision_at, measures.set_precision, measures.set_precision),
+         ["set_p", "setp"], ["p"])  # fmt: skip
+register(
+    "recall",
+    Family(measures.recall_at, measures.set_recall, measures.set_recall),
+    ["set_recall", "setr", "r"],
+    ["recall"],
+)
+register("f1", Family(measures.f1_at, measures.set_f1, measures.set_f1), ["set_f", "setf"])
+register("hit", Family(measures.hit_at, None), [], ["success"])
+register("mrr", Family(measures.reciprocal_rank, measures.reciprocal_rank), ["recip_rank", "rr"])
+register("map", Family(measures.average_precision, measures.average_precision), ["ap"], ["map_cut"])
+register("ndcg", Family(measures.ndcg, measures.ndcg, binary=False), [], ["ndcg_cut"])
+register("ndcg_exp", Family(measures.ndcg_exp, measures.ndcg_exp, binary=False))
+register("rprec", Family(None, measures.r_precision), ["r_prec", "r-prec"])
+register("bpref", Family(None, measures.bpref))
+register("judged", Family(measures.judged_at, measures.judged_at, binary=False))
+register("num_ret", Family(None, measures.num_ret, binary=False), ["numret"])
+register("num_rel", Family(None, measures.num_rel), ["numrel"])
+register("num_rel_ret", Family(None, measures.num_rel_ret), ["numrelret"])
+register("iprec", Family(None, measures.interpolated_precision, params={"recall": _RECALL}, at_param="recall"),
+         ["iprec_at_recall"])  # fmt: skip
+register("err", Family(measures.err, measures.err, binary=False))
+register("rbp", Family(measures.rbp, measures.rbp, params={"p": _PERSISTENCE}))
+
+_BUILT_IN = frozenset(ALIASES)
+"""Every built-in name and alias: :func:`define` cannot take them."""
 
 CUTOFF_USES = ("optional", "required", "none")
 """How a defined measure takes a cutoff: ``name`` and ``name@k``, only ``name@k``, or only ``name``."""
@@ -67,8 +141,9 @@ def define(name: str, fn: Callable[..., PerQuery], *, cutoff: str = "optional") 
 
     ``judged`` is a :class:`~evaluation.ranking.Judged` (the judged retrieved documents
     in rank order, per-query counts); ``fn`` returns one float per query, in the order of
-    ``judged.query_ids``. Built-in names cannot be replaced; defining a name twice
-    replaces the user's own definition.
+    ``judged.query_ids``. Built-in names and aliases cannot be replaced; defining a name
+    twice replaces the user's own definition. A defined measure reads the labels as
+    ``fn`` does, so it takes no ``rel=``.
     """
     if not isinstance(name, str) or not re.fullmatch(r"[a-z][a-z0-9_]*", name):
         raise RankscopeError(f"metric name {name!r} must be lower case letters, digits and _, starting with a letter")
@@ -80,36 +155,46 @@ def define(name: str, fn: Callable[..., PerQuery], *, cutoff: str = "optional") 
         raise RankscopeError(f"metric {name!r}: fn must be callable, got {fn!r}")
     at_k = fn if cutoff != "none" else None
     whole = (lambda judged: fn(judged, None)) if cutoff != "required" else None
-    FAMILIES[name] = Family(at_k, whole)
+    FAMILIES[name] = Family(at_k, whole, binary=False)
+    ALIASES[name] = (name, "@")
 
 
-_BUILT_IN = frozenset(FAMILIES)
+IPREC_LEVELS = tuple(i / 10 for i in range(11))  # trec_eval's 11 standard recall points
 
+_NUMBER = r"-?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:e[+-]?[0-9]+)?"
 _NAME = re.compile(
-    r"(?P<family>[a-z][a-z0-9_]*)"
-    r"(?:@(?P<k>[1-9][0-9]*)"
-    r"|\(threshold=(?P<threshold>-?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:e[+-]?[0-9]+)?)\))?"
+    r"(?P<base>[a-z][a-z0-9_\-]*?)"
+    r"(?:\((?P<params>[^()]*)\))?"
+    rf"(?:(?P<sep>[@._])(?P<at>{_NUMBER}))?"
 )
+_PARAM = re.compile(rf"(?P<key>[a-z_]+)=(?P<value>{_NUMBER})")
+_CUTOFF = re.compile(r"[1-9][0-9]*")
+_TREC_IPREC = re.compile(r"iprec_at_recall_(?P<level>[01]\.[0-9]+)")
 
 
 @dataclass(frozen=True)
 class Metric:
-    """A parsed metric: its name as written, family, and cutoff or score threshold."""
+    """A parsed metric: canonical name, family, cutoff, score threshold, relevance level, parameters."""
 
     name: str
     family: str
     k: int | None = None
     threshold: float | None = None
+    rel: int | None = None
+    params: tuple[tuple[str, float], ...] = ()
 
     def compute(self, judged: Judged) -> PerQuery:
-        """One value per query of ``judged``."""
+        """One value per query of ``judged`` (at this metric's own relevance level if it sets one)."""
         family = FAMILIES[self.family]
+        if self.rel is not None:
+            judged = judged.at_level(self.rel)
+        params = dict(self.params)
         if self.k is not None:
-            values = family.at_k(judged, self.k)  # type: ignore[misc]
+            values = family.at_k(judged, self.k, **params)  # type: ignore[misc]
         elif self.threshold is not None:
             values = family.threshold(judged, self.threshold)  # type: ignore[misc]
         else:
-            values = family.whole(judged)  # type: ignore[misc]
+            values = family.whole(judged, **params)  # type: ignore[misc]
         if self.family in _BUILT_IN:
             return values
         return _checked_values(self.name, values, judged.n_queries)
@@ -133,55 +218,167 @@ def _checked_values(name: str, values: object, n_queries: int) -> PerQuery:
 
 
 def known_forms() -> list[str]:
-    """Every accepted form, for error messages and docs."""
+    """Every accepted canonical form, for error messages and docs."""
     forms = []
     for name, family in FAMILIES.items():
+        params = ",".join(f"{p}=x" for p in family.params if p != family.at_param)
+        base = f"{name}({params})" if params else name
+        if family.at_param is not None:
+            forms.append(f"{base}@{family.at_param}")
+            continue
         if family.whole is not None:
-            forms.append(name)
+            forms.append(base)
         if family.at_k is not None:
-            forms.append(f"{name}@k")
+            forms.append(f"{base}@k")
         if family.threshold is not None:
             forms.append(f"{name}(threshold=x)")
     return forms
 
 
-def parse_metric(name: str) -> Metric:
-    """Parse one metric name; raise :class:`RankscopeError` listing the known forms if it is not one."""
+def parse_metric(name: str, *, suggest: bool = True) -> Metric:
+    """Parse one metric name (canonical, trec_eval's or ir_measures', any case) into its canonical :class:`Metric`.
+
+    An unknown name raises :class:`RankscopeError` with the closest known name (unless
+    ``suggest`` is False) and the list of known forms.
+    """
     if not isinstance(name, str):
         raise RankscopeError(f"metric names are strings, got {name!r}")
-    match = _NAME.fullmatch(name)
-    family = FAMILIES.get(match.group("family")) if match else None
-    if match is None or family is None:
+    text = name.lower()
+    trec_iprec = _TREC_IPREC.fullmatch(text)
+    if trec_iprec:
+        text = f"iprec@{trec_iprec.group('level')}"
+    match = _NAME.fullmatch(text)
+    alias = ALIASES.get(match.group("base")) if match else None
+    if match is None or alias is None:
+        hint = _suggestion(text) if suggest else ""
         raise RankscopeError(
-            f"unknown metric {name!r}; known metrics: {', '.join(known_forms())} (k is a positive integer, x a number)"
+            f"unknown metric {name!r}{hint}; known metrics: {', '.join(known_forms())}"
+            " (k is a positive integer, x a number)"
         )
-    base, k, threshold = match.group("family"), match.group("k"), match.group("threshold")
-    if k is not None:
-        if family.at_k is None:
-            raise RankscopeError(f"metric {name!r}: {base} takes no cutoff; use {base!r}")
-        return Metric(name, base, k=int(k))
-    if threshold is not None:
-        if family.threshold is None:
-            raise RankscopeError(f"metric {name!r}: {base} takes no score threshold")
-        value = float(threshold)
-        if not math.isfinite(value):
-            raise RankscopeError(f"metric {name!r}: threshold must be a finite number")
-        return Metric(name, base, threshold=value)
-    if family.whole is None:
+    base, separators = alias
+    family = FAMILIES[base]
+    sep, at = match.group("sep"), match.group("at")
+    if sep is not None and sep not in separators:
+        raise RankscopeError(f"unknown metric {name!r}: write the cutoff as {base}@{at}")
+    values = _parse_params(name, match.group("params"))
+    if at is not None and family.at_param is not None:
+        if family.at_param in values:
+            raise RankscopeError(f"metric {name!r}: {family.at_param} is given twice")
+        values[family.at_param] = float(at)
+        at = None
+    k = _cutoff(name, base, family, at)
+    threshold = values.pop("threshold", None)
+    if threshold is not None and (family.threshold is None or k is not None):
+        raise RankscopeError(f"metric {name!r}: {base} takes no score threshold")
+    rel = _relevance_level(name, base, family, values.pop("rel", None))
+    params = _family_params(name, base, family, values)
+    if k is None and threshold is None and family.whole is None:
         raise RankscopeError(f"metric {name!r} needs a cutoff, e.g. {base}@10")
-    return Metric(name, base)
+    return Metric(_canonical(base, family, k, threshold, rel, params), base, k, threshold, rel, params)
+
+
+def _suggestion(text: str) -> str:
+    """ "; did you mean 'ndcg@10'?" for ``ndgc@10``: the closest family name with the rest kept, else the closest form."""
+    base, rest = re.fullmatch(r"([a-z0-9_\-]*)(.*)", text).groups()  # type: ignore[union-attr]
+    for candidate in difflib.get_close_matches(base, list(ALIASES), n=3, cutoff=0.6):
+        try:
+            return f"; did you mean {parse_metric(candidate + rest, suggest=False).name!r}?"
+        except RankscopeError:
+            continue
+    close = difflib.get_close_matches(text, known_forms(), n=1, cutoff=0.5)
+    return f"; did you mean {close[0]!r}?" if close else ""
+
+
+def _parse_params(name: str, text: str | None) -> dict[str, float]:
+    """``rel=2,p=0.8`` -> {"rel": 2.0, "p": 0.8}; malformed or repeated keys are refused."""
+    if text is None:
+        return {}
+    values: dict[str, float] = {}
+    for part in text.split(","):
+        match = _PARAM.fullmatch(part)
+        if match is None:
+            raise RankscopeError(f"unknown metric {name!r}: parameters are written key=number, e.g. rbp(p=0.8)")
+        key = match.group("key")
+        if key in values:
+            raise RankscopeError(f"metric {name!r}: {key} is given twice")
+        value = float(match.group("value"))
+        if not math.isfinite(value):
+            raise RankscopeError(f"metric {name!r}: {key} must be a finite number")
+        values[key] = value
+    return values
+
+
+def _cutoff(name: str, base: str, family: Family, at: str | None) -> int | None:
+    if at is None:
+        return None
+    if not _CUTOFF.fullmatch(at):
+        raise RankscopeError(f"unknown metric {name!r}: a cutoff is a positive integer without leading zeros")
+    if family.at_k is None:
+        raise RankscopeError(f"metric {name!r}: {base} takes no cutoff; use {base!r}")
+    return int(at)
+
+
+def _relevance_level(name: str, base: str, family: Family, rel: float | None) -> int | None:
+    if rel is None:
+        return None
+    if not family.binary:
+        raise RankscopeError(f"metric {name!r}: {base} does not use a relevance level (rel=)")
+    if rel != int(rel) or rel < 1:
+        raise RankscopeError(f"metric {name!r}: rel must be a positive integer")
+    return int(rel)
+
+
+def _family_params(name: str, base: str, family: Family, values: dict[str, float]) -> tuple[tuple[str, float], ...]:
+    """The family's parameters in declaration order, defaults filled in, unknown ones refused."""
+    unknown = sorted(set(values) - set(family.params))
+    if unknown:
+        accepted = sorted([*family.params, *(["rel"] if family.binary else [])])
+        raise RankscopeError(f"metric {name!r}: {base} has no parameter {unknown[0]!r} (it takes {accepted or 'none'})")
+    params = []
+    for key, spec in family.params.items():
+        value = values.get(key, spec.default)
+        if value is None:
+            raise RankscopeError(f"metric {name!r}: {base} needs {key}, e.g. {base}@0.5")
+        params.append((key, spec.check(name, key, value)))
+    return tuple(params)
+
+
+def _canonical(
+    base: str,
+    family: Family,
+    k: int | None,
+    threshold: float | None,
+    rel: int | None,
+    params: tuple[tuple[str, float], ...],
+) -> str:
+    """The one name of a parsed metric: ``precision(rel=2)@10``, ``rbp(p=0.8)``, ``iprec@0.5``."""
+    pairs = [(key, value) for key, value in params if key != family.at_param]
+    if rel is not None:
+        pairs.append(("rel", rel))
+    if threshold is not None:
+        pairs.append(("threshold", threshold))
+    text = base + (f"({','.join(f'{key}={_number(v)}' for key, v in sorted(pairs))})" if pairs else "")
+    at = dict(params).get(family.at_param) if family.at_param else k
+    return text if at is None else f"{text}@{_number(at)}"
+
+
+def _number(value: float) -> str:
+    """Shortest text that reads back as ``value``: 10 -> "10", 0.50 -> "0.5", -2e-3 -> "-0.002"."""
+    return str(int(value)) if float(value).is_integer() and abs(value) < 1e15 else repr(float(value))
 
 
 def parse_metrics(names: str | Iterable[str]) -> tuple[Metric, ...]:
-    """Parse several names (a single string counts as one name); duplicates are refused."""
+    """Parse several names (a single string counts as one name); two names for one metric are refused."""
     if isinstance(names, str):
         names = [names]
-    parsed = tuple(parse_metric(n) for n in names)
+    given = list(names)
+    parsed = tuple(parse_metric(n) for n in given)
     if not parsed:
         raise RankscopeError("no metric requested")
-    seen: set[str] = set()
-    for metric in parsed:
+    seen: dict[str, str] = {}
+    for written, metric in zip(given, parsed):
         if metric.name in seen:
-            raise RankscopeError(f"metric {metric.name!r} is listed twice")
-        seen.add(metric.name)
+            same = "" if seen[metric.name] == written else f" (as {seen[metric.name]!r} and {written!r})"
+            raise RankscopeError(f"metric {metric.name!r} is listed twice{same}")
+        seen[metric.name] = written
     return parsed

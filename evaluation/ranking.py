@@ -27,7 +27,7 @@ integer sort plus a binary search of the qrels.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
@@ -78,6 +78,24 @@ class Judged:
         """Sum ``weights`` (bool or float, one per judged row unless ``q`` given) per query."""
         codes = self.q if q is None else q
         return np.bincount(codes, weights=weights.astype(np.float64), minlength=self.n_queries)
+
+    def at_level(self, level: int) -> Judged:
+        """The same judgments read with another relevance level (a metric's own ``rel=``).
+
+        Every label >= 1 is in the ideal ranking, so R and N at any level >= 1 follow from it.
+        """
+        if level == self.relevance_level:
+            return self
+        low, high = sorted((level, self.relevance_level))
+        between = (self.ideal_label >= low) & (self.ideal_label < high)
+        moved = np.bincount(self.ideal_q[between], minlength=self.n_queries)
+        sign = 1 if level > self.relevance_level else -1
+        return replace(
+            self,
+            relevance_level=level,
+            num_rel=self.num_rel - sign * moved,
+            num_nonrel=self.num_nonrel + sign * moved,
+        )
 
 
 def judge_run(

@@ -113,8 +113,8 @@ def test_bad_run_file_is_one_line_and_exit_2(
 def test_missing_file_and_unknown_metric(files: tuple[str, str], capsys: pytest.CaptureFixture[str]) -> None:
     code, _, err = run_cli(capsys, files[0], "/nonexistent/run.txt")
     assert code == 2 and "no such" in err
-    code, _, err = run_cli(capsys, *files, "P@10")
-    assert code == 2 and "unknown metric 'P@10'" in err and len(err.strip().splitlines()) == 1
+    code, _, err = run_cli(capsys, *files, "ndcg@ten")
+    assert code == 2 and "unknown metric 'ndcg@ten'" in err and len(err.strip().splitlines()) == 1
 
 
 def test_query_named_all_is_refused_in_per_query_tables(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -130,8 +130,8 @@ def test_bad_run_input_gives_one_clear_error() -> None:
         evaluate(QRELS, RUN.assign(score=[1, 2, np.nan, 4, 5, 6, 7]))
     with pytest.raises(SchemaError, match=r"'doc_id' has a missing value at row 0"):
         evaluate(QRELS, RUN.assign(doc_id=[None, "a", "b", "c", "d", "e", "f"]))
-    with pytest.raises(RankscopeError, match="unknown metric 'P@10'; known metrics: precision"):
-        evaluate(QRELS, RUN, ["P@10"])
+    with pytest.raises(RankscopeError, match="unknown metric 'presicion@10'; did you mean 'precision@10'"):
+        evaluate(QRELS, RUN, ["presicion@10"])
     with pytest.raises(RankscopeError, match="positive integer, got 0"):
         evaluate(QRELS, RUN, relevance_level=0)
 

@@ -23,6 +23,7 @@ RUN = pd.DataFrame(
 def scratch_measures(monkeypatch: pytest.MonkeyPatch) -> None:
     """Measures defined in a test are forgotten after it."""
     monkeypatch.setattr(metrics, "FAMILIES", dict(metrics.FAMILIES))
+    monkeypatch.setattr(metrics, "ALIASES", dict(metrics.ALIASES))
 
 
 def first_relevant_rank(judged: Judged, k: int | None) -> np.ndarray:
@@ -47,7 +48,7 @@ def test_a_defined_measure_joins_the_known_forms_and_the_error_text() -> None:
     assert metrics.known_forms()[-1] == "first_rel@k"
     with pytest.raises(RankscopeError, match=r"metric 'first_rel' needs a cutoff, e.g. first_rel@10"):
         metrics.parse_metric("first_rel")
-    with pytest.raises(RankscopeError, match=r"known metrics: .*, bpref, first_rel@k \(k is"):
+    with pytest.raises(RankscopeError, match=r"known metrics: .*, rbp\(p=x\)@k, first_rel@k \(k is"):
         metrics.parse_metric("first_rell@3")
 
 

@@ -1,4 +1,4 @@
-"""The metric-name grammar is strict: every accepted form, every refused one."""
+"""The metric-name grammar is strict: every accepted form, every refused one, and the other tools' names."""
 
 from __future__ import annotations
 
@@ -22,7 +22,15 @@ from rankscope.evaluation.metrics import Metric, known_forms, parse_metric, pars
         ("rprec", Metric("rprec", "rprec")),
         ("precision", Metric("precision", "precision")),
         ("precision(threshold=0.5)", Metric("precision(threshold=0.5)", "precision", threshold=0.5)),
-        ("f1(threshold=-2e-3)", Metric("f1(threshold=-2e-3)", "f1", threshold=-0.002)),
+        ("f1(threshold=-2e-3)", Metric("f1(threshold=-0.002)", "f1", threshold=-0.002)),
+        ("NDCG@10", Metric("ndcg@10", "ndcg", k=10)),
+        ("judged@10", Metric("judged@10", "judged", k=10)),
+        ("err@20", Metric("err@20", "err", k=20)),
+        ("rbp", Metric("rbp(p=0.8)", "rbp", params=(("p", 0.8),))),
+        ("rbp(p=0.95)@100", Metric("rbp(p=0.95)@100", "rbp", k=100, params=(("p", 0.95),))),
+        ("iprec@0.3", Metric("iprec@0.3", "iprec", params=(("recall", 0.3),))),
+        ("precision(rel=2)@10", Metric("precision(rel=2)@10", "precision", k=10, rel=2)),
+        ("num_rel_ret", Metric("num_rel_ret", "num_rel_ret")),
         ("recall(threshold=3)", Metric("recall(threshold=3)", "recall", threshold=3.0)),
     ],
 )
@@ -33,8 +41,18 @@ def test_accepted_forms(name: str, expected: Metric) -> None:
 @pytest.mark.parametrize(
     ("name", "message"),
     [
-        ("P@10", "unknown metric 'P@10'; known metrics: precision, precision@k"),
-        ("NDCG@10", "unknown metric"),
+        ("P@1O", "unknown metric 'P@1O'; known metrics: precision, precision@k"),
+        ("ndgc@10", "unknown metric 'ndgc@10'; did you mean 'ndcg@10'?"),
+        ("recip_rnk", "did you mean 'mrr'?"),
+        ("ndcg@10.5", "a cutoff is a positive integer"),
+        ("ndcg_10", "write the cutoff as ndcg@10"),
+        ("ndcg(rel=2)@10", "ndcg does not use a relevance level"),
+        ("precision(rel=0)@10", "rel must be a positive integer"),
+        ("rbp(p=1)", r"p must be in (0, 1)"),
+        ("rbp(q=0.5)", "rbp has no parameter 'q'"),
+        ("iprec", "iprec needs recall"),
+        ("iprec@1.5", "recall must be in .0, 1."),
+        ("num_ret@10", "num_ret takes no cutoff"),
         ("ndcg@0", "unknown metric"),
         ("ndcg@010", "unknown metric"),
         ("ndcg@ 10", "unknown metric"),
@@ -72,6 +90,16 @@ KNOWN_FORMS = [
     "ndcg_exp@k",
     "rprec",
     "bpref",
+    "judged",
+    "judged@k",
+    "num_ret",
+    "num_rel",
+    "num_rel_ret",
+    "iprec@recall",
+    "err",
+    "err@k",
+    "rbp(p=x)",
+    "rbp(p=x)@k",
 ]
 """Written out, not read from known_forms(): an empty or shrunken list must fail this test."""
 
@@ -79,9 +107,9 @@ KNOWN_FORMS = [
 def test_error_lists_every_known_form() -> None:
     assert known_forms() == KNOWN_FORMS
     with pytest.raises(RankscopeError) as info:
-        parse_metric("success@10")
+        parse_metric("xyz@10")
     assert str(info.value) == (
-        f"unknown metric 'success@10'; known metrics: {', '.join(KNOWN_FORMS)} (k is a positive integer, x a number)"
+        f"unknown metric 'xyz@10'; known metrics: {', '.join(KNOWN_FORMS)} (k is a positive integer, x a number)"
     )
 
 
@@ -92,3 +120,59 @@ def test_several_names() -> None:
         parse_metrics(["map", "map"])
     with pytest.raises(RankscopeError, match="no metric"):
         parse_metrics([])
+
+
+# trec_eval's names (as ``trec_eval -m`` takes them and as it prints them) and ir_measures' names
+OTHER_TOOLS = {
+    "P_10": "precision@10",
+    "P.10": "precision@10",
+    "ndcg_cut_10": "ndcg@10",
+    "ndcg_cut.10": "ndcg@10",
+    "ndcg": "ndcg",
+    "recip_rank": "mrr",
+    "recall_100": "recall@100",
+    "success_10": "hit@10",
+    "map_cut_100": "map@100",
+    "Rprec": "rprec",
+    "bpref": "bpref",
+    "set_P": "precision",
+    "set_recall": "recall",
+    "set_F": "f1",
+    "num_ret": "num_ret",
+    "num_rel": "num_rel",
+    "num_rel_ret": "num_rel_ret",
+    "iprec_at_recall_0.00": "iprec@0",
+    "iprec_at_recall_0.50": "iprec@0.5",
+    "iprec_at_recall_1.00": "iprec@1",
+    "nDCG@10": "ndcg@10",
+    "nDCG": "ndcg",
+    "AP": "map",
+    "AP@100": "map@100",
+    "P@10": "precision@10",
+    "R@100": "recall@100",
+    "RR": "mrr",
+    "RR@10": "mrr@10",
+    "Success@10": "hit@10",
+    "Judged@10": "judged@10",
+    "P(rel=2)@10": "precision(rel=2)@10",
+    "AP(rel=2)": "map(rel=2)",
+    "ERR@20": "err@20",
+    "RBP(p=0.8)": "rbp(p=0.8)",
+    "RBP": "rbp(p=0.8)",
+    "IPrec@0.5": "iprec@0.5",
+    "NumRet": "num_ret",
+    "NumRel": "num_rel",
+    "SetP": "precision",
+}
+
+
+@pytest.mark.parametrize(("name", "canonical"), OTHER_TOOLS.items())
+def test_other_tools_names_map_to_one_canonical_metric(name: str, canonical: str) -> None:
+    assert parse_metric(name).name == canonical
+    assert parse_metric(canonical).name == canonical  # the canonical name reads back as itself
+    assert parse_metric(name.upper()).name == canonical  # any case
+
+
+def test_two_names_for_one_metric_are_a_duplicate() -> None:
+    with pytest.raises(RankscopeError, match=r"'precision@10' is listed twice \(as 'P_10' and 'P@10'\)"):
+        parse_metrics(["P_10", "map", "P@10"])

@@ -192,8 +192,8 @@ def test_sampled_ties_follow_the_trec_eval_rule() -> None:
 
 def test_sampled_errors_name_the_query() -> None:
     qrels = pd.DataFrame({"query_id": ["u"], "doc_id": ["d1"], "relevance": [1]})
-    with pytest.raises(RankscopeError, match=r"unknown metric 'NDCG@10'"):
-        sampled_evaluate(qrels, lambda u, ids: np.zeros(len(ids)), ["d1", "d2", "d3"], ["NDCG@10"], n_negatives=1)
+    with pytest.raises(RankscopeError, match=r"unknown metric 'NDGC@10'"):
+        sampled_evaluate(qrels, lambda u, ids: np.zeros(len(ids)), ["d1", "d2", "d3"], ["NDGC@10"], n_negatives=1)
     with pytest.raises(SchemaError, match=r"query 'u': only 2 documents"):
         sampled_evaluate(qrels, lambda u, ids: np.zeros(len(ids)), ["d1", "d2", "d3"], n_negatives=5)
     with pytest.raises(SchemaError, match=r"query 'u' has relevant documents but no text"):
