@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import argparse
 import inspect
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from functools import partial
+from pathlib import Path
 from typing import Any
 
 from rankscope.core.errors import RankscopeError
 from rankscope.corpora.cli import add_strict, load_reported
 from rankscope.workflows.tables import to_json
+
+RUN_HELP = "a run file as a system, named NAME (repeatable; TREC or MS MARCO run format)"
 
 
 def defaults(function: Callable[..., object]) -> dict[str, Any]:
@@ -27,18 +30,21 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     from rankscope.workflows.tune import DEFAULT_B, DEFAULT_K1, tune
 
     given = defaults(compare)
-    p = subparsers.add_parser("compare", help="compare retrievers on one dataset, with significance tests")
+    p = subparsers.add_parser("compare", help="compare retrievers and runs on one dataset, with significance tests")
     _common(p, given, formats=("table", "json", "latex"))
     p.add_argument(
         "--retrievers",
         nargs="+",
-        default=list(given["retrievers"]),
         metavar="SPEC",
-        help="retriever specs, e.g. tfidf bm25:k1=0.9,b=0.4 w2v (default: %(default)s)",
+        help=f"retriever specs, e.g. tfidf bm25:k1=0.9,b=0.4 w2v (default: {' '.join(given['retrievers'])} "
+        "unless --run is given)",
     )
+    p.add_argument("--run", action="append", default=[], metavar="NAME=PATH", help=RUN_HELP)
     p.add_argument("--metrics", nargs="+", metavar="METRIC", help=f"default: {' '.join(DEFAULT_METRICS)}")
     p.add_argument(
-        "--baseline", default=given["baseline"], help="spec the others are tested against (default: %(default)s)"
+        "--baseline",
+        default=given["baseline"],
+        help="system the others are tested against: a spec or a --run NAME (default: bm25 if compared, else the first)",
     )
     p.add_argument(
         "--depth", type=int, default=given["depth"], help="documents retrieved per query (default: %(default)s)"
@@ -80,8 +86,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "diagnose", help="split every relevant document into found, ranking loss and recall loss at each K"
     )
     _common(p, given)
-    p.add_argument("--retriever", default=given["retriever"], help="retriever spec (default: %(default)s)")
+    p.add_argument("--retriever", help=f"retriever spec (default: {given['retriever']} unless --run is given)")
     p.add_argument("--vs", metavar="SPEC", help="a second retriever to compare with")
+    p.add_argument("--run", action="append", default=[], metavar="NAME=PATH", help=RUN_HELP)
     p.add_argument(
         "--depth",
         type=int,
@@ -207,12 +214,35 @@ def _finish(result: object, args: argparse.Namespace) -> int:
     return 0
 
 
+def systems_from_args(specs: list[str], runs: list[str]) -> dict[str, object]:
+    """Specs (each named by itself) then ``--run NAME=PATH`` files (as paths), refusing a name given twice."""
+    pairs: list[tuple[str, object]] = [(spec, spec) for spec in specs]
+    for item in runs:
+        name, sep, path = item.partition("=")
+        if not sep or not name or not path:
+            raise RankscopeError(f"--run expects NAME=PATH, got {item!r}")
+        pairs.append((name, Path(path)))
+    names = [name for name, _ in pairs]
+    repeated = [name for name in names if names.count(name) > 1]
+    if repeated:
+        raise RankscopeError(f"system {repeated[0]!r} is listed twice")
+    return dict(pairs)
+
+
+def default_specs(specs: list[str] | None, runs: list[str], default: str | Sequence[str]) -> list[str]:
+    """The specs given, else the workflow's own default (its signature's) unless ``--run`` gives the systems."""
+    if specs or runs:
+        return list(specs or [])
+    return [default] if isinstance(default, str) else list(default)
+
+
 def run_compare(args: argparse.Namespace) -> int:
     from rankscope.workflows.compare import compare
 
+    specs = default_specs(args.retrievers, args.run, defaults(compare)["retrievers"])
     result = compare(
         _loader(args),
-        args.retrievers,
+        systems_from_args(specs, args.run),
         args.metrics,
         args.baseline,
         args.out,
@@ -248,10 +278,11 @@ def run_tune(args: argparse.Namespace) -> int:
 def run_diagnose(args: argparse.Namespace) -> int:
     from rankscope.workflows.diagnose import diagnose
 
+    specs = default_specs([args.retriever] if args.retriever else None, args.run, defaults(diagnose)["retriever"])
     result = diagnose(
         _loader(args),
-        args.retriever,
-        args.vs,
+        systems_from_args(specs + ([args.vs] if args.vs else []), args.run),
+        None,
         args.depth,
         args.out,
         metrics=args.metrics,

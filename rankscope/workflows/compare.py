@@ -1,6 +1,9 @@
-"""Compare retrievers on one dataset: which is better, on which metric, and is it significant?
+"""Compare systems on one dataset: which is better, on which metric, and is it significant?
 
-Every retriever is indexed and searched on the same queries; every metric is
+A system is a retriever spec, a Retriever object, a run DataFrame or a run file
+(:mod:`rankscope.workflows.systems`). Every retriever is indexed and searched on the
+same queries, every given run is checked against the dataset and cut to the same
+depth; every metric is
 scored by :func:`evaluation.evaluate` (trec_eval semantics), and every
 retriever is tested against the baseline per metric with a paired test and
 Holm's correction over the retrievers compared on that metric.
@@ -18,17 +21,18 @@ import pandas as pd
 from rankscope.core.errors import RankscopeError
 from rankscope.core.outputs import check_output_folder, write_folder
 from rankscope.core.progress import progress
+from rankscope.evaluation.marks import ALPHA, mark_summary, summary_marks
+from rankscope.evaluation.marks import legend as legend_text
 from rankscope.workflows import latex, plots
 from rankscope.workflows.misses import CUTOFFS
 from rankscope.workflows.report import Report, write_csv, write_report, write_runs, write_text
 from rankscope.workflows.runs import (
     DatasetSource,
     check_depth,
-    check_specs,
     cutoff_table,
     resolve_dataset,
-    run_system,
 )
+from rankscope.workflows.systems import SystemLike, produce_run, resolve_systems
 from rankscope.workflows.tables import records, text_table, to_json
 
 DIAGNOSTICS_CAPTION = (
@@ -36,11 +40,11 @@ DIAGNOSTICS_CAPTION = (
     "ann_recall@K = share of the exact top K an approximate index returned (mean over queries)"
 )
 DEFAULT_RETRIEVERS = ("tfidf", "bm25", "w2v")
-ALPHA = 0.05
-TIE_TOLERANCE = 1e-12
-LEGEND = (
-    "* best on this metric; + significantly better than the baseline, - significantly worse "
-    "(paired {test} test, Holm-corrected over the retrievers per metric, p < {alpha})"
+JUDGED = "judged@10"
+SYSTEMS_CAPTION = (
+    f"Systems: description (spec with every parameter, or run file and its SHA-256); {JUDGED} = share of the "
+    "top 10 that has any judgment (unjudged documents count as non-relevant, so a low share means the "
+    "metrics above may understate a system); notes = what the run check found"
 )
 
 
@@ -66,18 +70,19 @@ class CompareResult:
     significance: pd.DataFrame
     curves: pd.DataFrame
     runs: Mapping[str, pd.DataFrame] = field(repr=False)
+    systems: pd.DataFrame = field(default_factory=pd.DataFrame)
     files: tuple[Path, ...] = ()
     diagnostics: pd.DataFrame = field(default_factory=pd.DataFrame)
 
     def marked(self) -> pd.DataFrame:
-        """The summary as text with the best and significance marks (see :data:`LEGEND`)."""
+        """The summary as text with the best and significance marks (see :data:`rankscope.evaluation.marks.LEGEND`)."""
         return mark_summary(self.summary, self.significance, self.baseline)
 
     def legend(self) -> str:
-        return LEGEND.format(test=self.test, alpha=ALPHA)
+        return legend_text(self.test)
 
     def to_text(self) -> str:
-        text = f"{text_table(self.marked())}\n\n{self.legend()}"
+        text = f"{text_table(self.marked())}\n\n{self.legend()}\n\n{SYSTEMS_CAPTION}\n{text_table(self.systems)}"
         if self.diagnostics.empty:
             return text
         return f"{text}\n\n{DIAGNOSTICS_CAPTION}\n{text_table(self.diagnostics.round(4).astype(object).fillna(''))}"
@@ -105,79 +110,55 @@ class CompareResult:
             "correction": "holm",
             "alpha": ALPHA,
             "depth": self.depth,
+            "systems": {name: row.to_dict() for name, row in self.systems.iterrows()},
             "mean": {spec: row.to_dict() for spec, row in self.summary.iterrows()},
             "significance": records(self.significance, index=False),
             "diagnostics": {spec: row.dropna().to_dict() for spec, row in self.diagnostics.iterrows()},
         }
 
 
-def summary_marks(summary: pd.DataFrame, significance: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """(best, marks) for every summary cell: ``best`` is True on the best value of each metric (all
-    of them if tied within :data:`TIE_TOLERANCE`, since equal means summed in another order differ in
-    the last bits); ``marks`` is ``+``/``-`` where a retriever is significantly better/worse than the
-    baseline, else "". The one rule behind the terminal, Markdown, HTML and LaTeX tables."""
-    flags = {
-        (row.metric, row.system): ("+" if row.delta > 0 else "-")
-        for row in significance.itertuples(index=False)
-        if row.significant and row.delta != 0
-    }
-    best = summary.apply(lambda column: column.max() - column <= TIE_TOLERANCE)
-    marks = pd.DataFrame(
-        {m: [flags.get((m, s), "") for s in summary.index] for m in summary.columns}, index=summary.index
-    )
-    return best, marks
-
-
-def mark_summary(summary: pd.DataFrame, significance: pd.DataFrame, baseline: str, digits: int = 4) -> pd.DataFrame:
-    """Means as text with ``*`` on the best value of each metric and ``+``/``-`` for significance
-    (:func:`summary_marks`)."""
-    best, marks = summary_marks(summary, significance)
-    out = pd.DataFrame(index=summary.index.copy(), columns=summary.columns, dtype=object)
-    for metric in summary.columns:
-        for system, value in summary[metric].items():
-            mark = ("*" if best.at[system, metric] else "") + marks.at[system, metric]
-            out.at[system, metric] = f"{value:.{digits}f}{mark}"
-    out.index = [f"{s} (baseline)" if s == baseline else s for s in summary.index]
-    out.index.name = "retriever"
-    return out
-
-
 def compare(
     dataset: DatasetSource = "cranfield",
-    retrievers: Sequence[str] = DEFAULT_RETRIEVERS,
+    retrievers: Sequence[SystemLike] | Mapping[str, SystemLike] = DEFAULT_RETRIEVERS,
     metrics: Sequence[str] | None = None,
-    baseline: str = "bm25",
+    baseline: str | None = None,
     out: str | Path | None = None,
     *,
     depth: int = 1000,
     test: str = "randomization",
     seed: int = 0,
 ) -> CompareResult:
-    """Index and search with every retriever, score, test against ``baseline``; write files to ``out``."""
+    """Run or read every system, score, test against ``baseline``; write files to ``out``.
+
+    ``retrievers`` is a list of specs (each named by itself) or a mapping name -> system
+    (spec, Retriever, run DataFrame or run file path). ``baseline`` names one of them
+    (default: ``bm25`` when present, else the first system).
+    """
     from rankscope.evaluation import DEFAULT_METRICS, evaluate
     from rankscope.evaluation.metrics import parse_metrics
     from rankscope.evaluation.significance import compare_results
 
-    metrics = tuple(DEFAULT_METRICS if metrics is None else metrics)
-    parse_metrics(metrics)  # unknown or repeated names fail before minutes of indexing
-    check_specs(retrievers)
+    metrics = tuple(m.name for m in parse_metrics(DEFAULT_METRICS if metrics is None else metrics))
     check_depth(depth)
-    if len(retrievers) < 2:
-        raise RankscopeError(f"compare needs at least two retrievers, got {list(retrievers)}; diagnose studies one")
-    if baseline not in retrievers:
-        raise RankscopeError(f"baseline {baseline!r} is not among the retrievers {list(retrievers)}; use --baseline")
+    systems = resolve_systems(retrievers)  # specs are checked and run files read before any indexing
+    names = list(systems)
+    if len(names) < 2:
+        raise RankscopeError(f"compare needs at least two systems, got {names}; diagnose studies one")
+    baseline = choose_baseline(baseline, names)
     out_path = None if out is None else check_output_folder(out)  # before any computing
     data = resolve_dataset(dataset)
     cutoffs = [k for k in CUTOFFS if k <= depth]  # beyond the depth Hit@K would just repeat Hit@depth
-    runs, results, curves, diagnostics = {}, {}, [], {}
-    for spec in progress(retrievers, desc="retrievers", total=len(retrievers), label=str):
-        system = run_system(spec, data, depth)
-        runs[spec] = system.run
-        if system.diagnostics:
-            diagnostics[spec] = system.diagnostics
-        results[spec] = evaluate(data.qrels, system.run, metrics)
-        curve = cutoff_table(data.qrels, system.run, cutoffs, ("hit", "recall"))
-        curves.append(curve.reset_index().assign(retriever=spec))
+    runs, results, curves, diagnostics, described = {}, {}, [], {}, {}
+    for name, system in progress(systems.items(), desc="systems", total=len(systems), label=lambda item: item[0]):
+        produced = produce_run(system, data, depth)
+        runs[name] = produced.run
+        if produced.diagnostics:
+            diagnostics[name] = produced.diagnostics
+        results[name] = evaluate(data.qrels, produced.run, metrics)
+        judged = evaluate(data.qrels, produced.run, [JUDGED]).mean[JUDGED]
+        described[name] = {"description": system.description, JUDGED: judged, "notes": "; ".join(produced.notes)}
+        curve = cutoff_table(data.qrels, produced.run, cutoffs, ("hit", "recall"))
+        curves.append(curve.reset_index().assign(retriever=name))
     significance = compare_results(results, baseline, metrics, test=test, correction="holm", seed=seed, alpha=ALPHA)
     summary = pd.DataFrame({spec: result.mean for spec, result in results.items()}).T[list(metrics)]
     summary.index.name = "retriever"
@@ -196,10 +177,20 @@ def compare(
         curves=pd.concat(curves, ignore_index=True)[["retriever", "K", "hit", "recall"]],
         runs=runs,
         diagnostics=pd.DataFrame.from_dict(diagnostics, orient="index").rename_axis("retriever"),
+        systems=pd.DataFrame.from_dict(described, orient="index").rename_axis("retriever"),
     )
     if out_path is None:
         return result
     return replace(result, files=write_folder(out_path, partial(write_outputs, result)))
+
+
+def choose_baseline(baseline: str | None, names: Sequence[str]) -> str:
+    """The named baseline (refused if it is not a system), else ``bm25`` if compared, else the first system."""
+    if baseline is None:
+        return "bm25" if "bm25" in names else names[0]
+    if baseline not in names:
+        raise RankscopeError(f"baseline {baseline!r} is not among the systems {list(names)}; use --baseline")
+    return baseline
 
 
 def write_outputs(result: CompareResult, out: Path) -> list[Path]:
@@ -211,6 +202,7 @@ def write_outputs(result: CompareResult, out: Path) -> list[Path]:
         write_csv(result.per_query, out / "per_query.csv", index=False),
         write_csv(result.significance, out / "significance.csv", index=False),
         write_csv(result.curves, out / "curves.csv", index=False),
+        write_csv(result.systems, out / "systems.csv"),
     ]
     files += write_runs(result.runs, out)
     files += write_report(build_report(result), out)
@@ -235,6 +227,7 @@ def build_report(result: CompareResult) -> Report:
         f"{result.per_query['query_id'].nunique()} queries in the qrels."
     )
     report.heading("Summary").table(result.marked(), caption=result.legend())
+    report.heading("Systems").table(result.systems, caption=SYSTEMS_CAPTION)
     sig = result.significance[
         ["metric", "system", "delta", "ci_low", "ci_high", "p_value", "p_adjusted", "significant"]
     ]

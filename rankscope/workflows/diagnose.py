@@ -14,14 +14,14 @@ plain-language findings are generated from the numbers
 protocol's numbers are set beside the full-ranking ones
 (:mod:`rankscope.workflows.sampling`).
 
-:func:`diagnose` builds its systems from retriever specs; :func:`diagnose_runs`
+:func:`diagnose` builds its systems from any system (:mod:`rankscope.workflows.systems`); :func:`diagnose_runs`
 takes runs already made (each with its retriever, if there is one: it gives the
 analyzer and scores the sampled protocol).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
@@ -64,13 +64,12 @@ from rankscope.workflows.recall_failures import MISMATCH_SHARE, analyzer_of, fai
 from rankscope.workflows.report import Report, write_csv, write_report, write_text
 from rankscope.workflows.runs import (
     check_depth,
-    check_specs,
     cutoff_table,
     file_stem,
     resolve_dataset,
-    run_system,
 )
 from rankscope.workflows.sampling import check_sampled, sampled_table, too_few_negatives
+from rankscope.workflows.systems import SystemLike, named_systems, produce_run, system_name
 from rankscope.workflows.tables import records, text_table, to_json
 
 WORST = 10
@@ -294,8 +293,8 @@ class DiagnoseResult:
 
 def diagnose(
     dataset: str | Dataset = "cranfield",
-    retriever: str = "bm25",
-    vs: str | None = None,
+    retriever: SystemLike | Mapping[str, SystemLike] = "bm25",
+    vs: SystemLike | None = None,
     depth: int = 100,
     out: str | Path | None = None,
     *,
@@ -309,9 +308,15 @@ def diagnose(
 
     ``metrics`` are priced in points (default :func:`~rankscope.workflows.headroom.default_metrics`);
     the first one orders the worst queries. ``sampled=True`` adds the sampled-negatives protocol.
+    ``retriever`` and ``vs`` are systems (a spec, a Retriever, a run DataFrame or a run file
+    path), or ``retriever`` maps one or two names to systems.
     """
-    specs = [retriever] if vs is None else [retriever, vs]
-    check_specs(specs)
+    given = list(retriever.items()) if isinstance(retriever, Mapping) else [(system_name(retriever), retriever)]
+    if vs is not None:
+        given.append((system_name(vs), vs))
+    if len(given) > 2:
+        raise RankscopeError(f"diagnose takes one system, or two to compare; got {len(given)}")
+    named = named_systems(given)
     check_depth(depth)
     metrics = tuple(check_metrics(default_metrics(depth) if metrics is None else metrics, depth))
     if sampled:
@@ -319,10 +324,12 @@ def diagnose(
     if out is not None:
         check_output_folder(out)  # before any computing
     data = resolve_dataset(dataset)
-    systems = []
-    for spec in progress(specs, desc="retrievers", total=len(specs)):
-        made = run_system(spec, data, depth)
-        systems.append(System(spec, made.run, made.retriever))
+    systems, described = [], []
+    for name, given_system in progress(named.items(), desc="systems", total=len(named)):
+        made = produce_run(given_system, data, depth)
+        systems.append(System(name, made.run, made.retriever))
+        if given_system.is_run:  # a spec names itself; a run is said to be which file (and its SHA-256)
+            described += [f"{name} is {made.description}", *(f"{name}: {note}" for note in made.notes)]
     return diagnose_runs(
         data,
         systems,
@@ -333,6 +340,7 @@ def diagnose(
         sampled_negatives=sampled_negatives,
         sampled_repeats=sampled_repeats,
         seed=seed,
+        described=described,
     )
 
 
@@ -347,8 +355,11 @@ def diagnose_runs(
     sampled_negatives: int = 100,
     sampled_repeats: int = 10,
     seed: int = 0,
+    described: Sequence[str] = (),
 ) -> DiagnoseResult:
     """Diagnose one or two runs already made on ``data`` (the first is the one diagnosed in depth).
+
+    ``described``: what the notes say first (each system's description and run checks).
 
     A :class:`System`'s ``retriever`` may be None (a run from elsewhere): its terms are then
     analysed with the default analyzer, and the sampled protocol, which must score
@@ -368,10 +379,11 @@ def diagnose_runs(
     notes = []
     if sampled:
         notes += too_few_negatives(data, sampled_negatives)
+    can_sample = sampled and not notes  # decided before the per-system notes below are added
     diagnoses = []
     for i, system in enumerate(systems):
         others = {o.name: r for j, (o, r) in enumerate(zip(systems, relevant)) if j != i}
-        sample = sampled and not notes and system.retriever is not None
+        sample = can_sample and system.retriever is not None
         if sampled and system.retriever is None:
             notes.append(f"{system.name}: the sampled protocol needs a retriever to score documents; skipped")
         diagnoses.append(
@@ -404,7 +416,7 @@ def diagnose_runs(
         diagnoses=tuple(diagnoses),
         comparison=tuple(comparison),
         sampled_settings=f"{sampled_negatives} negatives, {sampled_repeats} repeats, seed {seed}",
-        notes=tuple(notes),
+        notes=(*described, *notes),
     )
     if out_path is None:
         return result

@@ -1,29 +1,17 @@
-"""What every workflow does first: resolve the dataset, run retrievers on it, score at cutoffs."""
+"""What every workflow does first: resolve the dataset, check the depth, score at cutoffs.
+
+Systems (specs, Retriever objects, runs) become runs in :mod:`rankscope.workflows.systems`.
+"""
 
 from __future__ import annotations
 
 import re
-import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 
 import pandas as pd
 
 from rankscope.core.errors import RankscopeError
 from rankscope.corpora.dataset import Dataset
-
-
-@dataclass(frozen=True)
-class SystemRun:
-    """One retriever's run on a dataset, with the retriever kept for scoring candidates later."""
-
-    spec: str
-    retriever: object
-    run: pd.DataFrame
-    index_seconds: float
-    search_seconds: float
-    diagnostics: dict[str, float]
-
 
 DatasetSource = str | Dataset | Callable[[], Dataset]
 """A dataset, its name or path, or a function loading it (the CLI's, which prints its warnings)."""
@@ -41,20 +29,6 @@ def resolve_dataset(dataset: DatasetSource) -> Dataset:
     from rankscope.corpora import load_dataset
 
     return load_dataset(dataset)
-
-
-def run_system(spec: str, dataset: Dataset, depth: int) -> SystemRun:
-    """Build the retriever from its spec, index the corpus, search every query to ``depth``."""
-    from rankscope.retrieval.registry import make_retriever
-
-    retriever = make_retriever(spec)
-    start = time.perf_counter()
-    retriever.index(dataset.corpus)
-    indexed = time.perf_counter()
-    run = retriever.search(dataset.queries, k=depth)
-    searched = time.perf_counter()
-    diagnostics = retriever.diagnostics() if hasattr(retriever, "diagnostics") else {}
-    return SystemRun(spec, retriever, run, indexed - start, searched - indexed, diagnostics)
 
 
 def check_specs(specs: Sequence[str]) -> None:

@@ -96,7 +96,7 @@ def test_workflow_out_checked_first(collection: Path, tmp_path: Path, monkeypatc
         out = str(tmp_path / "mine")
     else:
         out = _bad_out(tmp_path, "under a regular file" if kind == "under a regular file" else "empty")
-    monkeypatch.setattr("rankscope.workflows.runs.run_system", _never)
+    monkeypatch.setattr("rankscope.workflows.systems.produce_run", _never)
     argv = {
         "compare": _compare(collection, out)[:-3],
         "tune": ["tune", "--dataset", str(collection)],

@@ -184,8 +184,12 @@ def test_tune_json_on_a_one_point_grid_at_the_defaults(data_dir: Path, monkeypat
 
 
 def test_user_errors_exit_2_with_one_line(capsys) -> None:
-    assert main(["compare", "--retrievers", "tfidf", "w2v"]) == 2
-    assert "baseline 'bm25' is not among the retrievers" in capsys.readouterr().err
+    assert main(["compare", "--retrievers", "tfidf", "w2v", "--baseline", "bm25"]) == 2
+    assert "baseline 'bm25' is not among the systems" in capsys.readouterr().err
+    assert main(["compare", "--retrievers", "tfidf", "--run", "x=/nonexistent/run.trec"]) == 2
+    assert "no such run file" in capsys.readouterr().err
+    assert main(["compare", "--run", "prod"]) == 2
+    assert "--run expects NAME=PATH, got 'prod'" in capsys.readouterr().err
     assert main(["tune", "--k1", "0.2:2.0:0.25"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "whole number of steps" in err

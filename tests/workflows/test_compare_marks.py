@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from rankscope.workflows.compare import mark_summary, summary_marks
+from rankscope.evaluation.marks import mark_summary, summary_marks
 from rankscope.workflows.latex import escape, summary_table
 
 SUMMARY = pd.DataFrame(

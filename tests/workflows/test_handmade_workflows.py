@@ -135,8 +135,9 @@ def test_compare_by_hand(tmp_path) -> None:
 def test_baseline_must_be_compared(tmp_path) -> None:
     from rankscope.core.errors import RankscopeError
 
-    with pytest.raises(RankscopeError, match="baseline 'bm25' is not among the retrievers"):
-        compare(DATA, ["A", "B"], ["mrr@10"])
+    with pytest.raises(RankscopeError, match="baseline 'bm25' is not among the systems"):
+        compare(DATA, ["A", "B"], ["mrr@10"], baseline="bm25")
+    assert compare(DATA, ["A", "B"], ["mrr@10"]).baseline == "A"  # no bm25 compared: the first system
     with pytest.raises(RankscopeError, match="listed twice"):
         compare(DATA, ["A", "A"], ["mrr@10"], baseline="A")
     with pytest.raises(RankscopeError, match="unknown metric 'ndcg@x'"):
@@ -146,7 +147,7 @@ def test_baseline_must_be_compared(tmp_path) -> None:
 def test_compare_needs_two_and_stops_curves_at_depth() -> None:
     from rankscope.core.errors import RankscopeError
 
-    with pytest.raises(RankscopeError, match="at least two retrievers"):
+    with pytest.raises(RankscopeError, match="at least two systems"):
         compare(DATA, ["B"], ["hit@1"], baseline="B")
     result = compare(DATA, ["A", "B"], ["hit@1"], baseline="A", depth=3)
     assert sorted(result.curves["K"].unique()) == [1, 3]  # no K beyond the depth

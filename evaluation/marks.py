@@ -1,0 +1,54 @@
+"""The summary table's marks: the best value per metric and significance against a baseline.
+
+One source for ``rankscope compare`` (terminal, Markdown, HTML and LaTeX tables) and for
+``rankscope evaluate`` with several runs.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+ALPHA = 0.05
+TIE_TOLERANCE = 1e-12
+LEGEND = (
+    "* best on this metric; + significantly better than the baseline, - significantly worse "
+    "(paired {test} test, Holm-corrected over the {what} per metric, p < {alpha})"
+)
+
+
+def legend(test: str, what: str = "retrievers") -> str:
+    """The legend under a marked table."""
+    return LEGEND.format(test=test, what=what, alpha=ALPHA)
+
+
+def summary_marks(summary: pd.DataFrame, significance: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(best, marks) for every summary cell: ``best`` is True on the best value of each metric (all
+    of them if tied within :data:`TIE_TOLERANCE`, since equal means summed in another order differ in
+    the last bits); ``marks`` is ``+``/``-`` where a system is significantly better/worse than the
+    baseline, else "". The one rule behind the terminal, Markdown, HTML and LaTeX tables."""
+    flags = {
+        (row.metric, row.system): ("+" if row.delta > 0 else "-")
+        for row in significance.itertuples(index=False)
+        if row.significant and row.delta != 0
+    }
+    best = summary.apply(lambda column: column.max() - column <= TIE_TOLERANCE)
+    marks = pd.DataFrame(
+        {m: [flags.get((m, s), "") for s in summary.index] for m in summary.columns}, index=summary.index
+    )
+    return best, marks
+
+
+def mark_summary(
+    summary: pd.DataFrame, significance: pd.DataFrame, baseline: str, digits: int = 4, index_name: str = "retriever"
+) -> pd.DataFrame:
+    """Means as text with ``*`` on the best value of each metric and ``+``/``-`` for significance
+    (:func:`summary_marks`)."""
+    best, marks = summary_marks(summary, significance)
+    out = pd.DataFrame(index=summary.index.copy(), columns=summary.columns, dtype=object)
+    for metric in summary.columns:
+        for system, value in summary[metric].items():
+            mark = ("*" if best.at[system, metric] else "") + marks.at[system, metric]
+            out.at[system, metric] = f"{value:.{digits}f}{mark}"
+    out.index = [f"{s} (baseline)" if s == baseline else s for s in summary.index]
+    out.index.name = index_name
+    return out

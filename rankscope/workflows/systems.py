@@ -1,0 +1,217 @@
+"""Systems are names, objects or runs: what compare, diagnose and tune accept as "a system".
+
+A system is one of
+
+- a retriever spec string (``"bm25:k1=0.9,b=0.4"``), built through the registry;
+- a :class:`~rankscope.retrieval.base.Retriever` object (a fresh one with its parameters is
+  indexed on the dataset's corpus: the object given is never modified);
+- a run DataFrame (``query_id, doc_id, score``), e.g. a dense model's output;
+- a run file path (a :class:`pathlib.Path` or any ``os.PathLike``; a plain ``str`` is a
+  spec, so ``"bm25"`` never turns into a file of that name by accident).
+
+Workflows take a mapping ``name -> system`` (or a list of specs, each its own name) and
+call :func:`resolve_systems` once, then :func:`produce_run` per system: the one place
+where a system becomes a run on a dataset, is checked against it, and gets the full
+description every report shows (the spec with all parameters, or the file path and
+its SHA-256).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from rankscope.core.errors import RankscopeError
+from rankscope.corpora.dataset import Dataset
+from rankscope.corpora.schema import sort_run, validate
+from rankscope.workflows.runs import file_stem
+
+SystemLike = Any  # str | Retriever | pd.DataFrame | os.PathLike
+_HASH_CHUNK = 1 << 20
+
+
+@dataclass(frozen=True)
+class System:
+    """A named system before it has a run on a dataset.
+
+    Exactly one of ``spec`` (build and index a retriever), ``retriever`` (an object) and
+    ``run`` (given rows) is what produces the run; ``description`` is what reports show.
+    """
+
+    name: str
+    description: str
+    spec: str | None = None
+    retriever: Any = None
+    run: pd.DataFrame | None = field(default=None, repr=False)
+
+    def fresh_retriever(self) -> Any:
+        """A new, unindexed retriever with this system's parameters (a given object is never modified)."""
+        from rankscope.retrieval.registry import make_retriever
+
+        if self.spec is not None:
+            return make_retriever(self.spec)
+        if self.retriever is None:
+            raise RankscopeError(f"system {self.name!r} is a run: it has no retriever to index or tune")
+        return type(self.retriever)(**self.retriever.get_params())
+
+    @property
+    def is_run(self) -> bool:
+        """True for a run given as rows or a file: nothing to index, no scores for new candidates."""
+        return self.run is not None
+
+
+@dataclass(frozen=True)
+class SystemRun:
+    """One system's run on a dataset, with the retriever kept for scoring candidates later (None for runs)."""
+
+    spec: str
+    retriever: object
+    run: pd.DataFrame
+    index_seconds: float
+    search_seconds: float
+    diagnostics: dict[str, float]
+    description: str = ""
+    notes: tuple[str, ...] = ()
+
+
+def resolve_systems(systems: Mapping[str, SystemLike] | Sequence[SystemLike]) -> dict[str, System]:
+    """Name -> :class:`System` from a mapping, or from a list whose items are named by :func:`system_name`."""
+    if isinstance(systems, (str, os.PathLike, pd.DataFrame)) or not isinstance(systems, (Mapping, Sequence)):
+        raise RankscopeError(f"systems: expected a mapping name -> system or a list, got {type(systems).__name__}")
+    if isinstance(systems, Mapping):
+        return named_systems(list(systems.items()))
+    return named_systems([(system_name(system), system) for system in systems])
+
+
+def named_systems(pairs: Sequence[tuple[str, SystemLike]]) -> dict[str, System]:
+    """Name -> :class:`System` from (name, system) pairs, in their order.
+
+    Refuses no systems, a name given twice, and names that would share an output file name.
+    """
+    if not pairs:
+        raise RankscopeError("no systems given")
+    names = [name for name, _ in pairs]
+    for name in names:
+        if not isinstance(name, str) or not name:
+            raise RankscopeError(f"system names are non-empty strings, got {name!r}")
+        if names.count(name) > 1:
+            raise RankscopeError(f"system {name!r} is listed twice")
+    stems = [file_stem(n) for n in names]
+    if len(set(stems)) != len(stems):
+        raise RankscopeError(f"systems {names} would share output file names {stems}")
+    return {name: resolve_system(name, system) for name, system in pairs}
+
+
+def system_name(system: SystemLike) -> str:
+    """The name a system gets when none is given: its spec, or its run file's name."""
+    if isinstance(system, str):
+        return system
+    if isinstance(system, os.PathLike):
+        return Path(system).name
+    spec = getattr(system, "spec", None)
+    if callable(spec):
+        return spec()
+    raise RankscopeError(f"a {type(system).__name__} needs a name: pass a mapping name -> system")
+
+
+def resolve_system(name: str, system: SystemLike) -> System:
+    """One system as a :class:`System` (a spec is checked now, so a typo fails before any indexing)."""
+    from rankscope.retrieval.base import Retriever
+    from rankscope.retrieval.registry import make_retriever
+
+    if isinstance(system, str):
+        try:
+            retriever = make_retriever(system)
+        except RankscopeError as exc:
+            if Path(system).is_file():
+                raise RankscopeError(
+                    f"{exc}; to use the run file {system!r}, pass Path({system!r}) or --run NAME=PATH"
+                ) from None
+            raise
+        return System(name, retriever.spec(), spec=system)
+    if isinstance(system, Retriever):
+        return System(name, system.spec(), retriever=system)
+    if isinstance(system, pd.DataFrame):
+        run = validate(system, "run", f"run {name!r}")
+        return System(name, f"run DataFrame: {len(run)} rows, {run['query_id'].nunique()} queries", run=run)
+    if isinstance(system, os.PathLike):
+        path = Path(system)
+        run = read_run_file(path)
+        return System(name, f"run file {path} (sha256 {sha256_of(path)})", run=run)
+    raise RankscopeError(
+        f"system {name!r}: expected a retriever spec, a Retriever, a run DataFrame or a run file path, "
+        f"got {type(system).__name__}"
+    )
+
+
+def read_run_file(path: Path) -> pd.DataFrame:
+    """A run file in any format rankscope reads."""
+    from rankscope.corpora.trec import read_trec_run
+
+    return read_trec_run(path)
+
+
+def sha256_of(path: Path) -> str:
+    """The file's SHA-256 in hex, read in chunks (runs reach gigabytes)."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        while chunk := handle.read(_HASH_CHUNK):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def produce_run(system: System, dataset: Dataset, depth: int) -> SystemRun:
+    """The system's run on ``dataset`` to ``depth``: search with a retriever, or check and cut a given run."""
+    if system.is_run:
+        run, notes = checked_run(system.name, system.run, dataset, depth)  # type: ignore[arg-type]
+        return SystemRun(system.name, None, run, 0.0, 0.0, {}, system.description, notes)
+    retriever = system.fresh_retriever()
+    start = time.perf_counter()
+    retriever.index(dataset.corpus)
+    indexed = time.perf_counter()
+    run = retriever.search(dataset.queries, k=depth)
+    searched = time.perf_counter()
+    diagnostics = retriever.diagnostics() if hasattr(retriever, "diagnostics") else {}
+    return SystemRun(system.name, retriever, run, indexed - start, searched - indexed, diagnostics, system.description)
+
+
+def checked_run(name: str, run: pd.DataFrame, dataset: Dataset, depth: int) -> tuple[pd.DataFrame, tuple[str, ...]]:
+    """The run in tie-rule order cut to ``depth`` per query, and what a reader must know about it.
+
+    Refused: a run sharing no query with the qrels, or naming no document of the corpus
+    (a run for another collection: every number would be 0). Reported with counts:
+    run queries the qrels lack (ignored, as trec_eval does), qrels queries the run lacks
+    (they score 0), documents the corpus lacks (never relevant), rows beyond ``depth``.
+    """
+    from rankscope.evaluation.coverage import coverage_notes
+
+    ordered = sort_run(run[["query_id", "doc_id", "score"]])
+    try:
+        notes = coverage_notes(dataset.qrels, ordered)  # the query rules of ``rankscope evaluate``
+    except RankscopeError as exc:
+        raise RankscopeError(f"run {name!r} on {dataset.name!r}: {exc}") from None
+    known = ordered["doc_id"].isin(dataset.corpus["doc_id"]).to_numpy()
+    if not known.any():
+        raise RankscopeError(
+            f"run {name!r} names no document of the corpus of {dataset.name!r} "
+            f"(e.g. {ordered['doc_id'].iloc[0]!r}): it is a run for another collection"
+        )
+    unknown = int((~known).sum())
+    if unknown:
+        notes.append(
+            f"{unknown} of {len(ordered)} rows name documents the corpus lacks "
+            f"({np.unique(ordered['doc_id'].to_numpy()[~known]).size} distinct; never relevant)"
+        )
+    deep = ordered["rank"].to_numpy() > depth
+    if deep.any():
+        notes.append(f"{int(deep.sum())} rows below rank {depth} were cut (depth {depth})")
+        ordered = ordered[~deep].reset_index(drop=True)
+    return ordered, tuple(notes)
