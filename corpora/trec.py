@@ -43,6 +43,7 @@ class _Layout:
 
     what: str
     fields: tuple[tuple[str, str], ...]
+    trailing: bool = False  # words after the last field are allowed and ignored
 
     @property
     def expected(self) -> str:
@@ -54,6 +55,7 @@ QRELS_LAYOUT = _Layout("qrels", (("query_id", "id"), ("iteration", "any"), ("doc
 RUN_LAYOUT = _Layout(
     "run",
     (("query_id", "id"), ("Q0", "any"), ("doc_id", "id"), ("rank", "int"), ("score", "float"), ("tag", "any")),
+    trailing=True,  # trec_eval ignores anything after the tag (its test file results.trunc has such lines)
 )
 _DTYPES = {"id": str, "any": str, "int": np.int64, "label": str, "float": np.float64}
 """A ``label`` (relevance) is read as text and checked by :data:`corpora.checks.INTEGER` (pandas would
@@ -123,9 +125,13 @@ def _read_table(path: PathLike, layout: _Layout) -> pd.DataFrame:
             )
     except (ValueError, OverflowError, OSError, EOFError, pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
         _check_lines(path, layout)
+        if layout.trailing:
+            return _table_from_lines(path, layout)
         raise FormatError(path, None, f"not a valid {layout.what} file ({exc})") from None
     if frame.shape[1] != len(names):
         _check_lines(path, layout)
+        if layout.trailing:
+            return _table_from_lines(path, layout)
         raise FormatError(path, None, f"not a valid {layout.what} file: expected {layout.expected}")
     frame.columns = names
     if not _looks_complete(frame, layout):
@@ -170,7 +176,7 @@ def _check_lines(path: Path, layout: _Layout) -> None:
         if not stripped:
             continue
         fields = _FIELD_SPLIT.split(stripped)
-        if len(fields) != n_fields:
+        if len(fields) < n_fields or len(fields) > n_fields and not layout.trailing:
             found = f"found {len(fields)} field(s): {shown(line, 80)}"
             raise FormatError(path, number, f"expected {layout.expected}, {found}")
         for (name, kind), value in zip(layout.fields, fields):
@@ -185,6 +191,18 @@ def _check_lines(path: Path, layout: _Layout) -> None:
         seen[key] = number
     if not seen:
         raise FormatError(path, None, f"empty {layout.what} file: expected lines of {layout.expected}")
+
+
+def _table_from_lines(path: Path, layout: _Layout) -> pd.DataFrame:
+    """The table of a file :func:`_check_lines` accepted whose lines carry words after the last field.
+
+    Slow (one split per line), so only for such files; the words after the last field are dropped.
+    """
+    n_fields = len(layout.fields)
+    rows = [_FIELD_SPLIT.split(stripped)[:n_fields] for line in read_lines(path) if (stripped := line.strip(" \t"))]
+    frame = pd.DataFrame(rows, columns=[name for name, _ in layout.fields])
+    kinds = {name: kind for name, kind in layout.fields}
+    return frame.astype({name: np.int64 if kind == "label" else _DTYPES[kind] for name, kind in kinds.items()})
 
 
 def _accept(value: str, name: str) -> None:

@@ -1,10 +1,11 @@
-"""``rankscope evaluate QRELS RUN [METRIC ...]``: trec_eval-style scoring from the command line."""
+"""``rankscope evaluate QRELS RUN [RUN ...] [-m METRIC ...]``: trec_eval-style scoring from the command line."""
 
 from __future__ import annotations
 
 import argparse
 import json
 import sys
+from pathlib import Path
 from typing import TextIO
 
 import pandas as pd
@@ -14,8 +15,10 @@ from rankscope.core.notices import print_warnings
 from rankscope.corpora.trec import read_trec_qrels, read_trec_run
 from rankscope.evaluation.coverage import coverage_notes
 from rankscope.evaluation.engine import evaluate
-from rankscope.evaluation.metrics import DEFAULT_METRICS, known_forms, parse_metrics
+from rankscope.evaluation.marks import ALPHA, legend, mark_summary
+from rankscope.evaluation.metrics import DEFAULT_METRICS, known_forms, parse_metric, parse_metrics
 from rankscope.evaluation.results import EvaluationResult, wide_table
+from rankscope.evaluation.significance import compare_results
 
 SUMMARY_ID = "all"  # trec_eval's query id for the summary line
 
@@ -45,10 +48,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the ``evaluate`` sub-command to the rankscope command."""
     parser = subparsers.add_parser(
         "evaluate",
-        help="score a TREC run file against a qrels file",
+        help="score TREC run files against a qrels file (several runs: with significance tests)",
         description=(
-            "Score RUN against QRELS with trec_eval's semantics (score descending, ties by doc id "
-            "descending; qrels queries missing from the run score 0). Metrics: "
+            "Score each RUN against QRELS with trec_eval's semantics (score descending, ties by doc id "
+            "descending; qrels queries missing from the run score 0). With several runs, each is tested "
+            "against the first (or --baseline) per metric. Metrics (trec_eval's and ir_measures' names are "
+            "accepted too, e.g. P_10, nDCG@10, recip_rank): "
             + ", ".join(known_forms())
             + ". Default: "
             + " ".join(DEFAULT_METRICS)
@@ -56,12 +61,25 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         ),
     )
     parser.add_argument("qrels", help="TREC qrels file (query iteration doc relevance)")
-    parser.add_argument("run", help="TREC run file (query Q0 doc rank score tag)")
-    parser.add_argument("metrics", nargs="*", metavar="METRIC", help="metric names, e.g. ndcg@10 map")
+    parser.add_argument(
+        "inputs",
+        nargs="+",
+        metavar="RUN",
+        help="TREC run files (query Q0 doc rank score tag [more fields]); for one run, metric names may follow it",
+    )
+    parser.add_argument(
+        "-m", "--metric", action="append", default=[], dest="metric", metavar="METRIC", help="a metric (repeatable)"
+    )
     parser.add_argument("--per-query", action="store_true", help="also print every query's values")
     parser.add_argument("--relevance-level", type=int, default=1, metavar="N", help="relevant means label >= N")
     parser.add_argument("--judged-only", action="store_true", help="average only over queries in both files")
     parser.add_argument("--exclude-unjudged", action="store_true", help="leave out queries with no relevant judgment")
+    parser.add_argument("--ignore-self", action="store_true", help="drop run rows whose doc id is the query id")
+    parser.add_argument("--baseline", metavar="RUN", help="several runs: the one the others are tested against")
+    parser.add_argument(
+        "--test", choices=("randomization", "t", "wilcoxon"), default="randomization", help="paired test (Holm)"
+    )
+    parser.add_argument("--seed", type=int, default=0, help="seed of the randomization test (default: %(default)s)")
     parser.add_argument("--format", choices=("table", "json", "csv"), default="table")
     parser.add_argument(
         "--strict", action="store_true", help="queries in only one of the files, or no judged document retrieved, fail"
@@ -70,24 +88,76 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.__class__ = _IntermixedParser  # add_parser builds the hub's class; only the parsing differs
 
 
+def split_inputs(inputs: list[str], options: list[str]) -> tuple[list[str], list[str]]:
+    """Run files and metric names from the positional arguments, then the ``-m`` names.
+
+    The first positional argument is a run; after it, existing files are runs and anything
+    else a metric name (``rankscope evaluate QRELS RUN ndcg@10 map``, the one-run form, stays
+    valid). A name that is neither is refused as an unknown metric that is no file either.
+    """
+    runs, metrics = inputs[:1], []
+    for item in inputs[1:]:
+        if Path(item).is_file():
+            if metrics:
+                raise RankscopeError(f"run file {item!r} comes after metric names; put the runs first or use -m")
+            runs.append(item)
+            continue
+        try:
+            parse_metric(item)
+        except RankscopeError as exc:
+            raise RankscopeError(f"{exc}; nor is {item!r} a run file") from None
+        metrics.append(item)
+    return runs, metrics + options
+
+
 def run_evaluate(args: argparse.Namespace, out: TextIO | None = None) -> int:
-    """Read both files, evaluate and print in the chosen format; returns the exit code."""
+    """Read the files, evaluate and print in the chosen format; returns the exit code."""
     out = sys.stdout if out is None else out
-    metrics = parse_metrics(args.metrics or DEFAULT_METRICS)  # fail on a typo before reading big files
+    paths, names = split_inputs(args.inputs, args.metric)
+    metrics = [m.name for m in parse_metrics(names or DEFAULT_METRICS)]  # fail on a typo before reading big files
+    if len(set(paths)) != len(paths):
+        raise RankscopeError(f"a run file is listed twice: {paths}")
+    baseline = _baseline(args.baseline, paths)
     qrels = read_trec_qrels(args.qrels)
-    run = read_trec_run(args.run)
+    results = {path: _evaluate_file(qrels, path, metrics, args, named=len(paths) > 1) for path in paths}
+    if len(results) == 1:
+        _print_one(results[paths[0]], args, out)
+    else:
+        _print_several(results, baseline, args, out)
+    return 0
+
+
+def _evaluate_file(
+    qrels: pd.DataFrame, path: str, metrics: list[str], args: argparse.Namespace, named: bool
+) -> EvaluationResult:
+    """Read one run, say (or with --strict refuse) what it shares with the qrels, score it.
+
+    ``named``: several runs, so each warning starts with the run's path."""
+    run = read_trec_run(path)
     notes = coverage_notes(qrels, run)
     if notes and args.strict:
-        raise RankscopeError(f"{args.run}: {notes[0]} (--strict)")
-    print_warnings(args.command, notes)
-    result = evaluate(
+        raise RankscopeError(f"{path}: {notes[0]} (--strict)")
+    print_warnings(args.command, [f"{path}: {note}" for note in notes] if named else notes)
+    return evaluate(
         qrels,
         run,
-        [metric.name for metric in metrics],
+        metrics,
         relevance_level=args.relevance_level,
         judged_only=args.judged_only,
         exclude_unjudged=args.exclude_unjudged,
+        ignore_self=args.ignore_self,
     )
+
+
+def _baseline(baseline: str | None, paths: list[str]) -> str:
+    if baseline is None:
+        return paths[0]
+    if baseline not in paths:
+        raise RankscopeError(f"--baseline {baseline!r} is not among the runs {paths}")
+    return baseline
+
+
+def _print_one(result: EvaluationResult, args: argparse.Namespace, out: TextIO) -> None:
     if args.format == "json":
         json.dump(result.to_dict(per_query=args.per_query), out, indent=2)
         out.write("\n")
@@ -99,7 +169,42 @@ def run_evaluate(args: argparse.Namespace, out: TextIO | None = None) -> int:
             table = wide_table(table, result.metrics)
         out.write(table.to_string(index=args.per_query, float_format=_fmt) + "\n")
         out.write(f"queries: {result.n_queries} (without relevant judgments: {result.n_unjudged})\n")
-    return 0
+
+
+def _print_several(results: dict[str, EvaluationResult], baseline: str, args: argparse.Namespace, out: TextIO) -> None:
+    """One row per run with best and significance marks (as ``compare``), then the tests themselves."""
+    metrics = results[baseline].metrics
+    significance = compare_results(
+        results, baseline, metrics, test=args.test, correction="holm", seed=args.seed, alpha=ALPHA
+    )
+    summary = pd.DataFrame({path: result.mean for path, result in results.items()}).T[metrics]
+    summary.index.name = "run"
+    if args.format == "json":
+        document = {
+            "baseline": baseline,
+            "test": args.test,
+            "correction": "holm",
+            "alpha": ALPHA,
+            "runs": {path: result.to_dict(per_query=args.per_query) for path, result in results.items()},
+            "significance": json.loads(significance.to_json(orient="records", double_precision=15)),
+        }
+        json.dump(document, out, indent=2)
+        out.write("\n")
+        return
+    if args.format == "csv":
+        rows = [_summary_table(result, args.per_query).assign(run=path) for path, result in results.items()]
+        long = pd.concat(rows, ignore_index=True)
+        long[["run", *(c for c in long.columns if c != "run")]].to_csv(out, index=False, lineterminator="\n")
+        return
+    out.write(mark_summary(summary, significance, baseline, index_name="run").to_string() + "\n\n")
+    out.write(legend(args.test, "runs") + "\n\n")
+    columns = ["metric", "system", "delta", "ci_low", "ci_high", "p_value", "p_adjusted", "significant"]
+    out.write(significance[columns].to_string(index=False, float_format=_fmt) + "\n")
+    first = results[baseline]
+    out.write(f"queries: {first.n_queries} (without relevant judgments: {first.n_unjudged})\n")
+    if args.per_query:
+        for path, result in results.items():
+            out.write(f"\n== {path}\n{result.wide().to_string(float_format=_fmt)}\n")
 
 
 def _fmt(value: float) -> str:

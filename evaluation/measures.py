@@ -209,18 +209,19 @@ def num_rel_ret(j: Judged) -> np.ndarray:
     return j.per_query_sum(j.relevant)
 
 
-def interpolated_precision(j: Judged, recall: float) -> np.ndarray:
+def interpolated_precision(j: Judged, recall: float, trec: float = 10) -> np.ndarray:
     """Interpolated precision at a recall level: the best precision at or after the rank reaching it.
 
-    trec_eval's iprec_at_recall: the level asks for c = floor(recall * R + 0.9) relevant
-    documents; the value is the maximum of (relevant so far) / rank over the ranks of the
-    c-th and later relevant documents (over all of them when c = 0), and 0 when fewer
-    than c relevant documents were retrieved.
+    trec_eval's iprec_at_recall: the level asks for c relevant documents, c = round(recall * R)
+    (halves up) in trec_eval 10, c = floor(recall * R + 0.9) in trec_eval 9 and before
+    (``trec=9``: pytrec_eval, ir_measures); the value is the maximum of (relevant so far) /
+    rank over the ranks of the c-th and later relevant documents (over all of them when
+    c = 0), and 0 when fewer than c relevant documents were retrieved.
     """
     rel = j.relevant
     q, pos = j.q[rel], j.pos[rel]
     seen = group_positions(q, j.n_queries) + 1
-    needed = np.floor(recall * j.num_rel.astype(np.float64) + 0.9)
+    needed = np.floor(recall * j.num_rel.astype(np.float64) + (0.9 if trec < 10 else 0.5))
     keep = seen >= needed[q]
     q, precision = q[keep], seen[keep] / (pos[keep] + 1.0)
     out = np.zeros(j.n_queries)

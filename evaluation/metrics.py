@@ -50,8 +50,12 @@ class Param:
     high: float
     low_open: bool = False
     high_open: bool = False
+    integer: bool = False
+    named_when_default: bool = True  # False: left out of the canonical name at its default
 
     def check(self, metric: str, name: str, value: float) -> float:
+        if self.integer and not float(value).is_integer():
+            raise RankscopeError(f"metric {metric!r}: {name} must be a whole number")
         below = value <= self.low if self.low_open else value < self.low
         above = value >= self.high if self.high_open else value > self.high
         if below or above:
@@ -80,6 +84,9 @@ class Family:
 
 
 _RECALL = Param(None, 0.0, 1.0)
+_TREC_VERSION = Param(
+    10, 9, 10, integer=True, named_when_default=False
+)  # iprec's rounding of recall levels changed in trec_eval 10
 _PERSISTENCE = Param(0.8, 0.0, 1.0, low_open=True, high_open=True)  # RBP's p; 0.8 as in ir_measures
 
 FAMILIES: dict[str, Family] = {}
@@ -124,7 +131,7 @@ register("judged", Family(measures.judged_at, measures.judged_at, binary=False))
 register("num_ret", Family(None, measures.num_ret, binary=False), ["numret"])
 register("num_rel", Family(None, measures.num_rel), ["numrel"])
 register("num_rel_ret", Family(None, measures.num_rel_ret), ["numrelret"])
-register("iprec", Family(None, measures.interpolated_precision, params={"recall": _RECALL}, at_param="recall"),
+register("iprec", Family(None, measures.interpolated_precision, params={"recall": _RECALL, "trec": _TREC_VERSION}, at_param="recall"),
          ["iprec_at_recall"])  # fmt: skip
 register("err", Family(measures.err, measures.err, binary=False))
 register("rbp", Family(measures.rbp, measures.rbp, params={"p": _PERSISTENCE}))
@@ -352,7 +359,11 @@ def _canonical(
     params: tuple[tuple[str, float], ...],
 ) -> str:
     """The one name of a parsed metric: ``precision(rel=2)@10``, ``rbp(p=0.8)``, ``iprec@0.5``."""
-    pairs = [(key, value) for key, value in params if key != family.at_param]
+    pairs = [
+        (key, value)
+        for key, value in params
+        if key != family.at_param and (family.params[key].named_when_default or value != family.params[key].default)
+    ]
     if rel is not None:
         pairs.append(("rel", rel))
     if threshold is not None:

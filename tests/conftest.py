@@ -44,3 +44,14 @@ def _cache_in_tmp(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
 @pytest.fixture(autouse=True)
 def _no_progress_bars(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("RANKSCOPE_QUIET", "1")
+
+
+@pytest.fixture(scope="session")
+def trec_eval_dir() -> Path:
+    """trec_eval's own test files: RANKSCOPE_TREC_EVAL_TEST, else ``trec_eval-test/`` beside the collections."""
+    env = os.environ.get("RANKSCOPE_TREC_EVAL_TEST")
+    corpora = shared_corpora_dir()
+    candidate = Path(env) if env else (corpora or REPO.parent / "shared" / "corpora").parent / "trec_eval-test"
+    if not (candidate / "qrels.test").is_file():
+        pytest.skip("trec_eval's test files not found: set RANKSCOPE_TREC_EVAL_TEST to the folder holding qrels.test")
+    return candidate

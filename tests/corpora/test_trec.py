@@ -215,3 +215,21 @@ def test_sort_run_matches_the_tie_rule_by_brute_force() -> None:
             assert group["rank"].tolist() == list(range(1, len(group) + 1))
         rank_of = dict(zip(zip(got["query_id"], got["doc_id"]), got["rank"]))
         assert trec_ranks(run).tolist() == [rank_of[k] for k in zip(run["query_id"], run["doc_id"])]
+
+
+def test_run_words_after_the_tag_are_ignored_as_trec_eval_does(tmp_path) -> None:
+    path = tmp_path / "run.txt"
+    path.write_text("q1 Q0 d1 1 2.5 tag more junk\nq1 Q0 d2 2 1.5 tag\nq2 Q0 d1 1 0.5 tag x\n")
+    run = read_trec_run(path)
+    assert run[["query_id", "doc_id", "score", "rank"]].values.tolist() == [
+        ["q1", "d1", 2.5, 1],
+        ["q1", "d2", 1.5, 2],
+        ["q2", "d1", 0.5, 1],
+    ]
+    path.write_text("q1 Q0 d1 1 2.5 tag more\nq1 Q0 d2 2 1.5\n")
+    with pytest.raises(FormatError, match="line 2: expected 6 fields"):
+        read_trec_run(path)
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text("q1 0 d1 1 extra\n")
+    with pytest.raises(FormatError, match="line 1: expected 4 fields"):
+        read_trec_qrels(qrels)

@@ -28,7 +28,7 @@ from rankscope.evaluation.metrics import Metric, known_forms, parse_metric, pars
         ("err@20", Metric("err@20", "err", k=20)),
         ("rbp", Metric("rbp(p=0.8)", "rbp", params=(("p", 0.8),))),
         ("rbp(p=0.95)@100", Metric("rbp(p=0.95)@100", "rbp", k=100, params=(("p", 0.95),))),
-        ("iprec@0.3", Metric("iprec@0.3", "iprec", params=(("recall", 0.3),))),
+        ("iprec@0.3", Metric("iprec@0.3", "iprec", params=(("recall", 0.3), ("trec", 10)))),
         ("precision(rel=2)@10", Metric("precision(rel=2)@10", "precision", k=10, rel=2)),
         ("num_rel_ret", Metric("num_rel_ret", "num_rel_ret")),
         ("recall(threshold=3)", Metric("recall(threshold=3)", "recall", threshold=3.0)),

@@ -1,6 +1,6 @@
 """judged@k, ERR, RBP, per-metric relevance levels and ignore_self against ir_measures, gdeval and ranx.
 
-(num_ret, num_rel, num_rel_ret and the 11 iprec points are in test_metrics_trec's
+(num_ret, num_rel, num_rel_ret and the 11 iprec points are in trec_reference's
 pytrec_eval comparison.) The random cases have ties, graded and negative labels and
 queries on one side only.
 """
@@ -138,8 +138,17 @@ def test_rbp_by_hand() -> None:
 @pytest.mark.parametrize("level", [2, 3])
 def test_rel_parameter_matches_pytrec_eval_relevance_level(level: int) -> None:
     qrels, run = random_case(40 + level)
-    plain = ["precision@10", "recall@100", "map", "mrr", "bpref", "rprec", "num_rel", "iprec@0.5"]
-    with_rel = [f"{m.split('@')[0]}(rel={level})" + (f"@{m.split('@')[1]}" if "@" in m else "") for m in plain]
+    plain = ["precision@10", "recall@100", "map", "mrr", "bpref", "rprec", "num_rel", "iprec(trec=9)@0.5"]
+    with_rel = [
+        f"precision(rel={level})@10",
+        f"recall(rel={level})@100",
+        f"map(rel={level})",
+        f"mrr(rel={level})",
+        f"bpref(rel={level})",
+        f"rprec(rel={level})",
+        f"num_rel(rel={level})",
+        f"iprec(rel={level},trec=9)@0.5",
+    ]
     ours = evaluate(qrels, run, with_rel).wide()
     reference = pytrec_per_query(qrels, run, plain, relevance_level=level)
     for qid, values in reference.items():

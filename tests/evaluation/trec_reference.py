@@ -32,7 +32,8 @@ TREC_NAMES = {
     "num_ret": ("num_ret", "num_ret"),
     "num_rel": ("num_rel", "num_rel"),
     "num_rel_ret": ("num_rel_ret", "num_rel_ret"),
-    **{f"iprec@{i / 10:g}": ("iprec_at_recall", f"iprec_at_recall_{i / 10:.2f}") for i in range(11)},
+    # trec_eval 9.0.8's rounding of recall levels (pytrec_eval's); trec_eval 10's: test_trec_eval_files
+    **{f"iprec(trec=9)@{i / 10:g}": ("iprec_at_recall", f"iprec_at_recall_{i / 10:.2f}") for i in range(11)},
 }
 NOT_RUN_DEPENDENT = {"num_rel"}  # the one measure not 0 for a query the run lacks
 

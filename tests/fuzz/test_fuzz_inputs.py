@@ -141,6 +141,11 @@ def test_trec_structure(files: Path, target: str, name: str) -> None:
     damage, fragment = STRUCTURE[name]
     if name == "NUL byte line" and target == "run":
         fragment = "line 10"
+    if name == "100,000 fields" and target == "run":  # trec_eval ignores the words after a run's tag
+        clean = run_cli(_evaluate(files))
+        (files / target).write_bytes(damage(RUN))
+        check(run_cli(_evaluate(files)), "accepted", clean=clean)
+        return
     (files / target).write_bytes(damage(QRELS if target == "qrels" else RUN))
     outcome = run_cli(_evaluate(files))
     check(outcome, "error", str(files / target))
