@@ -12,7 +12,8 @@ import pandas as pd
 
 from rankscope.core.errors import RankscopeError
 from rankscope.core.notices import print_warnings
-from rankscope.corpora.trec import read_trec_qrels, read_trec_run
+from rankscope.corpora.foreign import read_run
+from rankscope.corpora.trec import read_trec_qrels
 from rankscope.evaluation.coverage import coverage_notes
 from rankscope.evaluation.engine import evaluate
 from rankscope.evaluation.marks import ALPHA, legend, mark_summary
@@ -133,7 +134,7 @@ def _evaluate_file(
     """Read one run, say (or with --strict refuse) what it shares with the qrels, score it.
 
     ``named``: several runs, so each warning starts with the run's path."""
-    run = read_trec_run(path)
+    run = read_run(path)
     notes = coverage_notes(qrels, run)
     if notes and args.strict:
         raise RankscopeError(f"{path}: {notes[0]} (--strict)")

@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 
 from rankscope.core.errors import RankscopeError, SchemaError
+from rankscope.corpora.foreign import as_table
 from rankscope.corpora.schema import validate
 from rankscope.evaluation.metrics import DEFAULT_METRICS, parse_metrics
 from rankscope.evaluation.ranking import judge_run
@@ -37,6 +38,9 @@ def evaluate(
 ) -> EvaluationResult:
     """Score ``run`` (``query_id, doc_id, score[, rank]``) against ``qrels`` (``query_id, doc_id, relevance``).
 
+    Either may also be a dict of dicts (``{query_id: {doc_id: score or relevance}}``, as
+    pytrec_eval and BEIR take them) or an object with ``to_dict()`` giving one (ranx).
+
     Documents are ranked by score descending, ties by doc_id descending (byte
     order); the ``rank`` column is ignored. A document is relevant when its label
     is >= ``relevance_level``; nDCG uses the graded labels. ``ignore_self`` drops run
@@ -47,7 +51,8 @@ def evaluate(
     if isinstance(relevance_level, bool) or not isinstance(relevance_level, (int, np.integer)) or relevance_level < 1:
         # labels <= 0 mean non-relevant or unjudged (trec_eval); pytrec_eval refuses levels < 1 too
         raise RankscopeError(f"relevance_level must be a positive integer, got {relevance_level!r}")
-    qrels = validate(qrels, "qrels", "qrels")
+    qrels = validate(as_table(qrels, "qrels", "qrels"), "qrels", "qrels")
+    run = as_table(run, "run", "run")
     if qrels.empty:
         raise SchemaError("qrels: no judgments, nothing to evaluate")
     run_query, run_doc, run_score = _run_columns(run)

@@ -31,6 +31,7 @@ import pandas as pd
 
 from rankscope.core.errors import RankscopeError
 from rankscope.corpora.dataset import Dataset
+from rankscope.corpora.foreign import as_table
 from rankscope.corpora.schema import sort_run, validate
 from rankscope.workflows.runs import file_stem
 
@@ -139,6 +140,12 @@ def resolve_system(name: str, system: SystemLike) -> System:
         return System(name, retriever.spec(), spec=system)
     if isinstance(system, Retriever):
         return System(name, system.spec(), retriever=system)
+    if (
+        isinstance(system, Mapping)
+        or callable(getattr(system, "to_dict", None))
+        and not isinstance(system, pd.DataFrame)
+    ):
+        system = as_table(system, "run", f"run {name!r}")
     if isinstance(system, pd.DataFrame):
         run = validate(system, "run", f"run {name!r}")
         return System(name, f"run DataFrame: {len(run)} rows, {run['query_id'].nunique()} queries", run=run)
@@ -153,10 +160,10 @@ def resolve_system(name: str, system: SystemLike) -> System:
 
 
 def read_run_file(path: Path) -> pd.DataFrame:
-    """A run file in any format rankscope reads."""
-    from rankscope.corpora.trec import read_trec_run
+    """A run file in any format rankscope reads (TREC, MS MARCO's three columns)."""
+    from rankscope.corpora.foreign import read_run
 
-    return read_trec_run(path)
+    return read_run(path)
 
 
 def sha256_of(path: Path) -> str:
