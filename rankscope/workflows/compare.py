@@ -71,6 +71,7 @@ class CompareResult:
     curves: pd.DataFrame
     runs: Mapping[str, pd.DataFrame] = field(repr=False)
     systems: pd.DataFrame = field(default_factory=pd.DataFrame)
+    precision_recall: pd.DataFrame = field(default_factory=pd.DataFrame)
     files: tuple[Path, ...] = ()
     diagnostics: pd.DataFrame = field(default_factory=pd.DataFrame)
 
@@ -135,7 +136,7 @@ def compare(
     (default: ``bm25`` when present, else the first system).
     """
     from rankscope.evaluation import DEFAULT_METRICS, evaluate
-    from rankscope.evaluation.metrics import parse_metrics
+    from rankscope.evaluation.metrics import IPREC_LEVELS, parse_metrics
     from rankscope.evaluation.significance import compare_results
 
     metrics = tuple(m.name for m in parse_metrics(DEFAULT_METRICS if metrics is None else metrics))
@@ -148,7 +149,7 @@ def compare(
     out_path = None if out is None else check_output_folder(out)  # before any computing
     data = resolve_dataset(dataset)
     cutoffs = [k for k in CUTOFFS if k <= depth]  # beyond the depth Hit@K would just repeat Hit@depth
-    runs, results, curves, diagnostics, described = {}, {}, [], {}, {}
+    runs, results, curves, diagnostics, described, pr_rows = {}, {}, [], {}, {}, []
     for name, system in progress(systems.items(), desc="systems", total=len(systems), label=lambda item: item[0]):
         produced = produce_run(system, data, depth)
         runs[name] = produced.run
@@ -159,6 +160,8 @@ def compare(
         described[name] = {"description": system.description, JUDGED: judged, "notes": "; ".join(produced.notes)}
         curve = cutoff_table(data.qrels, produced.run, cutoffs, ("hit", "recall"))
         curves.append(curve.reset_index().assign(retriever=name))
+        levels = evaluate(data.qrels, produced.run, [f"iprec@{level:g}" for level in IPREC_LEVELS]).mean
+        pr_rows += [(name, level, levels[f"iprec@{level:g}"]) for level in IPREC_LEVELS]
     significance = compare_results(results, baseline, metrics, test=test, correction="holm", seed=seed, alpha=ALPHA)
     summary = pd.DataFrame({spec: result.mean for spec, result in results.items()}).T[list(metrics)]
     summary.index.name = "retriever"
@@ -178,6 +181,7 @@ def compare(
         runs=runs,
         diagnostics=pd.DataFrame.from_dict(diagnostics, orient="index").rename_axis("retriever"),
         systems=pd.DataFrame.from_dict(described, orient="index").rename_axis("retriever"),
+        precision_recall=pd.DataFrame(pr_rows, columns=["retriever", "recall", "precision"]),
     )
     if out_path is None:
         return result
@@ -203,6 +207,7 @@ def write_outputs(result: CompareResult, out: Path) -> list[Path]:
         write_csv(result.significance, out / "significance.csv", index=False),
         write_csv(result.curves, out / "curves.csv", index=False),
         write_csv(result.systems, out / "systems.csv"),
+        write_csv(result.precision_recall, out / "precision_recall.csv", index=False),
     ]
     files += write_runs(result.runs, out)
     files += write_report(build_report(result), out)
@@ -243,6 +248,13 @@ def build_report(result: CompareResult) -> Report:
     wide.columns = [f"{m.capitalize()}@K {s}" for m, s in order]
     report.heading("Hit@K and Recall@K").table(wide)
     report.image("hit_recall_at_k.png", plots.cutoff_curves(curves), "Hit@K and Recall@K against K")
+    pr = {
+        name: frame.set_index("recall")["precision"]
+        for name, frame in result.precision_recall.groupby("retriever", sort=False)
+    }
+    report.heading("Precision-recall").image(
+        "precision_recall.png", plots.precision_recall(pr), "interpolated precision at the 11 recall points"
+    )
     diffs = per_query_differences(result, primary)
     if diffs:
         report.heading(f"Per-query difference to {result.baseline} ({primary})")

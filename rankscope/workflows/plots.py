@@ -83,6 +83,25 @@ def cutoff_curves(
     return _png(fig)
 
 
+def precision_recall(curves: Mapping[str, pd.Series]) -> bytes:
+    """Interpolated precision against recall (the 11 standard points), one line per system.
+
+    ``curves`` maps a system to a series indexed by recall level.
+    """
+    fig, axes = _figure(5.0, 3.8)
+    ax = axes[0]
+    for name, series in curves.items():
+        ax.plot(series.index, series.to_numpy(), marker="o", label=name)
+    ax.set_xlim(0, 1)
+    ax.set_ylim(0, 1)
+    ax.set_xlabel("recall")
+    ax.set_ylabel("interpolated precision")
+    ax.set_title("Precision-recall (trec_eval iprec_at_recall)")
+    ax.grid(alpha=0.3)
+    ax.legend(loc="upper right")
+    return _png(fig)
+
+
 def per_query_difference(differences: Mapping[str, pd.Series], metric: str, baseline: str) -> bytes:
     """Per-query difference to the baseline, sorted, one panel per retriever: wins above zero, losses below."""
     fig, axes = _panels(len(differences), 5.0, 3.6)

@@ -78,11 +78,12 @@ def test_compare_report_is_self_contained(compared: tuple[Path, str]) -> None:
     out, _ = compared
     html = (out / "report.html").read_text()
     summary = pd.read_csv(out / "summary.csv", index_col="retriever")
-    assert html.count("data:image/png;base64,") == 2
+    assert html.count("data:image/png;base64,") == 3  # Hit/Recall@K, precision-recall, per-query difference
     assert 'src="http' not in html and "<script" not in html
     assert f"{summary.loc['bm25', 'ndcg@10']:.4f}" in html
     md = (out / "report.md").read_text()
     assert "![Hit@K and Recall@K against K](hit_recall_at_k.png)" in md
+    assert "![interpolated precision at the 11 recall points](precision_recall.png)" in md
 
 
 def run_cli(argv: list[str], data_dir: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture) -> str:
