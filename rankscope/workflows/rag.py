@@ -24,8 +24,8 @@ from rankscope.core.errors import RankscopeError
 from rankscope.core.outputs import check_output_folder, write_folder
 from rankscope.core.progress import progress
 from rankscope.corpora.dataset import Dataset
+from rankscope.evaluation.marks import ALPHA, TIE_TOLERANCE, legend, mark_summary
 from rankscope.workflows import plots
-from rankscope.workflows.compare import ALPHA, LEGEND, TIE_TOLERANCE, mark_summary
 from rankscope.workflows.report import Report, write_csv, write_report, write_runs, write_text
 from rankscope.workflows.runs import check_depth, check_specs, resolve_dataset
 from rankscope.workflows.tables import records, text_table, to_json
@@ -73,13 +73,13 @@ class RagResult:
     files: tuple[Path, ...] = ()
 
     def marked(self) -> pd.DataFrame:
-        """The summary as text with the best and significance marks (see :data:`compare.LEGEND`)."""
+        """The summary as text with the best and significance marks (see :data:`rankscope.evaluation.marks.LEGEND`)."""
         marked = mark_summary(self.summary, self.significance, self.baseline)
         marked.index.name = "system"
         return marked
 
     def legend(self) -> str:
-        return LEGEND.format(test=self.test, alpha=ALPHA).replace("the retrievers", "the systems")
+        return legend(self.test, "systems")
 
     def to_text(self) -> str:
         lines = [
