@@ -95,7 +95,7 @@ KNOWN_FORMS = [
     "num_ret",
     "num_rel",
     "num_rel_ret",
-    "iprec@recall",
+    "iprec(trec=x)@recall",
     "err",
     "err@k",
     "rbp(p=x)",
