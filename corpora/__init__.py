@@ -1,6 +1,11 @@
 """Corpora, queries and relevance judgments, from the formats people have."""
 
-from rankscope.corpora.dataset import Dataset
-from rankscope.corpora.load import load_dataset
+from rankscope.core.lazy import lazy_exports
 
-__all__ = ["Dataset", "load_dataset"]
+_EXPORTS: dict[str, str] = {
+    "Dataset": "rankscope.corpora.dataset",
+    "load_dataset": "rankscope.corpora.load",
+}
+__all__ = list(_EXPORTS)
+
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

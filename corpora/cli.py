@@ -12,13 +12,14 @@ import argparse
 import json
 import sys
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rankscope.core.errors import RankscopeError
 from rankscope.core.notices import print_warnings
-from rankscope.corpora.dataset import Dataset
-from rankscope.corpora.load import cache_root, data_root, load_dataset, locate
 from rankscope.corpora.registry import COLLECTIONS
+
+if TYPE_CHECKING:
+    from rankscope.corpora.dataset import Dataset
 
 COUNTS = ("documents", "queries", "judged_queries", "judgments")
 
@@ -44,6 +45,8 @@ def add_strict(parser: argparse.ArgumentParser) -> None:
 
 def load_reported(where: str, command: str, strict: bool = False) -> Dataset:
     """Load a dataset for a command and print the warnings it collected (``strict``: dangling judgments fail)."""
+    from rankscope.corpora.load import load_dataset  # pandas: loaded when a command needs data, not to parse
+
     dataset = load_dataset(where)
     if strict:
         dataset.check_references()
@@ -52,6 +55,8 @@ def load_reported(where: str, command: str, strict: bool = False) -> Dataset:
 
 
 def run_datasets(args: argparse.Namespace) -> int:
+    from rankscope.corpora.load import cache_root, data_root
+
     rows = [_known_row(name) for name in COLLECTIONS] + [_folder_row(folder) for folder in args.extra]
     if args.format == "json":
         json.dump(rows, sys.stdout, indent=2)
@@ -64,6 +69,8 @@ def run_datasets(args: argparse.Namespace) -> int:
 
 
 def _known_row(name: str) -> dict[str, Any]:
+    from rankscope.corpora.load import locate
+
     collection = COLLECTIONS[name]
     found = locate(name)
     row: dict[str, Any] = {"name": name, "description": collection.description, "url": collection.url}
@@ -83,6 +90,8 @@ def _folder_row(folder: str) -> dict[str, Any]:
 
 
 def _counts(where: str) -> dict[str, Any]:
+    from rankscope.corpora.load import load_dataset
+
     try:
         stats = load_dataset(where).stats()
     except (RankscopeError, FileNotFoundError) as exc:

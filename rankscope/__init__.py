@@ -15,9 +15,7 @@ and ``rankscope.retrieval`` (which never import each other at module level),
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
-
+from rankscope.core.lazy import lazy_exports
 from rankscope.core.version import __version__
 
 # public name -> module that defines it; the one table the facade is built from
@@ -37,14 +35,4 @@ _EXPORTS: dict[str, str] = {
 
 __all__ = ["__version__", *_EXPORTS]
 
-
-def __getattr__(name: str) -> Any:
-    if name not in _EXPORTS:
-        raise AttributeError(f"module 'rankscope' has no attribute {name!r}")
-    value = getattr(importlib.import_module(_EXPORTS[name]), name)
-    globals()[name] = value  # later lookups skip this function
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(__all__)
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

@@ -1,6 +1,6 @@
 """The ``rankscope`` command: one entry point, sub-commands contributed by each package.
 
-Each module in :data:`COMMAND_MODULES` defines ``register(subparsers)``, which
+Each module in :data:`COMMANDS` defines ``register(subparsers)``, which
 adds its sub-command and sets ``func`` (taking the parsed args, returning an
 exit code). User errors (:class:`RankscopeError`, missing files) print one line
 on stderr and exit 2, as do other operating-system errors (a file that cannot be
@@ -20,15 +20,22 @@ from rankscope.core.errors import RankscopeError
 from rankscope.core.progress import set_quiet
 from rankscope.core.version import __version__
 
-COMMAND_MODULES = (
-    "rankscope.corpora.cli",
-    "rankscope.evaluation.cli",
-    "rankscope.retrieval.cli",
-    "rankscope.workflows.cli",
-)
+COMMANDS: dict[str, str] = {
+    "datasets": "rankscope.corpora.cli",
+    "evaluate": "rankscope.evaluation.cli",
+    "search": "rankscope.retrieval.cli",
+    "retrievers": "rankscope.retrieval.cli",
+    "compare": "rankscope.workflows.cli",
+    "tune": "rankscope.workflows.cli",
+    "diagnose": "rankscope.workflows.cli",
+    "rag": "rankscope.workflows.cli",
+}
+"""Each sub-command and the module that registers it: a command line naming one imports only that
+module, so a one-line error (a bad spec, a missing file) comes back without loading the rest."""
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    """The parser for ``argv``: only its sub-command's module when it names one, else all of them (help)."""
     parser = argparse.ArgumentParser(
         prog="rankscope",
         description="Compare retrievers, tune BM25 and diagnose recall vs ranking gaps.",
@@ -36,14 +43,21 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"rankscope {__version__}")
     parser.add_argument("--quiet", action="store_true", help="no progress bars")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for name in COMMAND_MODULES:
-        importlib.import_module(name).register(subparsers)
+    words = sys.argv[1:] if argv is None else list(argv)
+    named = [word for word in words if word in COMMANDS][:1]
+    if named:
+        modules = [COMMANDS[named[0]]]
+    elif "--version" in words:
+        modules = []  # the version needs no command module
+    else:
+        modules = list(dict.fromkeys(COMMANDS.values()))  # `rankscope --help` lists them all
+    for module in modules:
+        importlib.import_module(module).register(subparsers)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    args = build_parser(argv).parse_args(argv)
     if args.quiet:
         set_quiet(True)
     try:

@@ -16,19 +16,19 @@ import json
 import sys
 import time
 from pathlib import Path
-
-import pandas as pd
+from typing import TYPE_CHECKING
 
 from rankscope.core.errors import RankscopeError
 from rankscope.core.fileio import atomic_write
 from rankscope.core.outputs import check_output_file
 from rankscope.corpora.cli import add_strict, load_reported
-from rankscope.retrieval.analysis import Analyzer, get_analyzer
-from rankscope.retrieval.base import Retriever, as_queries
-from rankscope.retrieval.counts_retriever import CountsRetriever
-from rankscope.retrieval.params import parameter_table
-from rankscope.retrieval.registry import available, load_retriever, make_retriever, retriever_class
 from rankscope.retrieval.storage import META_FILE
+
+if TYPE_CHECKING:  # pandas (and the retrievers) load when a command runs, not to parse its command line
+    import pandas as pd
+
+    from rankscope.retrieval.analysis import Analyzer
+    from rankscope.retrieval.base import Retriever
 
 RUN_DEPTH = 1000
 """Documents per query in a written run (trec_eval's usual depth)."""
@@ -80,6 +80,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run_search(args: argparse.Namespace) -> int:
     from rankscope.corpora.trec import write_trec_run
+    from rankscope.retrieval.registry import make_retriever
 
     if (args.out is None) == (not args.query):
         raise RankscopeError("give --out FILE to write a run of the collection's queries, or --query TEXT (not both)")
@@ -117,6 +118,9 @@ def run_search(args: argparse.Namespace) -> int:
 def show_results(retriever: Retriever, texts: list[str], corpus: pd.DataFrame, k: int) -> str:
     """The top ``k`` of each text as lines a person reads: rank, doc id, score, title, and a snippet
     with the query's words in [brackets] (matched after the retriever's own analysis)."""
+    from rankscope.retrieval.analysis import get_analyzer
+    from rankscope.retrieval.base import as_queries
+
     analyzer = getattr(retriever, "analyzer_", None) or get_analyzer("english")
     documents = corpus.set_index("doc_id")
     run = retriever.search(texts, k=k)
@@ -146,6 +150,9 @@ def snippet(text: str, terms: set[str], analyzer: Analyzer, width: int = SNIPPET
 
 def run_retrievers(args: argparse.Namespace) -> int:
     """Print each retriever's parameter table, generated from its ``parameters`` declaration."""
+    from rankscope.retrieval.params import parameter_table
+    from rankscope.retrieval.registry import available, retriever_class
+
     blocks = []
     for name in args.names or available():
         cls = retriever_class(name)
@@ -173,6 +180,8 @@ def corpus_fingerprint(doc_ids: list[str]) -> str:
 
 def _reuse(directory: Path, wanted: Retriever, fingerprint: str) -> Retriever:
     """The saved index, if ``source.json`` says it holds this corpus and it was built with this spec."""
+    from rankscope.retrieval.registry import load_retriever
+
     source_path = directory / SOURCE_FILE
     if not source_path.is_file():
         raise IndexMismatchError(f"{directory}: no {SOURCE_FILE}, so its corpus is unknown; use a new --index-dir")
@@ -203,6 +212,9 @@ def _reuse(directory: Path, wanted: Retriever, fingerprint: str) -> Retriever:
 
 def _reweightable(loaded: Retriever, wanted: Retriever) -> bool:
     """Same counts-based kind and the same analysis: only weighting parameters differ."""
+    from rankscope.retrieval.analysis import get_analyzer
+    from rankscope.retrieval.counts_retriever import CountsRetriever
+
     return (
         isinstance(loaded, CountsRetriever)
         and type(loaded) is type(wanted)

@@ -23,11 +23,12 @@ import math
 import numbers
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
-from typing import Any
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 from rankscope.core.errors import RankscopeError
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 ENDS = {"both": ("[", "]"), "left": ("[", ")"), "right": ("(", "]"), "neither": ("(", ")")}
 """``closed`` values of a range and the brackets that show them, as in scikit-learn's ``Interval``."""
@@ -195,6 +196,8 @@ def _known(parameters: Iterable[Param], names: Iterable[str], owner: str) -> dic
 
 def parameter_table(parameters: Iterable[Param]) -> pd.DataFrame:
     """The parameters as a table: name, allowed values, default, help (what ``rankscope retrievers`` prints)."""
+    import pandas as pd  # only here: spec parsing and checking must not load it
+
     rows = [
         {
             "parameter": p.name,

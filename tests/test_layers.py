@@ -142,3 +142,41 @@ def test_facade_is_lazy_and_complete(tmp_path: Path) -> None:
         "print(heavy, len(names), missing)\n"
     )
     assert python_in(tmp_path, code).strip() == "[] 11 []"
+
+
+@pytest.mark.parametrize(
+    ("argv", "loaded"),
+    [
+        (["--version"], []),  # no command module at all
+        (["datasets", "--help"], ["rankscope.corpora.cli"]),
+        (["search", "--help"], ["rankscope.corpora.cli", "rankscope.retrieval.cli"]),  # --strict from corpora
+        (["retrievers", "--help"], ["rankscope.corpora.cli", "rankscope.retrieval.cli"]),
+    ],
+)
+def test_cli_start_up_loads_only_the_named_command(tmp_path: Path, argv: list[str], loaded: list[str]) -> None:
+    """Parsing a command line imports its sub-command's module and not pandas (seconds of start-up):
+    a bad option or ``--version`` answers at once."""
+    code = (
+        "import sys\n"
+        "from rankscope.cli import build_parser\n"
+        "try:\n"
+        f"    build_parser({argv!r}).parse_args({argv!r})\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        "cli = sorted(m for m in sys.modules if m.startswith('rankscope.') and m.endswith('.cli') and m != 'rankscope.cli')\n"
+        "print(cli, 'pandas' in sys.modules, 'scipy' in sys.modules)\n"
+    )
+    assert python_in(tmp_path, code).strip().splitlines()[-1] == f"{loaded!r} False False"
+
+
+def test_command_table_names_each_module_commands() -> None:
+    """rankscope.cli.COMMANDS says which module registers each command; each module registers exactly those."""
+    import argparse
+    import importlib
+
+    from rankscope.cli import COMMANDS
+
+    for module in set(COMMANDS.values()):
+        subparsers = argparse.ArgumentParser().add_subparsers()
+        importlib.import_module(module).register(subparsers)
+        assert sorted(subparsers.choices) == sorted(name for name, owner in COMMANDS.items() if owner == module)
