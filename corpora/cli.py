@@ -4,6 +4,10 @@ Collections found locally (under $RANKSCOPE_DATA or in the cache) are loaded to
 count documents, queries, judged queries and judgment lines; the others show
 the URL they would be downloaded from. Folders given as arguments are loaded
 and listed too. Nothing is downloaded.
+
+``rankscope datasets export NAME --out DIR`` writes a collection (a name or a folder)
+as a BEIR folder plus a TREC qrels file, DIR/qrels.txt, for ``rankscope search`` ->
+``rankscope evaluate`` or other tools. (A folder named ``export`` is ``./export``.)
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ if TYPE_CHECKING:
     from rankscope.corpora.dataset import Dataset
 
 COUNTS = ("documents", "queries", "judged_queries", "judgments")
+EXPORT = "export"
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -33,6 +38,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("extra", nargs="*", metavar="FOLDER", help="also describe these collection folders")
     parser.add_argument("--format", choices=("table", "json"), default="table", help="output format (default table)")
+    parser.add_argument("--out", metavar="DIR", help="with 'export NAME': the folder to write")
     parser.set_defaults(func=run_datasets)
 
 
@@ -55,6 +61,10 @@ def load_reported(where: str, command: str, strict: bool = False) -> Dataset:
 
 
 def run_datasets(args: argparse.Namespace) -> int:
+    if args.extra[:1] == [EXPORT]:
+        return run_export(args)
+    if args.out is not None:
+        raise RankscopeError("--out goes with 'rankscope datasets export NAME --out DIR'")
     from rankscope.corpora.load import cache_root, data_root
 
     rows = [_known_row(name) for name in COLLECTIONS] + [_folder_row(folder) for folder in args.extra]
@@ -66,6 +76,23 @@ def run_datasets(args: argparse.Namespace) -> int:
         root = data_root()
         sys.stdout.write(f"searched: RANKSCOPE_DATA={root if root else '(unset)'}, then the cache {cache_root()}\n")
     return 1 if any(row.get("error") for row in rows) else 0
+
+
+def run_export(args: argparse.Namespace) -> int:
+    """``rankscope datasets export NAME --out DIR``."""
+    from rankscope.corpora.export import export_dataset
+
+    names = args.extra[1:]
+    if len(names) != 1 or args.out is None:
+        raise RankscopeError("usage: rankscope datasets export NAME --out DIR (one collection name or folder)")
+    dataset = load_reported(names[0], args.command)
+    files = export_dataset(dataset, args.out)
+    stats = dataset.stats()
+    print(
+        f"wrote {dataset.name}: {stats['documents']} documents, {stats['queries']} queries, "
+        f"{stats['judgments']} judgments to {args.out} ({', '.join(str(f.relative_to(args.out)) for f in files)})"
+    )
+    return 0
 
 
 def _known_row(name: str) -> dict[str, Any]:

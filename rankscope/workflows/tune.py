@@ -188,7 +188,7 @@ def search_depth(metric: str) -> int:
 
 def tune(
     dataset: DatasetSource = "cranfield",
-    retriever: str = "bm25",
+    retriever: str | Retriever = "bm25",
     k1: str | np.ndarray | None = None,
     b: str | np.ndarray | None = None,
     metric: str = "ndcg@10",
@@ -200,6 +200,9 @@ def tune(
     retrievers: Sequence[str] | None = None,
 ) -> TuneResult:
     """Grid-search parameters of ``retriever``, cross-validate the choice, write files to ``out``.
+
+    ``retriever`` is a spec or a Retriever object (never modified: a fresh one with its
+    parameters is indexed).
 
     ``params`` maps parameter names to ``start:stop:step``, one value, a comma list, or a
     list of values (:func:`rankscope.workflows.grid.parse_values`, typed by the retriever's
@@ -213,10 +216,10 @@ def tune(
 
     depth = search_depth(metric)
     nested = retrievers is not None
-    specs = list(retrievers) if nested else [retriever]
     if nested:
-        check_specs(specs)
-    plans = [_plan(spec, k1, b, params, nested) for spec in specs]
+        check_specs(list(retrievers))  # type: ignore[arg-type]
+    plans = [_plan(system, k1, b, params, nested) for system in (retrievers if nested else [retriever])]
+    specs = [plan.spec for plan in plans]
     out_path = None if out is None else check_output_folder(out)  # before any computing
     data = resolve_dataset(dataset)
 
@@ -276,16 +279,22 @@ class _Plan:
 
 
 def _plan(
-    spec: str,
+    given: str | Retriever,
     k1: str | np.ndarray | None,
     b: str | np.ndarray | None,
     params: Mapping[str, str | Sequence[object]] | None,
     nested: bool,
 ) -> _Plan:
-    """The retriever, its grid and its defaults; with ``nested``, only the given parameters it has."""
-    from rankscope.retrieval.registry import make_retriever
+    """The retriever, its grid and its defaults; with ``nested``, only the given parameters it has.
 
-    system = make_retriever(spec)
+    ``given`` is a spec or a Retriever object; an object is never modified (a fresh one with its
+    parameters is indexed, as compare does), and its full spec names it in the results.
+    """
+    from rankscope.workflows.systems import resolve_system
+
+    name = given if isinstance(given, str) else "retriever"
+    system = resolve_system(name, given).fresh_retriever()
+    spec = given if isinstance(given, str) else system.spec()
     defaults = system.effective_params()
     if nested:  # each retriever takes the parameters it has in effect (not None: fb_terms without prf is not)
         k1, b = (k1 if defaults.get("k1") is not None else None), (b if defaults.get("b") is not None else None)

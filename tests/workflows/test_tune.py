@@ -176,3 +176,19 @@ def test_nested_choice_of_retriever_takes_each_ones_parameters() -> None:
     assert "3 retrievers' grids (7 points)" in result.to_text()
     with pytest.raises(RankscopeError, match="listed twice"):
         tune(data, retrievers=["bm25", "bm25"])
+
+
+def test_a_retriever_object_is_tuned_like_its_spec_and_left_untouched() -> None:
+    from rankscope.retrieval.bm25 import BM25
+
+    data = small_dataset()
+    given = BM25(k1=0.9, b=0.4, variant="okapi")
+    before = given.get_params()
+    by_object = tune(data, given, "0.5:1.5:0.5", "0.25:0.75:0.25", "ndcg@5", folds=3, seed=1)
+    by_spec = tune(data, "bm25:k1=0.9,b=0.4,variant=okapi", "0.5:1.5:0.5", "0.25:0.75:0.25", "ndcg@5", folds=3, seed=1)
+    pd.testing.assert_frame_equal(by_object.grid, by_spec.grid)
+    assert by_object.default["score"] == pytest.approx(fresh_score(data, given.spec(), "ndcg@5").mean(), abs=1e-12)
+    assert by_object.retriever == given.spec() and "variant=okapi" in by_object.retriever
+    assert given.get_params() == before and not hasattr(given, "analyzer_")  # never indexed nor re-parameterised
+    with pytest.raises(RankscopeError, match="is a run: it has no retriever to index or tune"):
+        tune(data, data.qrels.rename(columns={"relevance": "score"}))
