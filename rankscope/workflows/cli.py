@@ -11,6 +11,7 @@ from typing import Any
 
 from rankscope.core.errors import RankscopeError
 from rankscope.corpora.cli import add_strict, load_reported
+from rankscope.workflows.plots import FIGURE_FORMATS
 from rankscope.workflows.tables import to_json
 
 RUN_HELP = "a run file as a system, named NAME (repeatable; TREC or MS MARCO run format)"
@@ -180,6 +181,15 @@ def _common(p: argparse.ArgumentParser, given: dict[str, Any], formats: tuple[st
     p.add_argument("--dataset", default=given["dataset"], help="collection name or folder (default: %(default)s)")
     p.add_argument("--out", metavar="DIR", help="write tables, runs, plots and report.md/report.html here")
     p.add_argument(
+        "--figure-format",
+        nargs="+",
+        choices=FIGURE_FORMATS,
+        default=list(given["figures"]),
+        metavar="FORMAT",
+        help="formats of every plot written with --out: png, svg, pdf (vector, for papers); report.html "
+        "always holds them as inline SVG (default: %(default)s)",
+    )
+    p.add_argument(
         "--seed", type=int, default=given["seed"], help="seed for tests, folds and sampling (default: %(default)s)"
     )
     add_strict(p)
@@ -249,6 +259,7 @@ def run_compare(args: argparse.Namespace) -> int:
         depth=args.depth,
         test=args.test,
         seed=args.seed,
+        figures=args.figure_format,
     )
     return _finish(result, args)
 
@@ -271,6 +282,7 @@ def run_tune(args: argparse.Namespace) -> int:
         args.out,
         params=params,
         retrievers=args.retrievers,
+        figures=args.figure_format,
     )
     return _finish(result, args)
 
@@ -290,6 +302,7 @@ def run_diagnose(args: argparse.Namespace) -> int:
         sampled_negatives=args.sampled_negatives,
         sampled_repeats=args.sampled_repeats,
         seed=args.seed,
+        figures=args.figure_format,
     )
     return _finish(result, args)
 
@@ -309,5 +322,6 @@ def run_rag(args: argparse.Namespace) -> int:
         depth=args.depth,
         test=args.test,
         seed=args.seed,
+        figures=args.figure_format,
     )
     return _finish(result, args)

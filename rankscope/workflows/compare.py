@@ -128,8 +128,10 @@ def compare(
     depth: int = 1000,
     test: str = "randomization",
     seed: int = 0,
+    figures: Sequence[str] = plots.FIGURE_FORMATS,
 ) -> CompareResult:
-    """Run or read every system, score, test against ``baseline``; write files to ``out``.
+    """Run or read every system, score, test against ``baseline``; write files to ``out``
+    (plots in each of the ``figures`` formats).
 
     ``retrievers`` is a list of specs (each named by itself) or a mapping name -> system
     (spec, Retriever, run DataFrame or run file path). ``baseline`` names one of them
@@ -141,6 +143,7 @@ def compare(
 
     metrics = tuple(m.name for m in parse_metrics(DEFAULT_METRICS if metrics is None else metrics))
     check_depth(depth)
+    figures = plots.check_formats(figures)
     systems = resolve_systems(retrievers)  # specs are checked and run files read before any indexing
     names = list(systems)
     if len(names) < 2:
@@ -185,7 +188,7 @@ def compare(
     )
     if out_path is None:
         return result
-    return replace(result, files=write_folder(out_path, partial(write_outputs, result)))
+    return replace(result, files=write_folder(out_path, partial(write_outputs, result, figures=figures)))
 
 
 def choose_baseline(baseline: str | None, names: Sequence[str]) -> str:
@@ -197,7 +200,7 @@ def choose_baseline(baseline: str | None, names: Sequence[str]) -> str:
     return baseline
 
 
-def write_outputs(result: CompareResult, out: Path) -> list[Path]:
+def write_outputs(result: CompareResult, out: Path, figures: Sequence[str] = plots.FIGURE_FORMATS) -> list[Path]:
     """summary.csv/.json/.tex, per_query.csv, significance.csv, curves.csv, one TREC run per retriever, the report."""
     files = [
         write_csv(result.summary, out / "summary.csv"),
@@ -210,7 +213,7 @@ def write_outputs(result: CompareResult, out: Path) -> list[Path]:
         write_csv(result.precision_recall, out / "precision_recall.csv", index=False),
     ]
     files += write_runs(result.runs, out)
-    files += write_report(build_report(result), out)
+    files += write_report(build_report(result), out, figures)
     return files
 
 
@@ -247,20 +250,26 @@ def build_report(result: CompareResult) -> Report:
     wide = wide[order]
     wide.columns = [f"{m.capitalize()}@K {s}" for m, s in order]
     report.heading("Hit@K and Recall@K").table(wide)
-    report.image("hit_recall_at_k.png", plots.cutoff_curves(curves), "Hit@K and Recall@K against K")
+    report.image(
+        "hit_recall_at_k",
+        plots.cutoff_curves(curves, dataset=result.dataset, reference=result.baseline),
+        "Hit@K and Recall@K against K",
+    )
     pr = {
         name: frame.set_index("recall")["precision"]
         for name, frame in result.precision_recall.groupby("retriever", sort=False)
     }
     report.heading("Precision-recall").image(
-        "precision_recall.png", plots.precision_recall(pr), "interpolated precision at the 11 recall points"
+        "precision_recall",
+        plots.precision_recall(pr, dataset=result.dataset, reference=result.baseline),
+        "interpolated precision at the 11 recall points",
     )
     diffs = per_query_differences(result, primary)
     if diffs:
         report.heading(f"Per-query difference to {result.baseline} ({primary})")
         report.image(
-            "per_query_difference.png",
-            plots.per_query_difference(diffs, primary, result.baseline),
+            "per_query_difference",
+            plots.per_query_difference(diffs, primary, result.baseline, dataset=result.dataset),
             f"{primary} of each retriever minus {result.baseline}, per query, sorted",
         )
     return report

@@ -303,6 +303,7 @@ def diagnose(
     sampled_negatives: int = 100,
     sampled_repeats: int = 10,
     seed: int = 0,
+    figures: Sequence[str] = plots.FIGURE_FORMATS,
 ) -> DiagnoseResult:
     """Diagnose ``retriever`` (and ``vs``, if given) at candidate depth ``depth``; write files to ``out``.
 
@@ -319,6 +320,7 @@ def diagnose(
     named = named_systems(given)
     check_depth(depth)
     metrics = tuple(check_metrics(default_metrics(depth) if metrics is None else metrics, depth))
+    plots.check_formats(figures)
     if sampled:
         check_sampled(sampled_negatives, sampled_repeats)
     if out is not None:
@@ -341,6 +343,7 @@ def diagnose(
         sampled_repeats=sampled_repeats,
         seed=seed,
         described=described,
+        figures=figures,
     )
 
 
@@ -356,6 +359,7 @@ def diagnose_runs(
     sampled_repeats: int = 10,
     seed: int = 0,
     described: Sequence[str] = (),
+    figures: Sequence[str] = plots.FIGURE_FORMATS,
 ) -> DiagnoseResult:
     """Diagnose one or two runs already made on ``data`` (the first is the one diagnosed in depth).
 
@@ -369,6 +373,7 @@ def diagnose_runs(
         raise RankscopeError(f"diagnose takes one system, or two to compare; got {len(systems)}")
     check_depth(depth)
     metrics = tuple(check_metrics(default_metrics(depth) if metrics is None else metrics, depth))
+    figures = plots.check_formats(figures)
     if sampled:
         check_sampled(sampled_negatives, sampled_repeats)
     out_path = None if out is None else check_output_folder(out)
@@ -420,7 +425,7 @@ def diagnose_runs(
     )
     if out_path is None:
         return result
-    return replace(result, files=write_folder(out_path, partial(write_outputs, result)))
+    return replace(result, files=write_folder(out_path, partial(write_outputs, result, figures=figures)))
 
 
 def diagnose_system(
@@ -474,7 +479,7 @@ def diagnose_system(
     )
 
 
-def write_outputs(result: DiagnoseResult, out: Path) -> list[Path]:
+def write_outputs(result: DiagnoseResult, out: Path, figures: Sequence[str] = plots.FIGURE_FORMATS) -> list[Path]:
     """first_ranks.csv, summary.json; per retriever cutoffs and sampled CSVs; the report with its plots."""
     files = [
         write_csv(result.first_rank_table(), out / "first_ranks.csv"),
@@ -489,7 +494,7 @@ def write_outputs(result: DiagnoseResult, out: Path) -> list[Path]:
         files.append(write_csv(d.failures, out / f"recall_failures.{stem}.csv", index=False))
         if len(d.sampled):
             files.append(write_csv(d.sampled, out / f"sampled.{stem}.csv", index=False))
-    return files + write_report(build_report(result), out)
+    return files + write_report(build_report(result), out, figures)
 
 
 def build_report(result: DiagnoseResult) -> Report:
@@ -519,13 +524,16 @@ def build_report(result: DiagnoseResult) -> Report:
         report.heading(f"{d.retriever}: worst queries").table(worst, caption=result.worst_caption, index=False)
     report.heading("Distributions")
     report.image(
-        "first_relevant_rank.png",
-        plots.rank_histogram({d.retriever: rank_distribution(d.first_ranks, result.depth) for d in result.diagnoses}),
+        "first_relevant_rank",
+        plots.rank_histogram(
+            {d.retriever: rank_distribution(d.first_ranks, result.depth) for d in result.diagnoses},
+            dataset=result.dataset,
+        ),
         "rank of the first relevant document per query",
     )
     report.image(
-        "misses.png",
-        plots.miss_bars({d.retriever: d.misses for d in result.diagnoses}),
+        "misses",
+        plots.miss_bars({d.retriever: d.misses for d in result.diagnoses}, dataset=result.dataset),
         "hits, ranking misses and recall misses at each K",
     )
     title = "Queries, worst first"

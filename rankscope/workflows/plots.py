@@ -1,24 +1,88 @@
-"""The workflows' plots, each returned as PNG bytes ready for a file or an HTML data URI.
+"""The workflows' plots, each returned as a :class:`Plot` that renders to PNG, SVG or PDF.
 
 Figures are drawn on matplotlib's Agg canvas chosen inside each function, never
 through pyplot's global state, so importing rankscope does not touch the
-user's matplotlib backend and plots work on machines without a display.
+user's matplotlib backend and plots work on machines without a display. A figure
+is drawn once and saved to every format asked for (each format rendered at most
+once); the bytes are reproducible (no dates or versions in the metadata, fixed
+SVG ids).
+
+Layout rules for many systems (issue 17): legends sit below the axes, panels
+that compare systems share their axes, and a grid of panels never has an empty
+slot (a short last row is centred instead). Every title names the dataset.
 """
 
 from __future__ import annotations
 
 import io
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
+
+from rankscope.core.errors import RankscopeError
 
 if TYPE_CHECKING:  # matplotlib is imported when a plot is drawn, not with rankscope
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
 _DPI = 110
+FIGURE_FORMATS = ("png", "svg", "pdf")
+OVERLAY_MAX = 4  # up to this many systems share one panel; more get one panel each (small multiples)
+_SAVE = {
+    "png": {"metadata": {"Software": None}},
+    "svg": {"metadata": {"Date": None, "Creator": None}},
+    "pdf": {"metadata": {"CreationDate": None, "Creator": None, "Producer": None}},
+}
+_RC = {"svg.fonttype": "none", "pdf.fonttype": 42}  # SVG text stays text; PDF embeds TrueType (journals refuse Type 3)
+
+
+def check_formats(formats: Sequence[str]) -> tuple[str, ...]:
+    """The figure formats asked for, refused when empty, repeated or unknown (before any computing)."""
+    formats = tuple(formats)
+    unknown = [f for f in formats if f not in FIGURE_FORMATS]
+    if unknown or not formats or len(set(formats)) < len(formats):
+        raise RankscopeError(
+            f"figure formats: expected one or more of {', '.join(FIGURE_FORMATS)} (each once), got {list(formats)}"
+        )
+    return formats
+
+
+class Plot:
+    """A drawn figure; :meth:`render` gives its bytes in one format, each format rendered once."""
+
+    def __init__(self, figure: Figure, title: str) -> None:
+        self.figure = figure
+        self.title = title
+        self._rendered: dict[str, bytes] = {}
+
+    def __repr__(self) -> str:
+        return f"Plot({self.title!r}, {len(self.figure.axes)} axes)"
+
+    def render(self, fmt: str) -> bytes:
+        """The figure as ``png``, ``svg`` or ``pdf`` bytes."""
+        import matplotlib
+
+        if fmt not in self._rendered:
+            check_formats([fmt])
+            if not self._rendered:
+                # solve the layout once (text measured as on the PNG canvas) and keep it for every format:
+                # the files agree with each other, and no format pays for the layout again
+                self.figure.draw_without_rendering()
+                self.figure.set_layout_engine("none")
+            buffer = io.BytesIO()
+            # the SVG ids are hashes salted with the title: fixed bytes, and unique per figure when
+            # several SVGs are inlined in one HTML page (clip paths are referenced by id)
+            with matplotlib.rc_context({**_RC, "svg.hashsalt": self.title}):
+                self.figure.savefig(buffer, format=fmt, **_SAVE[fmt])
+            self._rendered[fmt] = buffer.getvalue()
+        return self._rendered[fmt]
+
+    def svg_inline(self) -> str:
+        """The SVG element alone (no XML prolog or DOCTYPE), to place inside an HTML page."""
+        text = self.render("svg").decode("utf-8")
+        return text[text.index("<svg") :].strip()
 
 
 def _new_figure(width: float, height: float) -> Figure:
@@ -31,28 +95,111 @@ def _new_figure(width: float, height: float) -> Figure:
     return fig
 
 
+def _done(fig: Figure, title: str, dataset: str) -> Plot:
+    """The figure titled ``<title> - <dataset>`` (the dataset on every figure, for a paper's reader)."""
+    full = f"{title} - {dataset}" if dataset else title
+    fig.suptitle(full, fontweight="bold")
+    return Plot(fig, full)
+
+
 def _figure(width: float, height: float, ncols: int = 1) -> tuple[Figure, Sequence[Axes]]:
     """A figure with ``ncols`` panels side by side."""
     fig = _new_figure(width, height)
     return fig, fig.subplots(1, ncols, squeeze=False)[0]
 
 
-def _panels(n: int, width: float, height: float) -> tuple[Figure, Sequence[Axes]]:
-    """A figure with ``n`` panels, two per row, each ``width`` x ``height`` inches; unused panels hidden."""
-    ncols = min(n, 2)
-    nrows = -(-n // ncols)
-    fig = _new_figure(width * ncols, height * nrows)
-    axes = fig.subplots(nrows, ncols, squeeze=False).ravel()
-    for ax in axes[n:]:
-        ax.set_visible(False)
-    return fig, axes[:n]
+def grid_shape(n: int, max_cols: int) -> list[int]:
+    """Panels per row for ``n`` panels at most ``max_cols`` wide, rows as even as possible (7 at 4 -> [4, 3])."""
+    rows = -(-n // max_cols)
+    base, extra = divmod(n, rows)
+    return [base + (i < extra) for i in range(rows)]
 
 
-def _png(fig: Figure) -> bytes:
-    """PNG bytes without the matplotlib version in the metadata, so the same plot gives the same bytes."""
-    buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", metadata={"Software": None})
-    return buffer.getvalue()
+def _panels(n: int, width: float, height: float, max_cols: int, sharey: bool = True) -> tuple[Figure, list[Axes]]:
+    """``n`` panels of ``width`` x ``height`` inches in rows of :func:`grid_shape`, a short row centred
+    (no empty slot), all sharing the x axis and, with ``sharey``, the y axis."""
+    shape = grid_shape(n, max_cols)
+    ncols = shape[0]
+    fig = _new_figure(width * ncols, height * len(shape))
+    grid = fig.add_gridspec(len(shape), 2 * ncols)  # half-columns, so a short row can be centred
+    axes: list[Axes] = []
+    for row, count in enumerate(shape):
+        offset = ncols - count  # in half-columns
+        for col in range(count):
+            first = axes[0] if axes else None
+            axes.append(
+                fig.add_subplot(
+                    grid[row, offset + 2 * col : offset + 2 * col + 2],
+                    sharex=first,
+                    sharey=first if sharey else None,
+                )
+            )
+    return fig, axes
+
+
+def _row_starts(n: int, max_cols: int) -> list[int]:
+    """Indices of the first panel of each row in :func:`_panels`' order (they carry the y label)."""
+    starts = np.cumsum([0, *grid_shape(n, max_cols)])[:-1]
+    return [int(i) for i in starts]
+
+
+def _legend_below(fig: Figure, axes: Sequence[Axes], ncol: int) -> None:
+    """One legend for the figure, below the panels (outside every axes, so it never covers data)."""
+    handles, labels = axes[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="outside lower center", ncol=max(1, min(ncol, len(labels))), fontsize="small")
+
+
+def _colours(names: Sequence[str]) -> dict[str, object]:
+    """One colour per system, in order, the same in every panel of a figure."""
+    from matplotlib import colormaps
+
+    palette = colormaps["tab10"].colors
+    return {name: palette[i % len(palette)] for i, name in enumerate(names)}
+
+
+def _system_lines(
+    frames: Mapping[str, pd.DataFrame],
+    columns: Mapping[str, str],
+    reference: str | None,
+    style_axis: Callable[[Axes], None],
+    ylabel: str,
+) -> Figure:
+    """Each system's ``columns`` (column -> label) against the frames' index.
+
+    Up to :data:`OVERLAY_MAX` systems: one panel per column, one line per system. More: one panel
+    per system (small multiples, shared axes), the columns as line styles and ``reference``
+    (default: the first system) in grey in every other panel, so every line can be told apart
+    and compared with the reference. The legend sits below the panels.
+    """
+    names = list(frames)
+    colours = _colours(names)
+    if len(names) <= OVERLAY_MAX:
+        fig, axes = _panels(len(columns), 5.0, 3.6, max_cols=len(columns))
+        for ax, (column, label) in zip(axes, columns.items()):
+            for name, frame in frames.items():
+                ax.plot(frame.index, frame[column], marker="o", color=colours[name], label=name)
+            style_axis(ax)
+            ax.set_title(label)
+        axes[0].set_ylabel(ylabel)
+        _legend_below(fig, axes, ncol=4)
+        return fig
+    styles = ("-", "--", ":", "-.")
+    reference = names[0] if reference is None else reference
+    fig, axes = _panels(len(names), 3.3, 2.6, max_cols=4)
+    for ax, name in zip(axes, names):
+        for (column, label), style in zip(columns.items(), styles):
+            if name != reference:
+                ref = frames[reference]
+                ax.plot(ref.index, ref[column], style, color="0.65", label=f"{label} {reference}")
+            frame = frames[name]
+            ax.plot(frame.index, frame[column], style, marker="o", markersize=3, color=colours[name], label=label)
+        style_axis(ax)
+        ax.set_title(name, fontsize="medium")
+    for i in _row_starts(len(names), 4):
+        axes[i].set_ylabel(ylabel)
+    others = [ax for ax, name in zip(axes, names) if name != reference]
+    _legend_below(fig, others[:1], ncol=4)  # a panel with the reference lines as well
+    return fig
 
 
 def cutoff_curves(
@@ -60,62 +207,65 @@ def cutoff_curves(
     columns: Sequence[str] = ("hit", "recall"),
     axis: str = "K",
     xlabel: str | None = None,
-) -> bytes:
-    """One panel per measure (Hit@K, Recall@K) against K (log axis), one line per retriever.
+    *,
+    dataset: str,
+    reference: str | None = None,
+) -> Plot:
+    """Hit@K and Recall@K (the ``columns``) against K on a log axis, laid out by :func:`_system_lines`.
 
-    ``curves`` maps a retriever to a frame indexed by K with the ``columns``; ``axis`` names
-    the cutoff in the labels (``B`` for a token budget), ``xlabel`` the x axis (default ``axis``).
+    ``curves`` maps a system to a frame indexed by K with the ``columns``; ``axis`` names the
+    cutoff (``B`` for a token budget), ``xlabel`` the x axis (default ``axis``).
     """
-    fig, axes = _figure(5.0 * len(columns), 3.8, ncols=len(columns))
-    for ax, column in zip(axes, columns):
-        for name, frame in curves.items():
-            ax.plot(frame.index, frame[column], marker="o", label=name)
+    ks = sorted({int(k) for frame in curves.values() for k in frame.index})
+
+    def style(ax: Axes) -> None:
         ax.set_xscale("log")
-        ks = sorted({int(k) for frame in curves.values() for k in frame.index})
         ax.set_xticks(ks, [str(k) for k in ks])
         ax.minorticks_off()
         ax.set_ylim(0, 1)
         ax.set_xlabel(xlabel or axis)
-        ax.set_ylabel(f"{column.capitalize()}@{axis}")
-        ax.set_title(f"{column.capitalize()}@{axis}")
         ax.grid(alpha=0.3)
-    axes[0].legend(loc="lower right")
-    return _png(fig)
+
+    labels = {c: f"{c.capitalize()}@{axis}" for c in columns}
+    fig = _system_lines(curves, labels, reference, style, "share")
+    return _done(fig, " and ".join(labels.values()), dataset)
 
 
-def precision_recall(curves: Mapping[str, pd.Series]) -> bytes:
-    """Interpolated precision against recall (the 11 standard points), one line per system.
+def precision_recall(curves: Mapping[str, pd.Series], *, dataset: str, reference: str | None = None) -> Plot:
+    """Interpolated precision against recall (the 11 standard points), laid out by :func:`_system_lines`.
 
     ``curves`` maps a system to a series indexed by recall level.
     """
-    fig, axes = _figure(5.0, 3.8)
-    ax = axes[0]
-    for name, series in curves.items():
-        ax.plot(series.index, series.to_numpy(), marker="o", label=name)
-    ax.set_xlim(0, 1)
-    ax.set_ylim(0, 1)
-    ax.set_xlabel("recall")
-    ax.set_ylabel("interpolated precision")
-    ax.set_title("Precision-recall (trec_eval iprec_at_recall)")
-    ax.grid(alpha=0.3)
-    ax.legend(loc="upper right")
-    return _png(fig)
+
+    def style(ax: Axes) -> None:
+        ax.set_xlim(0, 1)
+        ax.set_ylim(0, 1)
+        ax.set_xlabel("recall")
+        ax.grid(alpha=0.3)
+
+    frames = {name: series.rename("precision").to_frame() for name, series in curves.items()}
+    fig = _system_lines(frames, {"precision": "interpolated precision"}, reference, style, "precision")
+    return _done(fig, "Precision-recall (trec_eval iprec_at_recall)", dataset)
 
 
-def per_query_difference(differences: Mapping[str, pd.Series], metric: str, baseline: str) -> bytes:
-    """Per-query difference to the baseline, sorted, one panel per retriever: wins above zero, losses below."""
-    fig, axes = _panels(len(differences), 5.0, 3.6)
+def per_query_difference(differences: Mapping[str, pd.Series], metric: str, baseline: str, *, dataset: str) -> Plot:
+    """Per-query difference to the baseline, sorted, one panel per system (shared axes, no empty
+    slot): wins above zero, losses below."""
+    n = len(differences)
+    width = max(3.6, 9.0 / min(n, 3))
+    fig, axes = _panels(n, width, 2.8, max_cols=3)
     for ax, (name, diff) in zip(axes, differences.items()):
         values = np.sort(diff.to_numpy(dtype=np.float64))[::-1]
         colours = np.where(values > 0, "#2a9d4b", np.where(values < 0, "#c0392b", "#999999"))
         ax.bar(np.arange(len(values)), values, width=1.0, color=colours)
         ax.axhline(0, color="black", linewidth=0.8)
         wins, losses = int((values > 0).sum()), int((values < 0).sum())
-        ax.set_title(f"{name} - {baseline}: {wins} better, {losses} worse")
+        ax.set_title(f"{name}: {wins} better, {losses} worse", fontsize="medium")
         ax.set_xlabel("queries (sorted)")
-        ax.set_ylabel(f"difference in {metric}")
         ax.grid(alpha=0.3, axis="y")
-    return _png(fig)
+    for i in _row_starts(n, 3):
+        axes[i].set_ylabel(f"{metric} - {baseline}")
+    return _done(fig, f"Per-query {metric} difference to {baseline}", dataset)
 
 
 def heatmap(
@@ -125,13 +275,15 @@ def heatmap(
     best: tuple[float, float],
     default: tuple[float, float] | None,
     metric: str,
-) -> bytes:
-    """Metric over the (k1 rows x b columns) grid, best point marked with a star, defaults with a cross."""
+    *,
+    dataset: str,
+    names: tuple[str, str] = ("k1", "b"),
+) -> Plot:
+    """Metric over the (rows x columns) grid, best point marked with a star, defaults with a cross."""
     fig, axes = _figure(7.5, 5.5)
     ax = axes[0]
-    extent_x = _edges(cols)
-    extent_y = _edges(rows)
-    image = ax.pcolormesh(extent_x, extent_y, values, cmap="viridis", shading="flat")
+    row_name, column_name = names
+    image = ax.pcolormesh(_edges(cols), _edges(rows), values, cmap="viridis", shading="flat")
     fig.colorbar(image, ax=ax, label=metric)
     ax.plot(
         [best[1]],
@@ -141,7 +293,7 @@ def heatmap(
         color="red",
         markeredgecolor="white",
         linestyle="none",
-        label=f"best k1={best[0]:g}, b={best[1]:g}",
+        label=f"best {row_name}={best[0]:g}, {column_name}={best[1]:g}",
     )
     if default is not None:
         ax.plot(
@@ -152,13 +304,12 @@ def heatmap(
             color="white",
             markeredgecolor="black",
             linestyle="none",
-            label=f"default k1={default[0]:g}, b={default[1]:g}",
+            label=f"default {row_name}={default[0]:g}, {column_name}={default[1]:g}",
         )
-    ax.set_xlabel("b")
-    ax.set_ylabel("k1")
-    ax.set_title(f"{metric} over the grid")
+    ax.set_xlabel(column_name)
+    ax.set_ylabel(row_name)
     ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.12), ncol=2, fontsize="small")
-    return _png(fig)
+    return _done(fig, f"{metric} over the grid", dataset)
 
 
 def _edges(centres: Sequence[float]) -> np.ndarray:
@@ -170,27 +321,29 @@ def _edges(centres: Sequence[float]) -> np.ndarray:
     return np.concatenate([[c[0] - (mid[0] - c[0])], mid, [c[-1] + (c[-1] - mid[-1])]])
 
 
-def rank_histogram(distributions: Mapping[str, pd.Series]) -> bytes:
+def rank_histogram(distributions: Mapping[str, pd.Series], *, dataset: str) -> Plot:
     """Queries per first-relevant-rank bucket (see ``misses.rank_distribution``), bars side by side."""
-    fig, axes = _figure(8.0, 3.8)
+    fig, axes = _figure(6.0, 3.6)
     ax = axes[0]
+    colours = _colours(list(distributions))
     labels = list(next(iter(distributions.values())).index)
     width = 0.8 / len(distributions)
     x = np.arange(len(labels))
     for i, (name, counts) in enumerate(distributions.items()):
-        ax.bar(x + (i - (len(distributions) - 1) / 2) * width, counts.reindex(labels).to_numpy(), width, label=name)
+        offset = (i - (len(distributions) - 1) / 2) * width
+        ax.bar(x + offset, counts.reindex(labels).to_numpy(), width, label=name, color=colours[name])
     ax.set_xticks(x, labels, rotation=30, ha="right")
     ax.set_xlabel("rank of the first relevant document")
     ax.set_ylabel("queries")
-    ax.set_title("Where the first relevant document lands")
-    ax.legend()
     ax.grid(alpha=0.3, axis="y")
-    return _png(fig)
+    _legend_below(fig, axes, ncol=4)
+    return _done(fig, "Where the first relevant document lands", dataset)
 
 
-def miss_bars(breakdowns: Mapping[str, pd.DataFrame]) -> bytes:
-    """Stacked shares per K: hit, ranking miss (reranker can fix), recall miss (first stage must fix)."""
-    fig, axes = _panels(len(breakdowns), 5.0, 3.8)
+def miss_bars(breakdowns: Mapping[str, pd.DataFrame], *, dataset: str) -> Plot:
+    """Stacked shares per K: hit, ranking miss (reranker can fix), recall miss (first stage must fix);
+    one panel per system, shared axes."""
+    fig, axes = _panels(len(breakdowns), 4.2, 3.2, max_cols=2)
     parts = (
         ("hit_share", "hit", "#2a9d4b"),
         ("ranking_miss_share", "ranking miss", "#f0a030"),
@@ -206,18 +359,19 @@ def miss_bars(breakdowns: Mapping[str, pd.DataFrame]) -> bytes:
         ax.set_xticks(x, [str(k) for k in frame.index])
         ax.set_ylim(0, 1)
         ax.set_xlabel("K")
-        ax.set_ylabel("share of queries")
-        ax.set_title(name)
-    handles, labels = axes[0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="outside upper center", ncol=3, fontsize="small")
-    return _png(fig)
+        ax.set_title(name, fontsize="medium")
+    for i in _row_starts(len(breakdowns), 2):
+        axes[i].set_ylabel("share of queries")
+    _legend_below(fig, axes, ncol=3)
+    return _done(fig, "Hits, ranking misses and recall misses", dataset)
 
 
-def tokens_to_first(distributions: Mapping[str, np.ndarray], budgets: Sequence[int]) -> bytes:
+def tokens_to_first(distributions: Mapping[str, np.ndarray], budgets: Sequence[int], *, dataset: str) -> Plot:
     """Share of queries whose first evidence lies within T tokens of context, against T (log axis),
     one step line per system; NaN (no evidence retrieved) never counts. Budgets as dashed lines."""
     fig, axes = _figure(8.0, 4.2)
     ax = axes[0]
+    colours = _colours(list(distributions))
     for name, values in distributions.items():
         found = np.sort(values[~np.isnan(values)])
         shares = np.arange(1, len(found) + 1) / len(values)
@@ -226,6 +380,7 @@ def tokens_to_first(distributions: Mapping[str, np.ndarray], budgets: Sequence[i
             np.concatenate([[0], shares]),
             where="post",
             label=name,
+            color=colours[name],
         )
     for budget in budgets:
         ax.axvline(budget, color="grey", linestyle="--", linewidth=0.8)
@@ -233,7 +388,6 @@ def tokens_to_first(distributions: Mapping[str, np.ndarray], budgets: Sequence[i
     ax.set_ylim(0, 1)
     ax.set_xlabel("tokens of context T")
     ax.set_ylabel("share of queries with evidence within T")
-    ax.set_title("Tokens needed to reach the first evidence")
     ax.grid(alpha=0.3)
-    ax.legend(loc="lower right", fontsize="small")
-    return _png(fig)
+    _legend_below(fig, axes, ncol=4)
+    return _done(fig, "Tokens needed to reach the first evidence", dataset)

@@ -158,6 +158,7 @@ def rag(
     depth: int = 1000,
     test: str = "randomization",
     seed: int = 0,
+    figures: Sequence[str] = plots.FIGURE_FORMATS,
 ) -> RagResult:
     """Chunk, index, search and score every (chunking or whole documents) x retriever; write files to ``out``."""
     from rankscope.corpora.answers import MODES
@@ -170,6 +171,7 @@ def rag(
     from rankscope.retrieval.registry import make_retriever
 
     out_path = None if out is None else check_output_folder(out)  # before any computing
+    figures = plots.check_formats(figures)
     check_specs(retrievers)
     check_depth(depth)
     budgets = tuple(check_budgets(budgets))
@@ -241,7 +243,7 @@ def rag(
     )
     if out_path is None:
         return result
-    return replace(result, files=write_folder(out_path, partial(write_outputs, result)))
+    return replace(result, files=write_folder(out_path, partial(write_outputs, result, figures=figures)))
 
 
 def _renamed(result, prefix: str):
@@ -304,7 +306,7 @@ def _names(names: Sequence[str]) -> str:
     return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
 
 
-def write_outputs(result: RagResult, out: Path) -> list[Path]:
+def write_outputs(result: RagResult, out: Path, figures: Sequence[str] = plots.FIGURE_FORMATS) -> list[Path]:
     """summary.csv/.json, per_query.csv, significance.csv, tokens.csv, chunks.csv, a TREC run per system, the report."""
     files = [
         write_csv(result.summary, out / "summary.csv"),
@@ -315,7 +317,7 @@ def write_outputs(result: RagResult, out: Path) -> list[Path]:
         write_csv(result.chunks, out / "chunks.csv"),
     ]
     files += write_runs(result.runs, out)
-    files += write_report(build_report(result), out)
+    files += write_report(build_report(result), out, figures)
     return files
 
 
@@ -347,8 +349,8 @@ def build_report(result: RagResult) -> Report:
     }
     report.heading("Hit and recall within a token budget")
     report.image(
-        "budget_curves.png",
-        plots.cutoff_curves(curves, axis="B", xlabel="context budget B (tokens)"),
+        "budget_curves",
+        plots.cutoff_curves(curves, axis="B", xlabel="context budget B (tokens)", dataset=result.dataset),
         "Hit@B tokens and Recall@B tokens against the budget, one line per chunking / retriever",
     )
     distributions = {
@@ -356,8 +358,8 @@ def build_report(result: RagResult) -> Report:
         for name, frame in result.tokens.groupby("system", sort=False)
     }
     report.image(
-        "tokens_to_first.png",
-        plots.tokens_to_first(distributions, result.budgets),
+        "tokens_to_first",
+        plots.tokens_to_first(distributions, result.budgets, dataset=result.dataset),
         "Share of queries whose first evidence is within T tokens of context (budgets dashed)",
     )
     return report

@@ -1,44 +1,50 @@
-"""Reports as Markdown (with PNG files beside it) and as one self-contained HTML file.
+"""Reports as Markdown (with the plots as files beside it) and as one self-contained HTML file.
 
 A report is a list of blocks (headings, paragraphs, bullet lists, tables,
-images) built by a workflow; :func:`write_report` renders it both ways. The
-HTML embeds every plot as base64 so the single file can be mailed or attached
-to a ticket and still show its pictures.
+plots, rows of blocks side by side) built by a workflow; :func:`write_report`
+renders it both ways and writes every plot in the figure formats asked for
+(PNG, SVG, PDF). The HTML holds every plot as inline SVG (vector, searchable
+text), so the single file can be mailed or attached to a ticket and still show
+its pictures.
 """
 
 from __future__ import annotations
 
-import base64
 import html
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
 
 from rankscope.core.fileio import PathLike, atomic_write
+from rankscope.workflows.plots import FIGURE_FORMATS, Plot
 from rankscope.workflows.tables import cell, markdown_table
 
 _STYLE = """
-body { font-family: system-ui, -apple-system, "Segoe UI", sans-serif; max-width: 1100px;
+body { font-family: system-ui, -apple-system, "Segoe UI", sans-serif; max-width: 1360px;
        margin: 2em auto; padding: 0 1em; color: #222; line-height: 1.45; }
 h1 { border-bottom: 2px solid #444; padding-bottom: .2em; }
 h2 { margin-top: 1.8em; border-bottom: 1px solid #ccc; }
 table { border-collapse: collapse; margin: .8em 0; font-size: .92em; }
 div.scroll { overflow-x: auto; }
-th, td { border: 1px solid #ccc; padding: .25em .6em; }
+th, td { border: 1px solid #ccc; padding: .25em .6em; vertical-align: top; }
 th { background: #f0f0f0; }
-td.num { text-align: right; font-variant-numeric: tabular-nums; }
+td { max-width: 36em; overflow-wrap: anywhere; }
+td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
 figure { margin: 1em 0; }
-figure img { max-width: 100%; border: 1px solid #ddd; }
+figure svg { max-width: 100%; height: auto; border: 1px solid #ddd; }
 figcaption, p.caption { color: #555; font-size: .9em; }
+div.row { display: flex; flex-wrap: wrap; gap: 1.5em; align-items: flex-start; }
+div.row > div { flex: 0 1 auto; min-width: 0; max-width: 100%; }
+div.row > figure { flex: 1 1 440px; margin: .8em 0; min-width: 0; }
 """
 
 
 @dataclass(frozen=True)
 class Block:
-    """One element of a report; ``kind`` is heading, paragraph, bullets, table, image or raw
-    (``html`` for the page, ``text`` for report.md)."""
+    """One element of a report; ``kind`` is heading, paragraph, bullets, table, image, raw
+    (``html`` for the page, ``text`` for report.md) or row (``children`` side by side on the page)."""
 
     kind: str
     text: str = ""
@@ -46,8 +52,19 @@ class Block:
     frame: pd.DataFrame | None = None
     index: bool = True
     name: str = ""
-    png: bytes = b""
+    plot: Plot | None = None
     html: str = ""
+    children: tuple[Block, ...] = ()
+
+
+def table_block(frame: pd.DataFrame, caption: str = "", index: bool = True) -> Block:
+    """A table (a copy of ``frame``) with its caption below."""
+    return Block("table", text=caption, frame=frame.copy(), index=index)
+
+
+def image_block(name: str, plot: Plot, caption: str) -> Block:
+    """A plot; ``name`` is its file stem beside report.md (``hit_at_k`` -> hit_at_k.png/.svg/.pdf)."""
+    return Block("image", text=caption, name=name, plot=plot)
 
 
 @dataclass
@@ -70,12 +87,18 @@ class Report:
         return self
 
     def table(self, frame: pd.DataFrame, caption: str = "", index: bool = True) -> Report:
-        self.blocks.append(Block("table", text=caption, frame=frame.copy(), index=index))
+        self.blocks.append(table_block(frame, caption, index))
         return self
 
-    def image(self, name: str, png: bytes, caption: str) -> Report:
-        """A PNG plot; ``name`` is its file name beside report.md (e.g. ``hit_at_k.png``)."""
-        self.blocks.append(Block("image", text=caption, name=name, png=png))
+    def image(self, name: str, plot: Plot, caption: str) -> Report:
+        """A plot (see :func:`image_block`)."""
+        self.blocks.append(image_block(name, plot, caption))
+        return self
+
+    def row(self, *blocks: Block) -> Report:
+        """Blocks side by side on the page (wrapping when narrow), e.g. a table and the plot that explains it;
+        one after the other in report.md."""
+        self.blocks.append(Block("row", children=blocks))
         return self
 
     def raw(self, html: str, markdown: str) -> Report:
@@ -84,18 +107,38 @@ class Report:
         return self
 
     @property
-    def images(self) -> dict[str, bytes]:
-        return {b.name: b.png for b in self.blocks if b.kind == "image"}
+    def images(self) -> dict[str, Plot]:
+        """Every plot by file stem, rows included."""
+        return {b.name: b.plot for b in _flat(self.blocks) if b.kind == "image" and b.plot is not None}
+
+    def __repr__(self) -> str:
+        """Short, so that Jupyter's text/plain beside the HTML is one line, not every table and plot."""
+        return f"Report({self.title!r}: {len(self.blocks)} blocks, {len(self.images)} plots)"
 
     def _repr_html_(self) -> str:
         """Jupyter shows a report inline: the HTML body with its plots."""
         return f"<h1>{html.escape(self.title)}</h1>\n{html_body(self)}"
 
 
-def to_markdown(report: Report) -> str:
-    """Markdown; images are linked by file name, so write them beside it (:func:`write_report`)."""
-    out = [f"# {report.title}", ""]
-    for block in report.blocks:
+def _flat(blocks: Sequence[Block]) -> Iterator[Block]:
+    for block in blocks:
+        yield block
+        yield from _flat(block.children)
+
+
+def image_file(name: str, formats: Sequence[str]) -> str:
+    """The file report.md shows for a plot: PNG if written, else SVG, else the PDF (linked)."""
+    return f"{name}.{next(f for f in ('png', 'svg', 'pdf') if f in formats)}"
+
+
+def to_markdown(report: Report, formats: Sequence[str] = FIGURE_FORMATS) -> str:
+    """Markdown; plots are linked by file name (:func:`image_file`), so write them beside it (:func:`write_report`)."""
+    return "\n".join([f"# {report.title}", "", *_markdown_blocks(report.blocks, formats)])
+
+
+def _markdown_blocks(blocks: Sequence[Block], formats: Sequence[str]) -> list[str]:
+    out: list[str] = []
+    for block in blocks:
         if block.kind == "heading":
             out += [f"## {block.text}", ""]
         elif block.kind == "paragraph":
@@ -107,14 +150,18 @@ def to_markdown(report: Report) -> str:
             if block.text:
                 out += [block.text, ""]
         elif block.kind == "image":
-            out += [f"![{block.text}]({block.name})", "", f"*{block.text}*", ""]
+            file = image_file(block.name, formats)
+            link = f"[{block.text}]({file})" if file.endswith(".pdf") else f"![{block.text}]({file})"
+            out += [link, "", f"*{block.text}*", ""]
         elif block.kind == "raw":
             out += [block.text, ""]
-    return "\n".join(out)
+        elif block.kind == "row":
+            out += _markdown_blocks(block.children, formats)
+    return out
 
 
 def to_html(report: Report) -> str:
-    """One self-contained HTML page: inline CSS, tables, plots as base64 data URIs."""
+    """One self-contained HTML page: inline CSS, tables, plots as inline SVG."""
     title = html.escape(report.title)
     return "\n".join(
         [
@@ -130,9 +177,13 @@ def to_html(report: Report) -> str:
 
 def html_body(report: Report) -> str:
     """The blocks as HTML elements (no page wrapper, no title)."""
+    return _html_blocks(report.blocks)
+
+
+def _html_blocks(blocks: Sequence[Block]) -> str:
     esc = html.escape
     out = []
-    for block in report.blocks:
+    for block in blocks:
         if block.kind == "heading":
             out.append(f"<h2>{esc(block.text)}</h2>")
         elif block.kind == "paragraph":
@@ -140,17 +191,17 @@ def html_body(report: Report) -> str:
         elif block.kind == "bullets":
             out.append("<ul>" + "".join(f"<li>{esc(i)}</li>" for i in block.items) + "</ul>")
         elif block.kind == "table":
-            out.append(_html_table(block.frame, block.index))
-            if block.text:
-                out.append(f'<p class="caption">{esc(block.text)}</p>')
+            caption = f'<p class="caption">{esc(block.text)}</p>' if block.text else ""
+            out.append(f"<div>{_html_table(block.frame, block.index)}{caption}</div>")
         elif block.kind == "image":
-            data = base64.b64encode(block.png).decode("ascii")
             out.append(
-                f'<figure><img alt="{esc(block.text)}" src="data:image/png;base64,{data}">'
+                f'<figure role="img" aria-label="{esc(block.text)}">{block.plot.svg_inline()}'
                 f"<figcaption>{esc(block.text)}</figcaption></figure>"
             )
         elif block.kind == "raw":
             out.append(block.html)
+        elif block.kind == "row":
+            out.append(f'<div class="row">{_html_blocks(block.children)}</div>')
     return "\n".join(out)
 
 
@@ -171,13 +222,13 @@ def _html_table(frame: pd.DataFrame, index: bool) -> str:
     return f'<div class="scroll">{table}</div>'  # wide tables scroll instead of overflowing the page
 
 
-def write_report(report: Report, out_dir: PathLike) -> list[Path]:
-    """Write report.md, report.html and every plot as PNG into ``out_dir``; return the paths."""
+def write_report(report: Report, out_dir: PathLike, formats: Sequence[str] = FIGURE_FORMATS) -> list[Path]:
+    """Write report.md, report.html and every plot in each of ``formats`` into ``out_dir``; return the paths."""
     out_dir = Path(out_dir)
     written = []
-    for name, png in report.images.items():
-        written.append(write_bytes(out_dir / name, png))
-    written.append(write_text(out_dir / "report.md", to_markdown(report)))
+    for name, plot in report.images.items():
+        written += [write_bytes(out_dir / f"{name}.{fmt}", plot.render(fmt)) for fmt in formats]
+    written.append(write_text(out_dir / "report.md", to_markdown(report, formats)))
     written.append(write_text(out_dir / "report.html", to_html(report)))
     return written
 

@@ -198,6 +198,7 @@ def tune(
     *,
     params: Mapping[str, str | Sequence[object]] | None = None,
     retrievers: Sequence[str] | None = None,
+    figures: Sequence[str] = plots.FIGURE_FORMATS,
 ) -> TuneResult:
     """Grid-search parameters of ``retriever``, cross-validate the choice, write files to ``out``.
 
@@ -220,6 +221,7 @@ def tune(
         check_specs(list(retrievers))  # type: ignore[arg-type]
     plans = [_plan(system, k1, b, params, nested) for system in (retrievers if nested else [retriever])]
     specs = [plan.spec for plan in plans]
+    figures = plots.check_formats(figures)
     out_path = None if out is None else check_output_folder(out)  # before any computing
     data = resolve_dataset(dataset)
 
@@ -263,7 +265,7 @@ def tune(
     )
     if out_path is None:
         return result
-    return replace(result, files=write_folder(out_path, partial(write_outputs, result)))
+    return replace(result, files=write_folder(out_path, partial(write_outputs, result, figures=figures)))
 
 
 @dataclass
@@ -343,7 +345,7 @@ def _space(
     }
 
 
-def heatmap_png(result: TuneResult) -> bytes | None:
+def heatmap_plot(result: TuneResult) -> plots.Plot | None:
     """The metric over the first two tuned parameters, when exactly two numeric ones were tuned."""
     names = result.params
     if len(names) != 2 or not all(pd.api.types.is_numeric_dtype(result.grid[n]) for n in names):
@@ -358,6 +360,8 @@ def heatmap_png(result: TuneResult) -> bytes | None:
         (best[row_name], best[column_name]),
         (d[row_name], d[column_name]),
         result.metric,
+        dataset=result.dataset,
+        names=(row_name, column_name),
     )
 
 
@@ -373,19 +377,19 @@ def build_report(result: TuneResult) -> Report:
     report.heading("Result").bullets([line.strip() for line in result.headline()])
     report.heading("Cross-validation folds").table(result.fold_table())
     report.heading("Grid")
-    png = heatmap_png(result)
-    if png is not None:
-        report.image("heatmap.png", png, f"{result.metric} over the ({', '.join(result.params)}) grid")
+    heatmap = heatmap_plot(result)
+    if heatmap is not None:
+        report.image("heatmap", heatmap, f"{result.metric} over the ({', '.join(result.params)}) grid")
     top = result.grid.sort_values("mean", ascending=False, kind="stable").head(10)
     report.table(top, caption="the ten best grid points", index=False)
     return report
 
 
-def write_outputs(result: TuneResult, out: Path) -> list[Path]:
+def write_outputs(result: TuneResult, out: Path, figures: Sequence[str] = plots.FIGURE_FORMATS) -> list[Path]:
     """grid.csv, folds.csv, summary.json and the report (with the heatmap)."""
     return [
         write_csv(result.grid, out / "grid.csv", index=False),
         write_csv(result.fold_table(), out / "folds.csv"),
         write_text(out / "summary.json", to_json(result.to_dict())),
-        *write_report(build_report(result), out),
+        *write_report(build_report(result), out, figures),
     ]

@@ -43,8 +43,7 @@ def test_compare_writes_everything(compared: tuple[Path, str]) -> None:
         "run.bm25.trec",
         "report.md",
         "report.html",
-        "hit_recall_at_k.png",
-        "per_query_difference.png",
+        *(f"{plot}.{fmt}" for plot in ("hit_recall_at_k", "per_query_difference") for fmt in ("png", "svg", "pdf")),
     ):
         assert (out / name).stat().st_size > 0, name
 
@@ -78,7 +77,7 @@ def test_compare_report_is_self_contained(compared: tuple[Path, str]) -> None:
     out, _ = compared
     html = (out / "report.html").read_text()
     summary = pd.read_csv(out / "summary.csv", index_col="retriever")
-    assert html.count("data:image/png;base64,") == 3  # Hit/Recall@K, precision-recall, per-query difference
+    assert html.count("<svg") == 3 and "<img" not in html  # Hit/Recall@K, precision-recall, per-query difference, inline SVG
     assert 'src="http' not in html and "<script" not in html
     assert f"{summary.loc['bm25', 'ndcg@10']:.4f}" in html
     md = (out / "report.md").read_text()
@@ -118,7 +117,7 @@ def test_tune_cli(data_dir: Path, tmp_path: Path, monkeypatch, capsys) -> None:
     assert at_default == pytest.approx(summary["default"]["score"], abs=1e-12)
     assert summary["best"]["score"] == pytest.approx(grid["mean"].max())
     assert len(pd.read_csv(tmp_path / "folds.csv")) == 3
-    assert (tmp_path / "heatmap.png").stat().st_size > 0
+    assert (tmp_path / "heatmap.png").stat().st_size > 0 and (tmp_path / "heatmap.pdf").stat().st_size > 0
 
 
 def test_diagnose_cli_on_cisi(data_dir: Path, tmp_path: Path, monkeypatch, capsys) -> None:

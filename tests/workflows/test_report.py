@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
-import base64
 import io
 import json
+import re
+import xml.etree.ElementTree as ET
 
 import numpy as np
 import pandas as pd
+import pytest
 
+from rankscope.core.errors import RankscopeError
 from rankscope.workflows import plots
-from rankscope.workflows.report import Report, to_html, to_markdown, write_report
+from rankscope.workflows.report import Report, image_block, table_block, to_html, to_markdown, write_report
 from rankscope.workflows.tables import markdown_table, records, text_table, to_json
 
 FRAME = pd.DataFrame({"name": ["a|b", "c"], "ndcg@10": [0.123456, np.nan]}, index=pd.Index(["x", "y"], name="id"))
@@ -36,36 +39,79 @@ def png_shape(data: bytes) -> tuple[int, ...]:
     return imread(io.BytesIO(data), format="png").shape
 
 
-def test_report_html_embeds_plots_and_markdown_links_files(tmp_path) -> None:
-    curves = {"bm25": pd.DataFrame({"hit": [0.2, 0.5], "recall": [0.1, 0.4]}, index=[1, 10])}
-    png = plots.cutoff_curves(curves)
+def svg_texts(svg: bytes | str) -> list[str]:
+    """Every text of an SVG (matplotlib writes text as <text> with svg.fonttype none)."""
+    root = ET.fromstring(svg)
+    return ["".join(e.itertext()) for e in root.iter("{http://www.w3.org/2000/svg}text")]
+
+
+CURVES = {"bm25": pd.DataFrame({"hit": [0.2, 0.5], "recall": [0.1, 0.4]}, index=[1, 10])}
+
+
+def test_plot_renders_png_svg_pdf_with_the_dataset_in_the_title() -> None:
+    plot = plots.cutoff_curves(CURVES, dataset="cranfield")
+    png, svg, pdf = (plot.render(f) for f in ("png", "svg", "pdf"))
     assert png.startswith(b"\x89PNG") and png_shape(png)[0] > 100
+    assert pdf.startswith(b"%PDF-") and pdf.rstrip().endswith(b"%%EOF")
+    texts = svg_texts(svg)
+    assert "Hit@K and Recall@K - cranfield" in texts and "Recall@K" in texts
+    # reproducible bytes: no dates, fixed ids; the same figure drawn again gives the same files
+    again = plots.cutoff_curves(CURVES, dataset="cranfield")
+    assert [again.render(f) for f in ("png", "svg", "pdf")] == [png, svg, pdf]
+    assert b"CreationDate" not in pdf and b"<dc:date>" not in svg
+
+
+def test_report_html_inlines_svg_and_markdown_links_files(tmp_path) -> None:
+    plot = plots.cutoff_curves(CURVES, dataset="cranfield")
+    other = plots.rank_histogram({"a": pd.Series({"1": 3, "none": 2})}, dataset="cisi")
     report = (
-        Report("R <1>").heading("Tables").table(FRAME, caption="cap").bullets(["f & g"]).image("c.png", png, "curves")
+        Report("R <1>")
+        .heading("Tables")
+        .table(FRAME, caption="cap")
+        .bullets(["f & g"])
+        .image("c", plot, "curves")
+        .row(table_block(FRAME), image_block("h", other, "ranks"))
     )
     html = to_html(report)
-    assert base64.b64encode(png).decode() in html
+    assert html.count("<svg") == 2 and "<img" not in html and "<?xml" not in html
+    assert plot.svg_inline() in html and '<div class="row">' in html
     assert "<title>R &lt;1&gt;</title>" in html and "<li>f &amp; g</li>" in html
     assert 'src="http' not in html and "<link" not in html and "<script" not in html
     assert '<td class="num">0.1235</td>' in html
+    # two inline SVGs never share a referenced id (clip paths, markers): each figure salts its own
+    ids = [set(re.findall(r'id="([^"]+)"', p.svg_inline())) for p in (plot, other)]
+    referenced = set(re.findall(r"url\(#([^)]+)\)", html)) | set(re.findall(r'href="#([^"]+)"', html))
+    assert not (ids[0] & ids[1] & referenced)
     md = to_markdown(report)
-    assert "![curves](c.png)" in md and "## Tables" in md
-    written = write_report(report, tmp_path / "out")
-    assert sorted(p.name for p in written) == ["c.png", "report.html", "report.md"]
-    assert (tmp_path / "out" / "c.png").read_bytes() == png
+    assert "![curves](c.png)" in md and "## Tables" in md and "![ranks](h.png)" in md
+    assert "![curves](c.svg)" in to_markdown(report, ("svg", "pdf"))
+    assert "[curves](c.pdf)" in to_markdown(report, ("pdf",)) and "![curves]" not in to_markdown(report, ("pdf",))
+    written = write_report(report, tmp_path / "out", ("svg", "pdf"))
+    assert sorted(p.name for p in written) == ["c.pdf", "c.svg", "h.pdf", "h.svg", "report.html", "report.md"]
+    assert (tmp_path / "out" / "c.svg").read_bytes() == plot.render("svg")
+    assert repr(report) == "Report('R <1>': 5 blocks, 2 plots)"
+
+
+def test_figure_formats_are_checked() -> None:
+    assert plots.check_formats(["svg", "png"]) == ("svg", "png")
+    for bad in ([], ["jpg"], ["png", "png"]):
+        with pytest.raises(RankscopeError, match="figure formats"):
+            plots.check_formats(bad)
 
 
 def test_other_plots_render() -> None:
     diff = {"tfidf": pd.Series([0.1, -0.2, 0.0]), "w2v": pd.Series([0.3, 0.0, -0.1])}
-    assert png_shape(plots.per_query_difference(diff, "ndcg@10", "bm25"))[1] > 500
+    plot = plots.per_query_difference(diff, "ndcg@10", "bm25", dataset="cranfield")
+    assert png_shape(plot.render("png"))[1] > 500
     values = np.arange(6.0).reshape(2, 3)
-    assert png_shape(plots.heatmap(values, [0.5, 1.0], [0.0, 0.5, 1.0], (1.0, 1.0), (0.5, 0.0), "ndcg@10"))[0] > 100
+    heat = plots.heatmap(values, [0.5, 1.0], [0.0, 0.5, 1.0], (1.0, 1.0), (0.5, 0.0), "ndcg@10", dataset="cisi")
+    assert "ndcg@10 over the grid - cisi" in svg_texts(heat.render("svg"))
     dist = {"a": pd.Series({"1": 3, "2-3": 1, "none": 2}), "b": pd.Series({"1": 1, "2-3": 4, "none": 0})}
-    assert png_shape(plots.rank_histogram(dist))[0] > 100
+    assert png_shape(plots.rank_histogram(dist, dataset="x").render("png"))[0] > 100
     breakdown = pd.DataFrame(
         {"hit_share": [0.5, 0.8], "ranking_miss_share": [0.4, 0.1], "recall_miss_share": [0.1, 0.1]}, index=[1, 10]
     )
-    assert png_shape(plots.miss_bars({"a": breakdown, "b": breakdown}))[0] > 100
+    assert png_shape(plots.miss_bars({"a": breakdown, "b": breakdown}, dataset="x").render("png"))[0] > 100
 
 
 def test_json_is_strict() -> None:

@@ -1,0 +1,98 @@
+"""Plots stay readable with many systems: one panel per system beyond four, shared axes, the legend
+outside every panel, no empty slot in a grid (issue 17). Facts read off the drawn figures."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from rankscope.workflows import plots
+
+KS = [1, 3, 5, 10, 20, 50, 100]
+
+
+def curves(n: int) -> dict[str, pd.DataFrame]:
+    rng = np.random.default_rng(n)
+    out = {}
+    for i in range(n):
+        hit = np.sort(rng.uniform(0.2, 1.0, len(KS)))
+        out[f"sys{i}"] = pd.DataFrame({"hit": hit, "recall": hit * 0.7}, index=pd.Index(KS, name="K"))
+    return out
+
+
+def laid_out(plot: plots.Plot):
+    """The figure after its layout is solved (as every saved file shows it)."""
+    plot.figure.draw_without_rendering()
+    return plot.figure
+
+
+def bboxes(fig):
+    renderer = fig.canvas.get_renderer()
+    return [ax.get_window_extent(renderer) for ax in fig.axes]
+
+
+def assert_legend_outside_axes(fig) -> None:
+    renderer = fig.canvas.get_renderer()
+    assert len(fig.legends) == 1 and all(ax.get_legend() is None for ax in fig.axes)
+    legend = fig.legends[0].get_window_extent(renderer)
+    for box in bboxes(fig):
+        assert not legend.overlaps(box)
+
+
+def assert_no_empty_axes(fig) -> None:
+    for ax in fig.axes:
+        assert ax.get_visible() and (ax.lines or ax.patches or ax.collections), ax.get_title()
+
+
+@pytest.mark.parametrize("n", [2, 4])
+def test_few_systems_share_one_panel_per_measure(n: int) -> None:
+    fig = laid_out(plots.cutoff_curves(curves(n), dataset="d"))
+    assert [ax.get_title() for ax in fig.axes] == ["Hit@K", "Recall@K"]
+    assert all(len(ax.lines) == n for ax in fig.axes)
+    assert {ax.get_ylim() for ax in fig.axes} == {(0.0, 1.0)}
+    assert_legend_outside_axes(fig)
+    assert [t.get_text() for t in fig.legends[0].get_texts()] == list(curves(n))
+
+
+def test_eight_systems_get_small_multiples_with_the_reference_in_each() -> None:
+    data = curves(8)
+    fig = laid_out(plots.cutoff_curves(data, dataset="cranfield", reference="sys3"))
+    assert [ax.get_title() for ax in fig.axes] == list(data)  # panel count = systems
+    assert len({ax.get_ylim() for ax in fig.axes}) == 1 and len({ax.get_xlim() for ax in fig.axes}) == 1
+    for ax in fig.axes:  # the system's two lines, plus the reference's two in every other panel
+        assert len(ax.lines) == (2 if ax.get_title() == "sys3" else 4)
+        grey = [line for line in ax.lines if line.get_color() == "0.65"]
+        assert all(np.allclose(line.get_ydata(), data["sys3"][c]) for line, c in zip(grey, ("hit", "recall")))
+    assert_no_empty_axes(fig)
+    assert_legend_outside_axes(fig)
+    assert fig._suptitle.get_text() == "Hit@K and Recall@K - cranfield"
+    rows = sorted({round(box.y0) for box in bboxes(fig)})
+    assert len(rows) == 2  # 4 + 4
+
+
+def test_per_query_panels_share_y_and_leave_no_empty_slot() -> None:
+    rng = np.random.default_rng(0)
+    diffs = {f"sys{i}": pd.Series(rng.normal(0, 0.1 * (i + 1), 50)) for i in range(7)}
+    fig = laid_out(plots.per_query_difference(diffs, "ndcg@10", "bm25", dataset="d"))
+    assert len(fig.axes) == 7
+    assert len({ax.get_ylim() for ax in fig.axes}) == 1  # one scale: panels compare at a glance
+    low, high = fig.axes[0].get_ylim()
+    assert low <= min(d.min() for d in diffs.values()) and high >= max(d.max() for d in diffs.values())
+    assert_no_empty_axes(fig)
+    boxes = bboxes(fig)
+    width = fig.bbox.width
+    by_row: dict[int, list] = {}
+    for box in boxes:
+        by_row.setdefault(round(box.y0), []).append(box)
+    assert sorted(len(r) for r in by_row.values()) == [2, 2, 3]
+    for row in by_row.values():  # every row, short ones too, is centred: no empty slot at its end
+        centre = (min(b.x0 for b in row) + max(b.x1 for b in row)) / 2
+        assert abs(centre - width / 2) < 0.06 * width
+
+
+def test_grid_shape_is_even() -> None:
+    assert plots.grid_shape(7, 3) == [3, 2, 2]
+    assert plots.grid_shape(8, 4) == [4, 4]
+    assert plots.grid_shape(5, 4) == [3, 2]
+    assert plots.grid_shape(1, 3) == [1]
