@@ -77,7 +77,9 @@ def test_compare_report_is_self_contained(compared: tuple[Path, str]) -> None:
     out, _ = compared
     html = (out / "report.html").read_text()
     summary = pd.read_csv(out / "summary.csv", index_col="retriever")
-    assert html.count("<svg") == 3 and "<img" not in html  # Hit/Recall@K, precision-recall, per-query difference, inline SVG
+    assert (
+        html.count("<svg") == 3 and "<img" not in html
+    )  # Hit/Recall@K, precision-recall, per-query difference, inline SVG
     assert 'src="http' not in html and "<script" not in html
     assert f"{summary.loc['bm25', 'ndcg@10']:.4f}" in html
     md = (out / "report.md").read_text()
