@@ -119,7 +119,7 @@ def test_interrupted_compare_leaves_the_previous_report(collection: Path, tmp_pa
     assert "summary.json" in before
     write_outputs = compare_module.write_outputs
 
-    def interrupted(result: object, folder: Path) -> list[Path]:
+    def interrupted(result: object, folder: Path, **options: object) -> list[Path]:
         (folder / "summary.csv").write_text("half")
         raise KeyboardInterrupt
 
