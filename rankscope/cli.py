@@ -25,6 +25,7 @@ COMMANDS: dict[str, str] = {
     "evaluate": "rankscope.evaluation.cli",
     "search": "rankscope.retrieval.cli",
     "retrievers": "rankscope.retrieval.cli",
+    "engines": "rankscope.retrieval.engines.cli",
     "compare": "rankscope.workflows.cli",
     "tune": "rankscope.workflows.cli",
     "diagnose": "rankscope.workflows.cli",

@@ -46,6 +46,8 @@ BUILTIN_MODULES = (
     "rankscope.retrieval.fusion",
     "rankscope.retrieval.dense",
     "rankscope.retrieval.rerank",
+    "rankscope.retrieval.engines.pisa",
+    "rankscope.retrieval.engines.lucene",
 )
 """Modules whose import registers the built-in retrievers (missing ones are skipped)."""
 

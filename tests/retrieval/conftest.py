@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import os
 import types
 from pathlib import Path
 
@@ -62,3 +63,15 @@ def toy_module() -> types.ModuleType:
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+USER_ENGINES = os.environ.get("RANKSCOPE_ENGINES") or str(
+    Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "rankscope" / "engines"
+)
+"""The user's engine folder (Anserini's jar), read before the session moves the cache to a temporary folder."""
+
+
+@pytest.fixture(autouse=True)
+def _installed_engines(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Engine retrievers find an engine the user installed (`rankscope engines install lucene`); read only."""
+    monkeypatch.setenv("RANKSCOPE_ENGINES", USER_ENGINES)

@@ -1,0 +1,1 @@
+"""Search engines as retrievers: PISA (``pisa``) and Lucene through Anserini (``lucene``), see docs/engines.md."""

