@@ -49,11 +49,31 @@ def add_strict(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def load_reported(where: str, command: str, strict: bool = False) -> Dataset:
-    """Load a dataset for a command and print the warnings it collected (``strict``: dangling judgments fail)."""
+FIELDS_HELP = (
+    "map columns of JSONL/CSV/TSV/Parquet files: COLUMN=NAME,... e.g. doc_id=id,text=contents; "
+    "KIND.COLUMN=NAME for one kind of file (corpus, queries, qrels, run), e.g. run.query_id=qid"
+)
+
+
+def add_fields(parser: argparse.ArgumentParser) -> None:
+    """The ``--fields`` option of every command that reads table files (parsed when the command runs)."""
+    parser.add_argument("--fields", metavar="COLUMN=NAME,...", help=FIELDS_HELP)
+
+
+def parsed_fields(text: str | None) -> dict[str, dict[str, str]]:
+    """``--fields`` as a column mapping per table kind ({} when not given)."""
+    from rankscope.corpora.tabular import parse_fields
+
+    return parse_fields(text) if text else {}
+
+
+def load_reported(where: str, command: str, strict: bool = False, fields: str | None = None) -> Dataset:
+    """Load a dataset for a command and print the warnings it collected (``strict``: dangling judgments fail;
+    ``fields``: the ``--fields`` text, whose corpus and queries mappings apply to the dataset's table files)."""
     from rankscope.corpora.load import load_dataset  # pandas: loaded when a command needs data, not to parse
 
-    dataset = load_dataset(where)
+    columns = {kind: mapping for kind, mapping in parsed_fields(fields).items() if kind in ("corpus", "queries")}
+    dataset = load_dataset(where, columns=columns)
     if strict:
         dataset.check_references()
     print_warnings(command, dataset.warnings)

@@ -1,26 +1,38 @@
-"""Runs and qrels as other tools hand them over: dict-of-dicts, ranx/ir_measures objects, MS MARCO runs.
+"""Runs and qrels as other tools hand them over: dict-of-dicts, ranx/ir_measures objects, other files.
 
 - ``{query_id: {doc_id: score}}`` runs and ``{query_id: {doc_id: relevance}}`` qrels, as
   pytrec_eval and BEIR take them and ranx's ``Run.to_dict()`` / ``Qrels.to_dict()`` give them;
 - any object with a ``to_dict()`` method returning that shape (ranx ``Run``/``Qrels``);
-- run files: TREC (``query Q0 doc rank score tag [more]``) or MS MARCO's three columns
-  (``query<TAB>doc<TAB>rank``, no score: the score is minus the rank, so the file's order
-  is kept), told apart by the number of fields on the first line.
+- ir_measures' runs and qrels: iterables of ``ScoredDoc(query_id, doc_id, score)`` /
+  ``Qrel(query_id, doc_id, relevance, iteration)`` (any namedtuples with those fields);
+- run files (:func:`read_run`): TREC (``query Q0 doc rank score tag [more]``), MS MARCO's
+  three columns (``query<TAB>doc<TAB>rank``, no score: the score is minus the rank, so the
+  file's order is kept), Parquet (``q_id``/``qid``/``query_id``, ``doc_id``/``docid``,
+  ``score``: what ranx's ``Run.save("run.parquet")`` writes), JSONL/CSV/TSV with a header;
+- qrels files (:func:`read_qrels`): TREC, BEIR's ``qrels/<split>.tsv``, Parquet (ranx's
+  ``Qrels.save`` names the label ``score``), JSONL/CSV/TSV with a header.
 
-Everything comes back as the schema's tables (:mod:`rankscope.corpora.schema`).
+Table files take a column mapping (:mod:`rankscope.corpora.tabular`; CLI ``--fields``);
+TREC and MS MARCO files have fixed fields and refuse one. Everything comes back as the
+schema's tables (:mod:`rankscope.corpora.schema`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from rankscope.core.errors import FormatError, SchemaError
+from rankscope.core.errors import FormatError, RankscopeError, SchemaError, duplicate_message
 from rankscope.core.fileio import PathLike, read_lines, require_file
 from rankscope.corpora.schema import sort_run, validate
+from rankscope.corpora.tabular import Columns, from_frame, read_table
+
+TABLE_SUFFIXES = (".jsonl", ".csv", ".tsv", ".parquet")
+"""Files read as tables with named columns (a ``.tsv`` only when it is not TREC or MS MARCO shaped)."""
 
 
 def run_from_dict(run: Mapping[str, Mapping[str, float]], source: str = "run dict") -> pd.DataFrame:
@@ -35,14 +47,36 @@ def qrels_from_dict(qrels: Mapping[str, Mapping[str, int]], source: str = "qrels
 
 
 def as_table(value: Any, kind: str, source: str) -> pd.DataFrame:
-    """A run or qrels given as a DataFrame, a dict of dicts, or an object with ``to_dict()`` (ranx)."""
+    """A run or qrels given as a DataFrame, a dict of dicts, an object with ``to_dict()`` (ranx),
+    or an iterable of namedtuples (ir_measures' ``ScoredDoc`` / ``Qrel``)."""
     if isinstance(value, pd.DataFrame):
         return value
     if not isinstance(value, Mapping) and callable(getattr(value, "to_dict", None)):
         value = value.to_dict()
     if isinstance(value, Mapping):
         return run_from_dict(value, source) if kind == "run" else qrels_from_dict(value, source)
-    raise SchemaError(f"{source}: expected a DataFrame or a dict of dicts, got {type(value).__name__}")
+    if isinstance(value, Iterable) and not isinstance(value, (str, bytes)):
+        return _from_tuples(value, kind, source)
+    raise SchemaError(
+        f"{source}: expected a DataFrame, a dict of dicts or ir_measures' namedtuples, got {type(value).__name__}"
+    )
+
+
+def _from_tuples(rows: Iterable[Any], kind: str, source: str) -> pd.DataFrame:
+    """ir_measures' ``ScoredDoc``/``Qrel`` rows (namedtuples) as a table of ``kind``."""
+    rows = list(rows)
+    if not rows:
+        raise SchemaError(f"{source}: no (query, document) entries")
+    fields = getattr(rows[0], "_fields", None)
+    for number, row in enumerate(rows):
+        if fields is None or getattr(row, "_fields", None) != fields:
+            raise SchemaError(
+                f"{source}: entry {number} is a {type(row).__name__}; expected namedtuples with the fields "
+                f"of ir_measures' ScoredDoc or Qrel, all alike"
+            )
+    frame = from_frame(pd.DataFrame.from_records(rows, columns=fields), kind, source=source)
+    _refuse_repeated_pairs(frame, source)
+    return sort_run(frame) if kind == "run" else frame
 
 
 def _long(nested: Mapping[str, Mapping[str, Any]], value: str, source: str) -> pd.DataFrame:
@@ -58,15 +92,81 @@ def _long(nested: Mapping[str, Mapping[str, Any]], value: str, source: str) -> p
     return pd.DataFrame(rows, columns=["query_id", "doc_id", value])
 
 
-def read_run(path: PathLike) -> pd.DataFrame:
-    """A run file in TREC format (6 or more fields) or MS MARCO's (3 fields: query, doc, rank)."""
+def read_run(path: PathLike, columns: Columns | None = None) -> pd.DataFrame:
+    """A run file: TREC (6 or more fields), MS MARCO (query, doc, integer rank), Parquet, JSONL/CSV/TSV.
+
+    ``columns`` maps the schema's run columns to a table file's (refused for TREC/MS MARCO files).
+    """
     from rankscope.corpora.trec import read_trec_run
 
     path = require_file(path, "run file")
-    first = next((line for line in read_lines(path) if line.strip()), "")
-    if len(first.split()) != 3:
-        return read_trec_run(path)
-    return _read_msmarco_run(path)
+    suffix = _suffix(path)
+    if suffix == ".parquet":
+        return sort_run(read_parquet(path, "run", columns))
+    if suffix in (".jsonl", ".csv") or suffix == ".tsv" and columns:
+        return sort_run(read_table(path, "run", columns))
+    first = next((line for line in read_lines(path) if line.strip()), "").split()
+    msmarco = len(first) == 3 and first[2].isdigit()
+    if suffix == ".tsv" and not msmarco and len(first) < 6:
+        return sort_run(read_table(path, "run", columns))
+    _no_mapping(path, columns, "an MS MARCO run" if msmarco else "a TREC run")
+    return _read_msmarco_run(path) if msmarco else read_trec_run(path)
+
+
+def read_qrels(path: PathLike, columns: Columns | None = None) -> pd.DataFrame:
+    """A qrels file: TREC (``query iteration doc relevance``), BEIR's TSV, Parquet, JSONL/CSV/TSV.
+
+    ``columns`` maps the schema's qrels columns to a table file's (refused for TREC/BEIR files).
+    """
+    from rankscope.corpora.beir import QRELS_HEADER, read_beir_qrels
+    from rankscope.corpora.trec import read_trec_qrels
+
+    path = require_file(path, "qrels file")
+    suffix = _suffix(path)
+    if suffix == ".parquet":
+        return read_parquet(path, "qrels", columns)
+    if suffix in (".jsonl", ".csv") or suffix == ".tsv" and columns:
+        return read_table(path, "qrels", columns)
+    first = next((line for line in read_lines(path) if line.strip()), "").split()
+    if tuple(first) == QRELS_HEADER:
+        _no_mapping(path, columns, "BEIR qrels")
+        return read_beir_qrels(path)
+    if suffix == ".tsv" and len(first) != 4:
+        return read_table(path, "qrels", columns)
+    _no_mapping(path, columns, "TREC qrels")
+    return read_trec_qrels(path)
+
+
+def read_parquet(path: Path, kind: str, columns: Columns | None = None) -> pd.DataFrame:
+    """A run or qrels table from a Parquet file (errors name the file and the row)."""
+    try:
+        frame = pd.read_parquet(path)
+    except ImportError:
+        raise RankscopeError(
+            f"{path}: reading Parquet needs pyarrow or fastparquet (pip install 'rankscope[parquet]')"
+        ) from None
+    except Exception as exc:  # each engine raises its own types for a file that is not Parquet
+        raise FormatError(path, None, f"not a valid Parquet file ({type(exc).__name__}: {exc})") from None
+    table = from_frame(frame.reset_index(drop=True), kind, columns, source=str(path))
+    _refuse_repeated_pairs(table, str(path), "row")
+    return table
+
+
+def _refuse_repeated_pairs(table: pd.DataFrame, source: str, unit: str = "entry") -> None:
+    repeated = table.duplicated(["query_id", "doc_id"]).to_numpy()
+    if repeated.any():
+        row = int(np.flatnonzero(repeated)[0])
+        key = (table["query_id"].iat[row], table["doc_id"].iat[row])
+        raise SchemaError(f"{source}: {unit} {row}: {duplicate_message('query, document', key)}")
+
+
+def _no_mapping(path: Path, columns: Columns | None, what: str) -> None:
+    if columns:
+        raise FormatError(path, None, f"is {what} file, whose fields are fixed; --fields maps columns of tables only")
+
+
+def _suffix(path: Path) -> str:
+    return Path(path.name.removesuffix(".gz")).suffix.lower()
 
 
 def _read_msmarco_run(path: Any) -> pd.DataFrame:

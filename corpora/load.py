@@ -17,10 +17,11 @@ file names (``cran.all.1400``, ``CISI.ALL``, ...), a BEIR folder by
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from rankscope.core.errors import DatasetNotFoundError, FormatError
+from rankscope.core.errors import DatasetNotFoundError, FormatError, SchemaError
 from rankscope.core.fileio import PathLike
 from rankscope.corpora.beir import is_beir_folder, read_beir
 from rankscope.corpora.dataset import Dataset
@@ -29,7 +30,7 @@ from rankscope.corpora.integrity import check_counts, check_files, record_checks
 from rankscope.corpora.paths import first_file
 from rankscope.corpora.registry import COLLECTIONS, Collection, get_collection
 from rankscope.corpora.smart import SPECS, detect_smart, read_smart
-from rankscope.corpora.tabular import read_table
+from rankscope.corpora.tabular import Columns, read_table
 from rankscope.corpora.trec import read_trec_qrels
 
 _TABLE_SUFFIXES = (".jsonl", ".tsv", ".csv")
@@ -73,14 +74,21 @@ def locate(name: str) -> Location:
     return Location(collection.name, None, "", tuple(f for _, f in candidates))
 
 
-def load_dataset(name_or_path: str | PathLike, split: str | None = None) -> Dataset:
-    """Load a known collection by name (see the module doc for the order) or a folder by path."""
+def load_dataset(
+    name_or_path: str | PathLike, split: str | None = None, columns: Mapping[str, Columns] | None = None
+) -> Dataset:
+    """Load a known collection by name (see the module doc for the order) or a folder by path.
+
+    ``columns`` maps the corpus' and queries' columns of a TREC-style folder's table files
+    (``{"corpus": {"doc_id": "id", "text": "contents"}}``); other formats have fixed fields.
+    """
     text = str(name_or_path)
     if text.lower() in COLLECTIONS and not _looks_like_path(text):
+        _no_columns(columns, text, "a known collection")
         return _load_known(get_collection(text), split)
     folder = Path(text).expanduser()
     if folder.is_dir():
-        return load_folder(folder, split)
+        return load_folder(folder, split, columns=columns)
     if folder.exists():
         raise DatasetNotFoundError(f"{folder} is a file; pass the folder that holds the collection's files")
     raise DatasetNotFoundError(
@@ -88,24 +96,29 @@ def load_dataset(name_or_path: str | PathLike, split: str | None = None) -> Data
     )
 
 
-def load_folder(folder: PathLike, split: str | None = None, name: str | None = None) -> Dataset:
-    """Load a folder in whichever supported format its files show."""
+def load_folder(
+    folder: PathLike, split: str | None = None, name: str | None = None, columns: Mapping[str, Columns] | None = None
+) -> Dataset:
+    """Load a folder in whichever supported format its files show (``columns``: see :func:`load_dataset`)."""
     folder = Path(folder)
     name = name or folder.name
     spec = detect_smart(folder)
     if spec is not None:
+        _no_columns(columns, str(folder), f"a {spec.name} (SMART) collection")
         _only_test_split(split, folder, spec.name)
         return read_smart(folder, spec, name=name)
     if is_beir_folder(folder):
+        _no_columns(columns, str(folder), "a BEIR folder")
         return read_beir(folder, split or "test", name=name)
     trec = _trec_style_files(folder)
     if trec is not None:
         _only_test_split(split, folder, "TREC-style")
         corpus, queries, qrels = trec
+        columns = columns or {}
         return Dataset(
             name=name,
-            corpus=read_table(corpus, "corpus"),
-            queries=read_table(queries, "queries"),
+            corpus=read_table(corpus, "corpus", columns.get("corpus")),
+            queries=read_table(queries, "queries", columns.get("queries")),
             qrels=read_trec_qrels(qrels),
         )
     raise FormatError(
@@ -116,6 +129,15 @@ def load_folder(folder: PathLike, split: str | None = None, name: str | None = N
         + "), a BEIR folder (corpus.jsonl, queries.jsonl, qrels/<split>.tsv) or corpus.jsonl|tsv|csv + "
         "queries.jsonl|tsv|csv + a TREC qrels file named qrels or qrels.txt",
     )
+
+
+def _no_columns(columns: Mapping[str, Columns] | None, where: str, what: str) -> None:
+    """A column mapping for files whose fields are fixed is a mistake to report, never to ignore."""
+    if any(columns.values() if columns else ()):
+        raise SchemaError(
+            f"{where} is {what}, whose fields are fixed: a corpus or queries column mapping (--fields) "
+            "applies to JSONL/CSV/TSV files; write run.COLUMN=NAME or qrels.COLUMN=NAME for run or qrels files"
+        )
 
 
 def _load_known(collection: Collection, split: str | None) -> Dataset:

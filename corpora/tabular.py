@@ -1,9 +1,13 @@
 """Tables people already have: JSONL, CSV or TSV files and pandas DataFrames, with a column mapping.
 
 A mapping renames the user's columns to the schema's, ``{schema_name: their_name}``,
-e.g. ``{"doc_id": "pid", "text": "passage"}``; unmapped schema columns are looked
-up under their own name. The file format follows the extension (``.jsonl``,
-``.csv``, ``.tsv``, each optionally ``.gz``); CSV/TSV files need a header row.
+e.g. ``{"doc_id": "pid", "text": "passage"}``. An unmapped schema column is looked up
+under its own name, else under the names other tools write (:data:`ALIASES`: Pyserini's
+``id``/``contents``, BEIR's ``_id``, ranx's ``q_id``, ...) when exactly one of them is
+there. The file format follows the extension (``.jsonl``, ``.csv``, ``.tsv``, each
+optionally ``.gz``); CSV/TSV files need a header row, except a two-column ``.tsv`` corpus
+or queries file whose first line names none of its columns: that is read as
+``id<TAB>text`` lines without quoting, as MS MARCO and Pyserini ship them.
 Values are read as text, so ids like ``"007"`` or ``"NA"`` stay as written.
 """
 
@@ -32,6 +36,14 @@ _KEYS = {
 }
 _DELIMITERS = {".csv": ",", ".tsv": "\t"}
 _OPTIONAL = {"corpus": {"title"}, "run": {"rank"}}
+ALIASES: Mapping[str, Mapping[str, tuple[str, ...]]] = {
+    "corpus": {"doc_id": ("_id", "id", "docid"), "text": ("contents",)},
+    "queries": {"query_id": ("_id", "id", "qid")},
+    "qrels": {"query_id": ("q_id", "qid", "query-id"), "doc_id": ("docid", "corpus-id"), "relevance": ("score",)},
+    "run": {"query_id": ("q_id", "qid"), "doc_id": ("docid",)},
+}
+"""Other tools' names for a schema column, used when the column's own name is absent and exactly one is present."""
+_HEADERLESS = {"corpus": ("doc_id", "text"), "queries": ("query_id", "text")}
 
 
 def read_table(path: PathLike, kind: str, columns: Columns | None = None) -> pd.DataFrame:
@@ -47,18 +59,22 @@ def read_table(path: PathLike, kind: str, columns: Columns | None = None) -> pd.
     if suffix == ".jsonl":
         records, lines = _jsonl_records(path)
     elif suffix in _DELIMITERS:
-        records, lines = _delimited_records(path, _DELIMITERS[suffix])
+        text = read_text(path)
+        names = _headerless_names(text.partition("\n")[0], path, suffix, kind, columns)
+        records, lines = _delimited_records(path, text, _DELIMITERS[suffix], names)
     else:
         expected = "expected .jsonl, .csv or .tsv (optionally .gz)"
         raise FormatError(path, None, f"unknown table format {suffix!r}; {expected}")
     if not records:
         raise FormatError(path, None, f"empty {kind} file: no rows")
-    _check_rows(path, records, lines, kind, _full_mapping(kind, columns))
+    found = set().union(*records)
+    mapping = _full_mapping(kind, columns, found, str(path))
+    _check_rows(path, records, lines, kind, mapping)
     frame = pd.DataFrame.from_records(records)
-    title = _full_mapping(kind, columns).get("title")
+    title = mapping.get("title")
     if title in frame.columns:
         frame[title] = frame[title].fillna("")  # a JSONL corpus may give some documents no title
-    table = from_frame(frame, kind, columns, source=str(path))
+    table = from_frame(frame, kind, mapping, source=str(path))
     keys = list(zip(*(table[k] for k in _KEYS[kind])))
     grades = table["relevance"].tolist() if kind == "qrels" else None
     refuse_repeats(path, keys, lines, "/".join(_KEYS[kind]), grades)
@@ -69,7 +85,7 @@ def from_frame(
     frame: pd.DataFrame, kind: str, columns: Columns | None = None, source: str = "<DataFrame>"
 ) -> pd.DataFrame:
     """Rename a DataFrame's columns by ``columns`` and validate it as ``kind`` (a new frame)."""
-    mapping = _full_mapping(kind, columns)
+    mapping = _full_mapping(kind, columns, set(map(str, frame.columns)), source)
     present = {theirs: ours for ours, theirs in mapping.items() if theirs in frame.columns}
     optional = _OPTIONAL.get(kind, set())
     missing = [
@@ -124,12 +140,45 @@ def read_tabular_dataset(
     )
 
 
-def _full_mapping(kind: str, columns: Columns | None) -> dict[str, str]:
+def _full_mapping(
+    kind: str, columns: Columns | None, found: set[str] | None = None, source: str = "<table>"
+) -> dict[str, str]:
+    """Schema column -> the name it has in the table: as mapped, else its own, else the one alias in ``found``."""
     columns = dict(columns or {})
     unknown = set(columns) - set(KINDS[kind])
     if unknown:
         raise SchemaError(f"column mapping names {sorted(unknown)}, which are not {kind} columns {list(KINDS[kind])}")
-    return {col: columns.get(col, col) for col in KINDS[kind]}
+    mapping = {}
+    for col in KINDS[kind]:
+        if col in columns or found is None or col in found:
+            mapping[col] = columns.get(col, col)
+            continue
+        present = [alias for alias in ALIASES.get(kind, {}).get(col, ()) if alias in found]
+        if len(present) > 1:
+            raise SchemaError(
+                f"{source}: columns {present} could each be the {kind}'s {col}; "
+                f"say which with a column mapping (CLI: --fields {col}=NAME)"
+            )
+        mapping[col] = present[0] if present else col
+    return mapping
+
+
+def _headerless_names(first: str, path: Path, suffix: str, kind: str, columns: Columns | None) -> list[str] | None:
+    """The column names of a headerless ``id<TAB>text`` corpus or queries file, or None when it has a header.
+
+    Headerless: a ``.tsv`` whose ``first`` line has two fields, neither a name the mapping or
+    :data:`ALIASES` would take for the id or the text.
+    """
+    if suffix != ".tsv" or kind not in _HEADERLESS:
+        return None
+    fields = first.split("\t")
+    if len(fields) != 2:
+        return None
+    mapping = _full_mapping(kind, columns, set(fields), str(path))
+    id_column, text_column = (mapping[col] for col in _HEADERLESS[kind])
+    if id_column in fields or text_column in fields:
+        return None
+    return [id_column, text_column]
 
 
 def _jsonl_records(path: Path) -> tuple[list[dict], list[int]]:
@@ -144,21 +193,26 @@ def _jsonl_records(path: Path) -> tuple[list[dict], list[int]]:
     return records, lines
 
 
-def _delimited_records(path: Path, delimiter: str) -> tuple[list[dict], list[int]]:
-    """Parse with the csv module to keep true line numbers (quoted fields may span lines)."""
-    reader = csv.reader(io.StringIO(read_text(path)), delimiter=delimiter, strict=True)
+def _delimited_records(
+    path: Path, text: str, delimiter: str, names: list[str] | None = None
+) -> tuple[list[dict], list[int]]:
+    """Parse with the csv module to keep true line numbers (quoted fields may span lines).
+
+    ``names``: the file has no header; its rows are these columns, and quotes are plain text.
+    """
+    quoting = csv.QUOTE_MINIMAL if names is None else csv.QUOTE_NONE
+    reader = csv.reader(io.StringIO(text), delimiter=delimiter, strict=True, quoting=quoting)
     try:
-        header = next(reader, None)
+        header = next(reader, None) if names is None else names
         if header is None:
             return [], []
+        shape = f"as in the header {header}" if names is None else f"'{'<TAB>'.join(names)}' (a headerless TSV)"
         records, lines = [], []
         for row in reader:
             if not row:
                 continue
             if len(row) != len(header):
-                raise FormatError(
-                    path, reader.line_num, f"expected {len(header)} fields as in the header {header}, found {len(row)}"
-                )
+                raise FormatError(path, reader.line_num, f"expected {len(header)} fields {shape}, found {len(row)}")
             records.append(dict(zip(header, row)))
             lines.append(reader.line_num)
     except csv.Error as exc:
@@ -176,7 +230,9 @@ def _check_rows(path: Path, records: list[dict], lines: list[int], kind: str, ma
     for record, number in zip(records, lines):
         missing = [name for name in required if name not in record]
         if missing:
-            raise FormatError(path, number, f"missing field(s) {missing}; found {sorted(record)}")
+            column = next(ours for ours, theirs in mapping.items() if theirs == missing[0])
+            hint = f"map columns with --fields {kind}.{column}=NAME"
+            raise FormatError(path, number, f"missing field(s) {missing}; found {sorted(record)} ({hint})")
         for ours, theirs in integral:
             if theirs in record:
                 integer(record[theirs], path, number, ours)
@@ -184,3 +240,33 @@ def _check_rows(path: Path, records: list[dict], lines: list[int], kind: str, ma
             problem = id_problem(record[theirs], ours)
             if problem:
                 raise FormatError(path, number, problem)
+
+
+def parse_fields(text: str) -> dict[str, dict[str, str]]:
+    """``--fields``: ``doc_id=id,text=contents`` as a column mapping per table kind.
+
+    ``COLUMN=NAME`` applies to every kind that has COLUMN (``text`` to corpus and queries);
+    ``KIND.COLUMN=NAME`` (``corpus.text=contents``) to one kind only, and wins over the
+    unprefixed form.
+    """
+    prefixed: dict[str, dict[str, str]] = {kind: {} for kind in KINDS}
+    shared: dict[str, str] = {}
+    for item in text.split(","):
+        key, sep, name = (part.strip() for part in item.partition("="))
+        if not sep or not key or not name:
+            raise SchemaError(f"--fields expects COLUMN=NAME pairs separated by commas, got {item!r}")
+        kind, dot, column = key.rpartition(".")
+        if dot and kind not in KINDS:
+            raise SchemaError(f"--fields {item!r}: {kind!r} is not one of {', '.join(KINDS)}")
+        if column not in (KINDS[kind] if dot else {c for cols in KINDS.values() for c in cols}):
+            known = KINDS[kind] if dot else sorted({c for cols in KINDS.values() for c in cols})
+            raise SchemaError(f"--fields {item!r}: {column!r} is not a column; columns are {', '.join(known)}")
+        target = prefixed[kind] if dot else shared
+        if column in target:
+            raise SchemaError(f"--fields names {key!r} twice")
+        target[column] = name
+    return {
+        kind: {**{c: n for c, n in shared.items() if c in KINDS[kind]}, **prefixed[kind]}
+        for kind in KINDS
+        if prefixed[kind] or any(c in KINDS[kind] for c in shared)
+    }

@@ -12,8 +12,8 @@ import pandas as pd
 
 from rankscope.core.errors import RankscopeError
 from rankscope.core.notices import print_warnings
-from rankscope.corpora.foreign import read_run
-from rankscope.corpora.trec import read_trec_qrels
+from rankscope.corpora.cli import add_fields, parsed_fields
+from rankscope.corpora.foreign import read_qrels, read_run
 from rankscope.evaluation.coverage import coverage_notes
 from rankscope.evaluation.engine import evaluate
 from rankscope.evaluation.marks import ALPHA, legend, mark_summary
@@ -61,12 +61,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
             + "."
         ),
     )
-    parser.add_argument("qrels", help="TREC qrels file (query iteration doc relevance)")
+    parser.add_argument(
+        "qrels", help="qrels file: TREC (query iteration doc relevance), BEIR TSV, Parquet, JSONL/CSV/TSV with a header"
+    )
     parser.add_argument(
         "inputs",
         nargs="+",
         metavar="RUN",
-        help="TREC run files (query Q0 doc rank score tag [more fields]); for one run, metric names may follow it",
+        help="run files: TREC (query Q0 doc rank score tag [more fields]), MS MARCO (query doc rank), Parquet "
+        "(as ranx writes), JSONL/CSV/TSV with a header; for one run, metric names may follow it",
     )
     parser.add_argument(
         "-m", "--metric", action="append", default=[], dest="metric", metavar="METRIC", help="a metric (repeatable)"
@@ -85,6 +88,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--strict", action="store_true", help="queries in only one of the files, or no judged document retrieved, fail"
     )
+    add_fields(parser)
     parser.set_defaults(func=run_evaluate)
     parser.__class__ = _IntermixedParser  # add_parser builds the hub's class; only the parsing differs
 
@@ -119,8 +123,12 @@ def run_evaluate(args: argparse.Namespace, out: TextIO | None = None) -> int:
     if len(set(paths)) != len(paths):
         raise RankscopeError(f"a run file is listed twice: {paths}")
     baseline = _baseline(args.baseline, paths)
-    qrels = read_trec_qrels(args.qrels)
-    results = {path: _evaluate_file(qrels, path, metrics, args, named=len(paths) > 1) for path in paths}
+    fields = parsed_fields(args.fields)
+    qrels = read_qrels(args.qrels, fields.get("qrels"))
+    results = {
+        path: _evaluate_file(qrels, read_run(path, fields.get("run")), path, metrics, args, named=len(paths) > 1)
+        for path in paths
+    }
     if len(results) == 1:
         _print_one(results[paths[0]], args, out)
     else:
@@ -129,12 +137,11 @@ def run_evaluate(args: argparse.Namespace, out: TextIO | None = None) -> int:
 
 
 def _evaluate_file(
-    qrels: pd.DataFrame, path: str, metrics: list[str], args: argparse.Namespace, named: bool
+    qrels: pd.DataFrame, run: pd.DataFrame, path: str, metrics: list[str], args: argparse.Namespace, named: bool
 ) -> EvaluationResult:
-    """Read one run, say (or with --strict refuse) what it shares with the qrels, score it.
+    """Say (or with --strict refuse) what the run read from ``path`` shares with the qrels, score it.
 
     ``named``: several runs, so each warning starts with the run's path."""
-    run = read_run(path)
     notes = coverage_notes(qrels, run)
     if notes and args.strict:
         raise RankscopeError(f"{path}: {notes[0]} (--strict)")

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 from rankscope.core.errors import RankscopeError
 from rankscope.core.fileio import atomic_write
 from rankscope.core.outputs import check_output_file
-from rankscope.corpora.cli import add_strict, load_reported
+from rankscope.corpora.cli import add_fields, add_strict, load_reported
 from rankscope.retrieval.storage import META_FILE
 
 if TYPE_CHECKING:  # pandas (and the retrievers) load when a command runs, not to parse its command line
@@ -67,6 +67,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--index-dir", type=Path, help="save the index here, or reuse the one already there")
     add_strict(parser)
+    add_fields(parser)
     parser.set_defaults(func=run_search)
 
     listing = subparsers.add_parser(
@@ -91,7 +92,7 @@ def run_search(args: argparse.Namespace) -> int:
         check_output_file(args.out)  # a bad path fails before any computing
     started = time.perf_counter()
     retriever = make_retriever(args.retriever)  # a bad spec fails before the collection is read
-    dataset = load_reported(args.dataset, args.command, args.strict)
+    dataset = load_reported(args.dataset, args.command, args.strict, args.fields)
     fingerprint = corpus_fingerprint(dataset.corpus["doc_id"].tolist())
     if args.index_dir is not None and (args.index_dir / META_FILE).is_file():
         retriever = _reuse(args.index_dir, retriever, fingerprint)

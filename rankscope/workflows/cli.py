@@ -10,11 +10,11 @@ from pathlib import Path
 from typing import Any
 
 from rankscope.core.errors import RankscopeError
-from rankscope.corpora.cli import add_strict, load_reported
+from rankscope.corpora.cli import add_fields, add_strict, load_reported, parsed_fields
 from rankscope.workflows.plots import FIGURE_FORMATS
 from rankscope.workflows.tables import to_json
 
-RUN_HELP = "a run file as a system, named NAME (repeatable; TREC or MS MARCO run format)"
+RUN_HELP = "a run file as a system, named NAME (repeatable; TREC, MS MARCO, Parquet or a JSONL/CSV/TSV table)"
 
 
 def defaults(function: Callable[..., object]) -> dict[str, Any]:
@@ -33,6 +33,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     given = defaults(compare)
     p = subparsers.add_parser("compare", help="compare retrievers and runs on one dataset, with significance tests")
     _common(p, given, formats=("table", "json", "latex"))
+    add_fields(p)
     p.add_argument(
         "--retrievers",
         nargs="+",
@@ -58,6 +59,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "tune", help="grid-search any retriever parameters with cross-validation over queries and an error bar"
     )
     _common(p, given)
+    add_fields(p)
     p.add_argument("--retriever", default=given["retriever"], help="retriever spec to tune (default: %(default)s)")
     p.add_argument(
         "--retrievers",
@@ -87,6 +89,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "diagnose", help="split every relevant document into found, ranking loss and recall loss at each K"
     )
     _common(p, given)
+    add_fields(p)
     p.add_argument("--retriever", help=f"retriever spec (default: {given['retriever']} unless --run is given)")
     p.add_argument("--vs", metavar="SPEC", help="a second retriever to compare with")
     p.add_argument("--run", action="append", default=[], metavar="NAME=PATH", help=RUN_HELP)
@@ -208,7 +211,7 @@ def _common(p: argparse.ArgumentParser, given: dict[str, Any], formats: tuple[st
 
 def _loader(args: argparse.Namespace) -> partial:
     """Loads the dataset when the workflow has checked its other arguments, printing the dataset's warnings."""
-    return partial(load_reported, args.dataset, args.command, args.strict)
+    return partial(load_reported, args.dataset, args.command, args.strict, args.fields)
 
 
 def _finish(result: object, args: argparse.Namespace) -> int:
@@ -224,14 +227,18 @@ def _finish(result: object, args: argparse.Namespace) -> int:
     return 0
 
 
-def systems_from_args(specs: list[str], runs: list[str]) -> dict[str, object]:
-    """Specs (each named by itself) then ``--run NAME=PATH`` files (as paths), refusing a name given twice."""
+def systems_from_args(specs: list[str], runs: list[str], fields: str | None = None) -> dict[str, object]:
+    """Specs (each named by itself) then ``--run NAME=PATH`` files (as paths, with the ``--fields``
+    run mapping if any), refusing a name given twice."""
+    from rankscope.workflows.systems import RunFile
+
+    columns = parsed_fields(fields).get("run")
     pairs: list[tuple[str, object]] = [(spec, spec) for spec in specs]
     for item in runs:
         name, sep, path = item.partition("=")
         if not sep or not name or not path:
             raise RankscopeError(f"--run expects NAME=PATH, got {item!r}")
-        pairs.append((name, Path(path)))
+        pairs.append((name, RunFile(Path(path), columns) if columns else Path(path)))
     names = [name for name, _ in pairs]
     repeated = [name for name in names if names.count(name) > 1]
     if repeated:
@@ -252,7 +259,7 @@ def run_compare(args: argparse.Namespace) -> int:
     specs = default_specs(args.retrievers, args.run, defaults(compare)["retrievers"])
     result = compare(
         _loader(args),
-        systems_from_args(specs, args.run),
+        systems_from_args(specs, args.run, args.fields),
         args.metrics,
         args.baseline,
         args.out,
@@ -293,7 +300,7 @@ def run_diagnose(args: argparse.Namespace) -> int:
     specs = default_specs([args.retriever] if args.retriever else None, args.run, defaults(diagnose)["retriever"])
     result = diagnose(
         _loader(args),
-        systems_from_args(specs + ([args.vs] if args.vs else []), args.run),
+        systems_from_args(specs + ([args.vs] if args.vs else []), args.run, args.fields),
         None,
         args.depth,
         args.out,

@@ -40,6 +40,17 @@ _HASH_CHUNK = 1 << 20
 
 
 @dataclass(frozen=True)
+class RunFile(os.PathLike):
+    """A run file read with a column mapping (a table file's columns; CLI ``--run`` with ``--fields``)."""
+
+    path: Path
+    columns: Mapping[str, str]
+
+    def __fspath__(self) -> str:
+        return str(self.path)
+
+
+@dataclass(frozen=True)
 class System:
     """A named system before it has a run on a dataset.
 
@@ -151,7 +162,7 @@ def resolve_system(name: str, system: SystemLike) -> System:
         return System(name, f"run DataFrame: {len(run)} rows, {run['query_id'].nunique()} queries", run=run)
     if isinstance(system, os.PathLike):
         path = Path(system)
-        run = read_run_file(path)
+        run = read_run_file(path, getattr(system, "columns", None))
         return System(name, f"run file {path} (sha256 {sha256_of(path)})", run=run)
     raise RankscopeError(
         f"system {name!r}: expected a retriever spec, a Retriever, a run DataFrame or a run file path, "
@@ -159,11 +170,11 @@ def resolve_system(name: str, system: SystemLike) -> System:
     )
 
 
-def read_run_file(path: Path) -> pd.DataFrame:
-    """A run file in any format rankscope reads (TREC, MS MARCO's three columns)."""
+def read_run_file(path: Path, columns: Mapping[str, str] | None = None) -> pd.DataFrame:
+    """A run file in any format rankscope reads (TREC, MS MARCO, Parquet, JSONL/CSV/TSV with ``columns``)."""
     from rankscope.corpora.foreign import read_run
 
-    return read_run(path)
+    return read_run(path, columns)
 
 
 def sha256_of(path: Path) -> str:

@@ -9,7 +9,7 @@ from rankscope.core.errors import FormatError, SchemaError
 from rankscope.corpora.foreign import qrels_from_dict, read_run, run_from_dict
 from rankscope.corpora.trec import read_trec_run, write_trec_run
 from rankscope.evaluation import evaluate
-from tests.evaluation.test_metrics_trec import random_case
+from tests.evaluation.trec_reference import random_case
 
 
 def as_dicts(qrels, run) -> tuple[dict, dict]:  # type: ignore[no-untyped-def]
@@ -52,8 +52,12 @@ def test_objects_with_to_dict_and_bad_shapes() -> None:
     assert qrels_from_dict({1: {7: 2}}).values.tolist() == [["1", "7", 2]]  # ids become strings
     with pytest.raises(SchemaError, match="query 'q1' maps to list"):
         run_from_dict({"q1": ["a", "b"]})
-    with pytest.raises(SchemaError, match="expected a DataFrame or a dict of dicts, got list"):
+    with pytest.raises(SchemaError, match="expected a DataFrame, a dict of dicts or ir_measures' namedtuples, got int"):
+        evaluate(42, run)
+    with pytest.raises(SchemaError, match=r"^qrels: no \(query, document\) entries$"):
         evaluate([], run)
+    with pytest.raises(SchemaError, match="qrels: entry 0 is a str; expected namedtuples with the fields"):
+        evaluate(["q1 0 d1 1"], run)
 
 
 def test_msmarco_three_column_run_keeps_its_order(tmp_path) -> None:
