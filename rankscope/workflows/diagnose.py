@@ -131,8 +131,11 @@ class Diagnosis:
         return loss_summary(self.losses)
 
     def table(self) -> pd.DataFrame:
-        """Cutoff metrics, miss counts and miss shares (of all queries) side by side, one row per K."""
-        labels = {"hit": "Hit@K", "recall": "Recall@K", "mrr": "MRR@K"}
+        """Cutoff metrics, miss counts and miss shares (of all queries) side by side, one row per K.
+
+        Judged@K (the share of the top K with any judgment) says how far the others can be
+        trusted: unjudged documents count as non-relevant."""
+        labels = {"hit": "Hit@K", "recall": "Recall@K", "mrr": "MRR@K", "judged": "Judged@K"}
         columns = [
             "hits",
             "ranking_misses",
@@ -444,7 +447,7 @@ def diagnose_system(
     top = top_of_run(system.run, depth)
     ranks = first_relevant(relevant)
     losses = loss_table(relevant, cutoffs, depth)
-    table = cutoff_table(data.qrels, top, cutoffs, exclude_unjudged=True)
+    table = cutoff_table(data.qrels, top, cutoffs, ("hit", "recall", "mrr", "judged"), exclude_unjudged=True)
     misses = miss_breakdown(ranks, cutoffs)
     gaps = headroom(data.qrels, top, metrics, depth)
     analyzer = analyzer_of(system.retriever)
@@ -516,7 +519,7 @@ def build_report(result: DiagnoseResult) -> Report:
             d.headroom.summary, caption=result.headroom_caption
         )
         report.heading(f"{d.retriever}: why recall failed").table(d.failure_summary(), caption=result.failure_caption)
-        report.heading(f"{d.retriever}: Hit@K, Recall@K, MRR@K and misses").table(d.table())
+        report.heading(f"{d.retriever}: Hit@K, Recall@K, MRR@K, Judged@K and misses").table(d.table())
         if len(d.sampled):
             report.table(d.sampled, caption=result.sampled_caption, index=False)
         worst = result.worst(d)

@@ -86,6 +86,12 @@ def test_diagnose_by_hand() -> None:
     assert a.cutoffs["hit"].tolist() == [0.25, 0.5, 0.75]
     assert a.cutoffs.loc[5, "mrr"] == pytest.approx((1 / 2 + 1 + 0 + 1 / 4) / 4)
     assert b.cutoffs.loc[5, "mrr"] == pytest.approx((1 + 1 / 3 + 1 + 1) / 4)
+    # Judged@1: A's first documents d2, d3, d1, d1 are judged for q2 only; B's d1, d1, d5, d5 for q1, q3, q4
+    assert (a.cutoffs.loc[1, "judged"], b.cutoffs.loc[1, "judged"]) == (0.25, 0.75)
+    assert (
+        a.table().loc[5, "Judged@K"]
+        == evaluate(DATA.qrels, Fixed(system="A").search(DATA.queries), ["judged@5"]).mean["judged@5"]
+    )
     worst = result.worst(a, n=2)
     assert worst["query_id"].tolist() == ["q3", "q4"]
     assert worst["first_relevant_rank"].tolist() == ["not within 5", "4"]
