@@ -26,6 +26,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
 from typing import Any
 
 import Stemmer
@@ -42,10 +43,23 @@ _TOKENIZERS: dict[str, Tokenizer] = {}
 
 
 def _sklearn_english() -> frozenset[str]:
-    # scikit-learn is a core dependency; imported on first use because it is slow to import.
-    from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
+    """scikit-learn's ``ENGLISH_STOP_WORDS``, read from the module that defines it.
 
-    return frozenset(ENGLISH_STOP_WORDS)
+    scikit-learn is a core dependency, but importing it (``sklearn/__init__`` pulls in
+    scipy.stats) costs seconds, more than indexing CISI; its stopword module imports
+    nothing, so it is run alone. tests/retrieval/test_analysis.py checks the list equals
+    ``sklearn.feature_extraction.text.ENGLISH_STOP_WORDS``.
+    """
+    import importlib.util
+
+    package = importlib.util.find_spec("sklearn")
+    if package is None or not package.submodule_search_locations:
+        raise ImportError("the english stopword list is scikit-learn's: pip install scikit-learn")
+    path = Path(next(iter(package.submodule_search_locations))) / "feature_extraction" / "_stop_words.py"
+    spec = importlib.util.spec_from_file_location("_rankscope_sklearn_stop_words", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return frozenset(module.ENGLISH_STOP_WORDS)
 
 
 _STOPWORD_LISTS["english"] = _sklearn_english

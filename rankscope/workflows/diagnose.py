@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from functools import partial
+from functools import cached_property, partial
 from pathlib import Path
 
 import pandas as pd
@@ -189,8 +189,12 @@ class DiagnoseResult:
 
     def query_text(self, query_id: str) -> str:
         """One query's text on one line (empty when the queries lack it)."""
-        texts = self.queries.loc[self.queries["query_id"] == query_id, "text"]
-        return " ".join(texts.iloc[0].split()) if len(texts) else ""
+        return self._one_line_texts.get(query_id, "")
+
+    @cached_property
+    def _one_line_texts(self) -> dict[str, str]:
+        """Query id -> text on one line, built once (the report looks texts up hundreds of times)."""
+        return {q: " ".join(t.split()) for q, t in zip(self.queries["query_id"], self.queries["text"])}
 
     def first_rank_table(self) -> pd.DataFrame:
         """Per judged query: its text and the first relevant rank under each retriever (empty = none)."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
 
 import pytest
@@ -14,6 +15,7 @@ from rankscope.retrieval.analysis import (
     register_tokenizer,
     restore_analyzer,
     saved_analyzer_param,
+    stopword_list,
 )
 
 
@@ -21,6 +23,20 @@ def test_default_pipeline_normalises_lowercases_drops_stopwords_and_stems() -> N
     # NFKC turns the full-width letters into ASCII; "the"/"of" are sklearn stopwords;
     # Snowball English stems "flows" -> "flow", "boundaries" -> "boundari".
     assert Analyzer().tokenize("The ＦＬＯＷＳ of Boundaries") == ["flow", "boundari"]
+
+
+def test_english_stopwords_are_sklearns_list_read_without_importing_sklearn() -> None:
+    # the list is read from sklearn's _stop_words.py alone: the same 318 words, and the sklearn
+    # package (seconds of scipy.stats imports) is not imported for it
+    code = (
+        "import sys; from rankscope.retrieval.analysis import stopword_list; "
+        "words = stopword_list('english'); print(len(words), 'sklearn' in sys.modules)"
+    )
+    shown = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    assert shown == ["318", "False"]
+    from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
+
+    assert stopword_list("english") == ENGLISH_STOP_WORDS
 
 
 def test_steps_can_be_switched_off() -> None:

@@ -7,12 +7,13 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
-from sklearn.feature_extraction.text import TfidfVectorizer
+import scipy.sparse as sp
+from sklearn.feature_extraction.text import TfidfTransformer, TfidfVectorizer
 from sklearn.metrics.pairwise import cosine_similarity
 
 from rankscope.corpora import load_dataset
 from rankscope.retrieval.analysis import get_analyzer
-from rankscope.retrieval.tfidf import TfidfRetriever
+from rankscope.retrieval.tfidf import TfidfRetriever, smooth_idf, sublinear_tfidf
 
 FRUIT = pd.DataFrame(
     {
@@ -68,6 +69,29 @@ def test_cosine_scores_equal_sklearn_on_a_small_corpus(tiny_corpus: pd.DataFrame
 def test_cosine_scores_equal_sklearn_on_cranfield(data_dir) -> None:
     dataset = load_dataset(str(data_dir / "cranfield"))
     _assert_cosine_matches_sklearn(dataset.corpus, dataset.queries, "english")
+
+
+def test_sublinear_tfidf_is_sklearns_transformer_bit_for_bit(data_dir) -> None:
+    # rows of very different lengths (the norm is summed term after term, as sklearn's Cython
+    # loop does), an empty row, and CISI's real counts: every weight and idf identical, not close
+    rng = np.random.default_rng(7)
+    lengths = [0, 1, 3, 40, 250]
+    rows = [rng.choice(300, size=n, replace=False) for n in lengths]
+    counts = sp.csr_matrix(
+        (rng.integers(1, 9, size=sum(lengths)).astype(np.float64), np.concatenate(rows), np.cumsum([0, *lengths])),
+        shape=(len(lengths), 300),
+    )
+    counts.sort_indices()
+    cisi = TfidfRetriever().index(load_dataset(str(data_dir / "cisi")).corpus).counts_
+    for matrix in (counts, cisi.by_doc):
+        df = np.diff(matrix.tocsc().indptr)
+        reference = TfidfTransformer(sublinear_tf=True).fit(matrix)
+        idf = smooth_idf(df, matrix.shape[0])
+        assert np.array_equal(idf, reference.idf_)
+        ours, theirs = sublinear_tfidf(matrix, idf), sp.csr_matrix(reference.transform(matrix))
+        assert np.array_equal(ours.indptr, theirs.indptr) and np.array_equal(ours.indices, theirs.indices)
+        assert np.array_equal(ours.data, theirs.data)
+    assert sublinear_tfidf(counts, idf=np.ones(300))[0].nnz == 0  # the empty row stays empty
 
 
 def test_changing_the_variant_reweights_the_stored_counts(
