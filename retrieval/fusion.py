@@ -8,6 +8,10 @@ whatever produced them):
 - :func:`combsum`, CombSUM (Fox and Shaw 1994) of per-query normalised scores,
   ``minmax`` ((s - min) / (max - min)) or ``zscore`` ((s - mean) / std, population std).
 
+Both take optional ``weights``, one per run, multiplying that run's contribution
+(with two runs and weights ``w, 1 - w``, CombSUM is the convex combination of
+Bruch, Gai and Ingber 2023); without weights every run counts 1.
+
 Conventions (the same as ranx, so ``ranx.fuse`` gives the same numbers):
 ranks are recomputed from the scores with the tie rule of trec_eval (score
 descending, then doc_id descending), whatever a ``rank`` column says; a
@@ -22,6 +26,12 @@ own parameter)::
 
     hybrid:retrievers=bm25+w2v,method=rrf,k=60
     hybrid:retrievers=[bm25:k1=0.9,b=0.4]+[w2v:pooling=idf],method=combsum,norm=zscore,depth=100
+    hybrid:retrievers=bm25+[dense:model=minilm],weight=0.3
+
+``weight`` is the first retriever's share: weights ``weight`` for it and
+``(1 - weight) / (n - 1)`` for each of the other ``n - 1``; left unset every run
+counts 1 (the same ranking as ``weight = 1 / n``, which :meth:`HybridRetriever.effective_params`
+reports, so ``tune`` can start from it).
 """
 
 from __future__ import annotations
@@ -52,23 +62,33 @@ NORMALISATIONS = ("minmax", "zscore")
 METHODS = ("rrf", "combsum")
 
 
-def rrf(runs: Sequence[pd.DataFrame], k: float = 60) -> pd.DataFrame:
-    """Reciprocal rank fusion of ``runs``; ``k`` dampens the weight of the top ranks."""
+def rrf(runs: Sequence[pd.DataFrame], k: float = 60, weights: Sequence[float] | None = None) -> pd.DataFrame:
+    """Reciprocal rank fusion of ``runs``; ``k`` dampens the weight of the top ranks; ``weights``
+    (one per run, default all 1) multiply each run's ``1 / (k + rank)``."""
+    return _rrf(_checked(runs), k, _check_weights(weights, len(runs)))
+
+
+def _rrf(runs: list[pd.DataFrame], k: float, weights: Sequence[float] | None) -> pd.DataFrame:
     if not np.isfinite(k) or k < 0:
         raise ValueError(f"rrf k must be a finite number >= 0, got {k!r}")
     parts = []
-    for run in _checked(runs):
+    for run in runs:
         contribution = 1.0 / (k + run["rank"].to_numpy(dtype=np.float64))
         parts.append(run[["query_id", "doc_id"]].assign(score=contribution))
-    return _summed(parts)
+    return _summed(parts, weights)
 
 
-def combsum(runs: Sequence[pd.DataFrame], norm: str = "minmax") -> pd.DataFrame:
-    """CombSUM: per query, normalise each run's scores with ``norm``, then add them up."""
+def combsum(runs: Sequence[pd.DataFrame], norm: str = "minmax", weights: Sequence[float] | None = None) -> pd.DataFrame:
+    """CombSUM: per query, normalise each run's scores with ``norm``, then add them up, each run's
+    times its weight (``weights``, one per run, default all 1)."""
+    return _combsum(_checked(runs), norm, _check_weights(weights, len(runs)))
+
+
+def _combsum(runs: list[pd.DataFrame], norm: str, weights: Sequence[float] | None) -> pd.DataFrame:
     if norm not in NORMALISATIONS:
         raise ValueError(f"combsum norm must be one of {list(NORMALISATIONS)}, got {norm!r}")
     parts = []
-    for run in _checked(runs):
+    for run in runs:
         scores = run.groupby("query_id", sort=False)["score"]
         if norm == "minmax":
             low = scores.transform("min")
@@ -78,16 +98,40 @@ def combsum(runs: Sequence[pd.DataFrame], norm: str = "minmax") -> pd.DataFrame:
             spread = scores.transform("std", ddof=0)
         normalised = np.where(spread > 0, (run["score"] - low) / spread.where(spread > 0, 1.0), 0.0)
         parts.append(run[["query_id", "doc_id"]].assign(score=normalised))
-    return _summed(parts)
+    return _summed(parts, weights)
 
 
-def fuse(runs: Sequence[pd.DataFrame], method: str = "rrf", *, k: float = 60, norm: str = "minmax") -> pd.DataFrame:
-    """Fuse with ``method`` (``rrf`` uses ``k``, ``combsum`` uses ``norm``)."""
-    if method == "rrf":
-        return rrf(runs, k=k)
-    if method == "combsum":
-        return combsum(runs, norm=norm)
-    raise ValueError(f"unknown fusion method {method!r}; known: {list(METHODS)}")
+def fuse(
+    runs: Sequence[pd.DataFrame],
+    method: str = "rrf",
+    *,
+    k: float = 60,
+    norm: str = "minmax",
+    weights: Sequence[float] | None = None,
+) -> pd.DataFrame:
+    """Fuse with ``method`` (``rrf`` uses ``k``, ``combsum`` uses ``norm``); ``weights``: one per run."""
+    if method not in METHODS:
+        raise ValueError(f"unknown fusion method {method!r}; known: {list(METHODS)}")
+    return _fuse_checked(_checked(runs), method, k, norm, _check_weights(weights, len(runs)))
+
+
+def _fuse_checked(
+    runs: list[pd.DataFrame], method: str, k: float, norm: str, weights: Sequence[float] | None
+) -> pd.DataFrame:
+    """:func:`fuse` of runs :func:`_checked` already validated (a hybrid re-fuses its cached runs)."""
+    return _rrf(runs, k, weights) if method == "rrf" else _combsum(runs, norm, weights)
+
+
+def _check_weights(weights: Sequence[float] | None, n_runs: int) -> tuple[float, ...] | None:
+    """One finite weight >= 0 per run, or None (every run counts 1)."""
+    if weights is None:
+        return None
+    values = tuple(float(w) for w in weights)
+    if len(values) != n_runs:
+        raise ValueError(f"fusion weights: {len(values)} given for {n_runs} runs")
+    if not all(np.isfinite(w) and w >= 0 for w in values):
+        raise ValueError(f"fusion weights must be finite numbers >= 0, got {list(values)}")
+    return values
 
 
 def _checked(runs: Sequence[pd.DataFrame]) -> list[pd.DataFrame]:
@@ -106,8 +150,10 @@ def _checked(runs: Sequence[pd.DataFrame]) -> list[pd.DataFrame]:
     return checked
 
 
-def _summed(parts: list[pd.DataFrame]) -> pd.DataFrame:
-    """Add contributions per (query_id, doc_id) and rank by the tie rule."""
+def _summed(parts: list[pd.DataFrame], weights: Sequence[float] | None = None) -> pd.DataFrame:
+    """Add contributions (each part's times its weight, if any) per (query_id, doc_id); rank by the tie rule."""
+    if weights is not None:
+        parts = [part.assign(score=part["score"].to_numpy() * w) for part, w in zip(parts, weights)]
     combined = pd.concat(parts, ignore_index=True)
     summed = combined.groupby(["query_id", "doc_id"], sort=False, as_index=False)["score"].sum()
     return sort_run(summed.assign(score=summed["score"].astype(np.float64)))
@@ -164,7 +210,30 @@ class HybridRetriever(Retriever):
         Param("k", float, 60.0, "rrf: the constant added to each rank", low=0),
         Param("norm", str, "zscore", "combsum: per-query score normalisation", choices=NORMALISATIONS),
         Param("depth", int, 1000, "documents each retriever returns per query before fusion", low=1),
+        Param(
+            "weight",
+            float,
+            None,
+            "the first retriever's share of the fused score, the others share the rest equally; unset: all count 1",
+            low=0,
+            high=1,
+            optional=True,
+        ),
     )
+
+    def effective_params(self) -> dict[str, Any]:
+        """Parameters with ``weight`` unset shown as ``1 / n``: every run weighted equally (same ranking)."""
+        params = self.get_params()
+        if params["weight"] is None:
+            params["weight"] = 1.0 / len(split_retrievers(self.retrievers))
+        return params
+
+    def fusion_weights(self) -> tuple[float, ...] | None:
+        """Each run's weight from ``weight`` (None when unset: every run counts 1)."""
+        if self.weight is None:
+            return None
+        n = len(split_retrievers(self.retrievers))
+        return (self.weight, *[(1.0 - self.weight) / (n - 1)] * (n - 1))
 
     def set_params(self, **params: Any) -> HybridRetriever:
         """Change parameters; fusion settings apply at once, new ``retrievers`` need index() again."""
@@ -184,19 +253,19 @@ class HybridRetriever(Retriever):
         return self
 
     def _runs(self, queries: QueryInput) -> list[pd.DataFrame]:
-        """Each sub-retriever's top-``depth`` run. The runs of the last queries searched are kept
-        (keyed on the queries, ``depth`` and each sub-retriever's spec), so a change of ``method``,
-        ``k`` or ``norm`` only re-fuses: what makes tuning a hybrid cheap."""
+        """Each sub-retriever's top-``depth`` run, validated for fusion. The runs of the last queries
+        searched are kept (keyed on the queries, ``depth`` and each sub-retriever's spec), so a change
+        of ``method``, ``k``, ``norm`` or ``weight`` only re-fuses: what makes tuning a hybrid cheap."""
         query_ids, texts = query_texts(queries)
         key = (self.depth, tuple(r.spec() for r in self.retrievers_), tuple(query_ids), tuple(texts))
         cached = self.__dict__.get("runs_")
         if cached is None or cached[0] != key:
-            self.runs_ = (key, [retriever.search(queries, k=self.depth) for retriever in self.retrievers_])
+            self.runs_ = (key, _checked([retriever.search(queries, k=self.depth) for retriever in self.retrievers_]))
         return self.runs_[1]
 
     def _fused(self, queries: QueryInput) -> pd.DataFrame:
         self._check_fitted("retrievers_")
-        return fuse(self._runs(queries), self.method, k=self.k, norm=self.norm)
+        return _fuse_checked(self._runs(queries), self.method, self.k, self.norm, self.fusion_weights())
 
     def search(self, queries: QueryInput, k: int = 1000) -> pd.DataFrame:
         """The fused run of the sub-retrievers' top-``depth`` lists, cut at ``k`` per query."""

@@ -66,6 +66,22 @@ def test_combsum_zscore_matches_the_definition() -> None:
     assert _scores(fused) == pytest.approx(expected, abs=1e-12)
 
 
+def test_weighted_fusion_matches_the_definition() -> None:
+    # each run's contribution times its weight: minmax A (1, 0.5, 0) x 0.2, B (1, 0) x 0.8
+    fused = combsum([RUN_A, RUN_B], norm="minmax", weights=[0.2, 0.8])
+    assert _scores(fused) == pytest.approx({"d1": 0.2, "d2": 0.1 + 0.8, "d3": 0.0, "d4": 0.0}, abs=1e-15)
+    fused = rrf([RUN_A, RUN_B], k=60, weights=[3.0, 1.0])
+    expected = {"d1": 3 / 61, "d2": 3 / 62 + 1 / 61, "d3": 3 / 63, "d4": 1 / 62}
+    assert _scores(fused) == pytest.approx(expected, abs=1e-15)
+    assert list(fused["doc_id"]) == ["d2", "d1", "d3", "d4"]  # weight 3 lifts d3 (3/63) above d4 (1/62)
+    # weights of 1 are the unweighted fusion, bit for bit
+    pd.testing.assert_frame_equal(fuse([RUN_A, RUN_B], "combsum", weights=[1, 1]), combsum([RUN_A, RUN_B]))
+    with pytest.raises(ValueError, match="2 given for 3 runs"):
+        rrf([RUN_A, RUN_B, RUN_A], weights=[1, 1])
+    with pytest.raises(ValueError, match="finite numbers >= 0"):
+        combsum([RUN_A, RUN_B], weights=[1, -0.5])
+
+
 def test_normalisation_is_per_query_and_constant_lists_give_zero_not_nan() -> None:
     run = _run([("q1", "a", 3.0), ("q1", "b", 1.0), ("q2", "a", 100.0), ("q2", "b", 100.0), ("q3", "c", 7.0)])
     for norm in ("minmax", "zscore"):
@@ -123,6 +139,7 @@ def test_hybrid_spec_builds_the_retriever_and_checks_names() -> None:
         "k": 60.0,
         "norm": "zscore",
         "depth": 50,
+        "weight": None,
     }
     with pytest.raises(SpecError, match="unknown retriever 'nosuch'"):
         make_retriever("hybrid:retrievers=bm25+nosuch")
@@ -147,6 +164,23 @@ def test_hybrid_search_is_the_fusion_of_its_parts(
     q1 = expected[expected["query_id"] == "q1"]
     np.testing.assert_array_equal(hybrid.score("boundary layer flow", list(q1["doc_id"])), q1["score"].to_numpy())
     assert hybrid.score("boundary layer flow", ["d5"])[0] == 0.0  # in no sub-run: contributes nothing
+
+
+def test_hybrid_weight_is_the_first_retrievers_share(tiny_corpus: pd.DataFrame, tiny_queries: pd.DataFrame) -> None:
+    hybrid = HybridRetriever(retrievers="bm25+tfidf+tfidf:variant=classic", depth=5).index(tiny_corpus)
+    assert hybrid.fusion_weights() is None and hybrid.effective_params()["weight"] == pytest.approx(1 / 3)
+    parts = [make_retriever(s).index(tiny_corpus).search(tiny_queries, k=5) for s in hybrid.retrievers.split("+")]
+    hybrid.set_params(weight=0.4)  # 0.4 for bm25, the other two share 0.6
+    assert hybrid.fusion_weights() == pytest.approx((0.4, 0.3, 0.3))
+    pd.testing.assert_frame_equal(hybrid.search(tiny_queries), combsum(parts, "zscore", weights=[0.4, 0.3, 0.3]))
+    hybrid.set_params(method="rrf", weight=1.0)  # only bm25 counts: its ranking first, the rest at score 0
+    fused = hybrid.search(tiny_queries)
+    bm25 = parts[0]
+    for query in bm25["query_id"].unique():
+        top = fused[fused["query_id"] == query].head(int((bm25["query_id"] == query).sum()))
+        assert list(top["doc_id"]) == list(bm25.loc[bm25["query_id"] == query, "doc_id"])
+    with pytest.raises(SpecError, match=r"weight=1.5 is not allowed; weight must be a float in \[0, 1\] or None"):
+        make_retriever("hybrid:weight=1.5")
 
 
 def test_hybrid_changing_its_parts_needs_a_new_index(tiny_corpus: pd.DataFrame, tiny_queries: pd.DataFrame) -> None:
