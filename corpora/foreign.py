@@ -19,6 +19,7 @@ schema's tables (:mod:`rankscope.corpora.schema`).
 
 from __future__ import annotations
 
+import gzip
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -105,12 +106,26 @@ def read_run(path: PathLike, columns: Columns | None = None) -> pd.DataFrame:
         return sort_run(read_parquet(path, "run", columns))
     if suffix in (".jsonl", ".csv") or suffix == ".tsv" and columns:
         return sort_run(read_table(path, "run", columns))
-    first = next((line for line in read_lines(path) if line.strip()), "").split()
+    first = _first_line_words(path)
     msmarco = len(first) == 3 and first[2].isdigit()
     if suffix == ".tsv" and not msmarco and len(first) < 6:
         return sort_run(read_table(path, "run", columns))
     _no_mapping(path, columns, "an MS MARCO run" if msmarco else "a TREC run")
     return _read_msmarco_run(path) if msmarco else read_trec_run(path)
+
+
+def _first_line_words(path: Path) -> list[str]:
+    """The words of the file's first non-blank line, read from its head only (runs are large)."""
+    opener = gzip.open if path.suffix == ".gz" else open
+    try:
+        with opener(path, "rb") as handle:
+            head = handle.read(1 << 16)
+    except (OSError, EOFError):
+        return []  # not readable as gzip: the reader of the format says so
+    head = head.removeprefix(b"\xef\xbb\xbf")
+    lines = head.replace(b"\r", b"\n").split(b"\n")[:-1] or [head]  # the last piece may be cut
+    first = next((line for line in lines if line.strip()), b"")
+    return first.decode("utf-8", errors="replace").split()
 
 
 def read_qrels(path: PathLike, columns: Columns | None = None) -> pd.DataFrame:
@@ -127,7 +142,7 @@ def read_qrels(path: PathLike, columns: Columns | None = None) -> pd.DataFrame:
         return read_parquet(path, "qrels", columns)
     if suffix in (".jsonl", ".csv") or suffix == ".tsv" and columns:
         return read_table(path, "qrels", columns)
-    first = next((line for line in read_lines(path) if line.strip()), "").split()
+    first = _first_line_words(path)
     if tuple(first) == QRELS_HEADER:
         _no_mapping(path, columns, "BEIR qrels")
         return read_beir_qrels(path)

@@ -6,9 +6,9 @@
 Fields are separated by spaces or tabs; blank lines are skipped; plain or ``.gz``.
 Reading is strict: a line with the wrong number of fields, a non-integer
 relevance or rank, a non-finite score or a duplicate (query, document) pair
-raises :class:`~rankscope.core.errors.FormatError` naming the file and line. Parsing is
-vectorised (pandas' C reader); the slow line-by-line check runs only when the
-fast path fails, to say exactly where and why.
+raises :class:`~rankscope.core.errors.FormatError` naming the file and line. Files are
+scanned in one compiled pass (``corpora/_trec_scan.c``: fields split, ids coded, numbers
+checked and parsed); a file it doubts is checked line by line, which says where and why.
 
 Like trec_eval, the rank column of a run file is checked but not used: ranks are
 recomputed from the scores with the tie rule (score descending, then doc_id
@@ -17,9 +17,7 @@ descending), and the run comes back in that order, grouped by query_id.
 
 from __future__ import annotations
 
-import csv
 import re
-import warnings
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from itertools import islice
@@ -29,8 +27,8 @@ import numpy as np
 import pandas as pd
 
 from rankscope.core.errors import FormatError, SchemaError, duplicate_message
-from rankscope.core.fileio import PathLike, atomic_write, read_lines, require_file
-from rankscope.corpora.checks import INTEGER, id_problem, integer_problem, number_problem, shown
+from rankscope.core.fileio import PathLike, atomic_write, read_bytes, read_lines, require_file
+from rankscope.corpora.checks import id_problem, integer_problem, number_problem, shown
 from rankscope.corpora.schema import sort_run, validate
 
 _FIELD_SPLIT = re.compile(r"[ \t]+")
@@ -54,12 +52,12 @@ class _Layout:
 QRELS_LAYOUT = _Layout("qrels", (("query_id", "id"), ("iteration", "any"), ("doc_id", "id"), ("relevance", "label")))
 RUN_LAYOUT = _Layout(
     "run",
-    (("query_id", "id"), ("Q0", "any"), ("doc_id", "id"), ("rank", "int"), ("score", "float"), ("tag", "any")),
+    (("query_id", "id"), ("Q0", "any"), ("doc_id", "id"), ("rank", "number"), ("score", "float"), ("tag", "any")),
     trailing=True,  # trec_eval ignores anything after the tag (its test file results.trunc has such lines)
 )
-_DTYPES = {"id": str, "any": str, "int": np.int64, "label": str, "float": np.float64}
-"""A ``label`` (relevance) is read as text and checked by :data:`corpora.checks.INTEGER` (pandas would
-read ``1e3`` as 1000 and wrap numbers beyond int64); a run's ``int`` rank is parsed directly (it is unused)."""
+_KEPT = ("id", "label", "float")
+"""Kinds of field a table keeps: ids, relevance labels and scores. ``any`` fields (Q0, the tag, the
+iteration) are not checked; a run's rank is checked to be a number but not kept (trec_eval ranks by score)."""
 
 
 def read_trec_qrels(path: PathLike) -> pd.DataFrame:
@@ -104,66 +102,58 @@ def write_trec_run(run: pd.DataFrame, path: PathLike, tag: str = "rankscope") ->
 
 # --- reading ---------------------------------------------------------------------------
 def _read_table(path: PathLike, layout: _Layout) -> pd.DataFrame:
-    """Parse with pandas' C reader; on any problem, find and report the offending line."""
+    """The file's table, scanned in one compiled pass; a file the scan doubts is checked line by line,
+    which raises at the first bad line with its number (or, for a good file, reads it)."""
     path = require_file(path, f"{layout.what} file")
-    names = [name for name, _ in layout.fields]
+    table = _scanned(path, layout)
+    if table is None:
+        _check_lines(path, layout)
+        table = _table_from_lines(path, layout)
+    return table
+
+
+def _scanned(path: Path, layout: _Layout) -> pd.DataFrame | None:
+    """The table from :mod:`corpora._trec_scan`, or None when the scan doubts a line or a pair repeats.
+
+    Ids come back as object arrays in which equal ids are one ``str`` object (evaluation codes rows by
+    object, which is fast), and the duplicate check runs on integer codes.
+    """
+    from rankscope.corpora import _trec_scan
+
     try:
-        # a value the dtype cannot take (rank "inf") makes pandas warn, then raise: the raise is
-        # handled below with a line-numbered error, so the warning would only be noise
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", RuntimeWarning)
-            frame = pd.read_csv(
-                path,
-                sep=r"\s+",
-                header=None,
-                dtype={i: _DTYPES[kind] for i, (_, kind) in enumerate(layout.fields)},
-                quoting=csv.QUOTE_NONE,
-                na_filter=False,
-                encoding="utf-8",
-                compression="infer",
-                engine="c",
-            )
-    except (ValueError, OverflowError, OSError, EOFError, pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
-        _check_lines(path, layout)
-        if layout.trailing:
-            return _table_from_lines(path, layout)
-        raise FormatError(path, None, f"not a valid {layout.what} file ({exc})") from None
-    if frame.shape[1] != len(names):
-        _check_lines(path, layout)
-        if layout.trailing:
-            return _table_from_lines(path, layout)
-        raise FormatError(path, None, f"not a valid {layout.what} file: expected {layout.expected}")
-    frame.columns = names
-    if not _looks_complete(frame, layout):
-        _check_lines(path, layout)
-        raise FormatError(path, None, f"not a valid {layout.what} file: expected {layout.expected}")
-    for name, kind in layout.fields:
-        if kind == "label":
-            frame[name] = frame[name].astype(np.int64)
-    return frame
+        raw = read_bytes(path)
+    except FormatError:
+        return None  # not valid gzip: the line-by-line reader words it
+    if not raw.isascii():
+        try:
+            raw.decode("utf-8")  # ids are decoded one distinct id at a time; this covers every byte
+        except UnicodeDecodeError:
+            return None
+    kinds = "".join(_SCAN_KINDS[kind] for _, kind in layout.fields)
+    scanned = _trec_scan.scan(raw, kinds, layout.trailing)
+    del raw
+    if scanned is None:
+        return None
+    columns: dict[str, np.ndarray] = {}
+    codes: dict[str, np.ndarray] = {}
+    kept = [(name, kind) for name, kind in layout.fields if kind in _KEPT]
+    for (name, kind), values in zip(kept, scanned):
+        if kind == "id":
+            raw_codes, distinct = values
+            codes[name] = np.frombuffer(raw_codes, dtype=np.int64)
+            names = np.array([value.decode("utf-8") for value in distinct], dtype=object)
+            columns[name] = names[codes[name]]
+        else:
+            columns[name] = np.frombuffer(values, dtype=np.float64 if kind == "float" else np.int64).copy()
+    pairs = codes["query_id"] * (int(codes["doc_id"].max()) + 1) + codes["doc_id"]
+    pairs.sort()
+    if (pairs[1:] == pairs[:-1]).any():
+        return None
+    return pd.DataFrame(columns)
 
 
-def _looks_complete(frame: pd.DataFrame, layout: _Layout) -> bool:
-    """True when no field is missing, ids and labels are clean, floats finite and no (query, doc) pair repeats."""
-    if frame.empty:
-        return False
-    last, kind = layout.fields[-1]
-    if kind in ("id", "any") and (frame[last] == "").any():
-        return False  # a short line: pandas pads the missing trailing fields
-    for name, kind in layout.fields:
-        if kind == "float" and not np.isfinite(frame[name].to_numpy()).all():
-            return False
-        if kind == "label" and not frame[name].str.fullmatch(INTEGER.pattern).all():
-            return False
-        if kind == "id" and _suspect(frame[name]):
-            return False
-    return not frame.duplicated(["query_id", "doc_id"]).any()
-
-
-def _suspect(ids: pd.Series) -> bool:
-    """True when an id may hold a NUL byte or quotes (one scan over the distinct ids; the slow path says which)."""
-    joined = "\n".join(pd.unique(ids.to_numpy()))
-    return any(mark in joined for mark in ("\x00", '"', "'"))
+_SCAN_KINDS = {"id": "i", "any": "a", "number": "n", "float": "f", "label": "l"}
+"""Each kind of field as :mod:`corpora._trec_scan` names it."""
 
 
 def _check_lines(path: Path, layout: _Layout) -> None:
@@ -194,22 +184,20 @@ def _check_lines(path: Path, layout: _Layout) -> None:
 
 
 def _table_from_lines(path: Path, layout: _Layout) -> pd.DataFrame:
-    """The table of a file :func:`_check_lines` accepted whose lines carry words after the last field.
-
-    Slow (one split per line), so only for such files; the words after the last field are dropped.
-    """
+    """The table of a file :func:`_check_lines` accepted but that is not plain (several spaces or tabs
+    between fields, words after the last field, which are dropped). Slow: one split per line."""
     n_fields = len(layout.fields)
     rows = [_FIELD_SPLIT.split(stripped)[:n_fields] for line in read_lines(path) if (stripped := line.strip(" \t"))]
     frame = pd.DataFrame(rows, columns=[name for name, _ in layout.fields])
-    kinds = {name: kind for name, kind in layout.fields}
-    return frame.astype({name: np.int64 if kind == "label" else _DTYPES[kind] for name, kind in kinds.items()})
+    types = {"id": object, "label": np.int64, "float": np.float64}
+    return pd.DataFrame({name: frame[name].astype(types[kind]) for name, kind in layout.fields if kind in _KEPT})
 
 
 def _accept(value: str, name: str) -> None:
     return None
 
 
-_FIELD_CHECKS = {"id": id_problem, "int": integer_problem, "label": integer_problem, "float": number_problem}
+_FIELD_CHECKS = {"id": id_problem, "number": number_problem, "label": integer_problem, "float": number_problem}
 
 
 # --- writing ---------------------------------------------------------------------------

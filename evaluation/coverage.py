@@ -15,6 +15,7 @@ import re
 import pandas as pd
 
 from rankscope.core.errors import RankscopeError
+from rankscope.evaluation.ranking import distinct_objects
 
 _WRITTEN_ALIKE = re.compile(r'^["\']|["\']$|\.0+$')
 
@@ -25,8 +26,7 @@ def coverage_notes(qrels: pd.DataFrame, run: pd.DataFrame) -> list[str]:
     Raises :class:`RankscopeError` when the run shares no query with the qrels
     (every query would score 0).
     """
-    run_queries = set(pd.unique(run["query_id"].to_numpy()))
-    qrels_queries = set(pd.unique(qrels["query_id"].to_numpy()))
+    run_queries, qrels_queries = _distinct(run["query_id"]), _distinct(qrels["query_id"])
     if not run_queries & qrels_queries:
         raise RankscopeError(
             f"the run's {len(run_queries)} queries share none with the qrels' {len(qrels_queries)} "
@@ -45,14 +45,19 @@ def coverage_notes(qrels: pd.DataFrame, run: pd.DataFrame) -> list[str]:
             f"{len(only_qrels)} of {len(qrels_queries)} qrels queries are not in the run (they score 0; "
             f"e.g. {_examples(only_qrels)})"
         )
-    run_docs = set(pd.unique(run["doc_id"].to_numpy()))
-    judged_docs = set(pd.unique(qrels["doc_id"].to_numpy()))
+    run_docs, judged_docs = _distinct(run["doc_id"]), _distinct(qrels["doc_id"])
     if not run_docs & judged_docs:
         notes.append(
             f"the run retrieves none of the {len(judged_docs)} judged documents (run {_examples(run_docs)}, "
             f"qrels {_examples(judged_docs)}){_hint(run_docs, judged_docs)}"
         )
     return notes
+
+
+def _distinct(ids: pd.Series) -> set[str]:
+    """The distinct ids, hashing one row per distinct object (a run read from a file holds one str
+    object per distinct id), far faster than pd.unique on a million-row run."""
+    return set(distinct_objects(ids.to_numpy(dtype=object)))
 
 
 def _examples(ids: set[str]) -> list[str]:

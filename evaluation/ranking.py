@@ -219,6 +219,13 @@ def _doc_codes(run_doc: np.ndarray, qrels_doc: np.ndarray) -> tuple[np.ndarray, 
     return codes[: len(one_row)][object_codes], codes[len(one_row) :], np.asarray(names, dtype=object)
 
 
+def distinct_objects(values: np.ndarray) -> np.ndarray:
+    """One row per distinct object of an object array (equal strings in separate objects may repeat):
+    what a set of the values needs to hash, without hashing every row of a large run."""
+    coded = _code_objects(values)
+    return values if coded is None else values[coded[1]]
+
+
 def _code_objects(values: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
     """Code per row for the object it holds (0..n_objects-1), and one row holding each object.
 

@@ -38,8 +38,8 @@ def require_file(path: PathLike, what: str = "file") -> Path:
     return path
 
 
-def read_text(path: PathLike) -> str:
-    """Return the whole file as text (UTF-8, BOM stripped, CRLF -> LF, .gz transparent)."""
+def read_bytes(path: PathLike) -> bytes:
+    """Return the whole file's bytes (.gz decompressed, a UTF-8 BOM stripped)."""
     path = require_file(path)
     raw = path.read_bytes()
     if path.suffix == ".gz":
@@ -47,8 +47,12 @@ def read_text(path: PathLike) -> str:
             raw = gzip.decompress(raw)
         except (OSError, EOFError) as exc:
             raise FormatError(path, None, f"not a valid gzip file ({exc})") from None
-    if raw.startswith(b"\xef\xbb\xbf"):
-        raw = raw[3:]
+    return raw[3:] if raw.startswith(b"\xef\xbb\xbf") else raw
+
+
+def read_text(path: PathLike) -> str:
+    """Return the whole file as text (UTF-8, BOM stripped, CRLF -> LF, .gz transparent)."""
+    raw = read_bytes(path)
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:

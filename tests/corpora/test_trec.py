@@ -129,7 +129,7 @@ def test_run_tie_order_matches_ir_measures_sorted_scores(tmp_path: Path) -> None
         ("q Q0 a 1 0.5 t\nq Q0 b 2 0.4\n", 2, "expected 6 fields"),
         ("q Q0 a 1 nan t\n", 1, "score must be a finite number, found 'nan'"),
         ("q Q0 a 1 0.5 t\nq Q0 b 2 inf t\n", 2, "found 'inf'"),
-        ("q Q0 a one 0.5 t\n", 1, "rank must be an integer, found 'one'"),
+        ("q Q0 a one 0.5 t\n", 1, "rank must be a finite number, found 'one'"),
         ("q Q0 a 1 0.5 t\nq Q0 a 2 0.4 t\n", 2, "duplicate run entry for query, document 'q', 'a' (first at line 1)"),
         ("q Q0 a 1 0.5 t\nq Q0 b 2 0.4", 2, "expected 6 fields"),  # truncated last line
     ],
@@ -233,3 +233,97 @@ def test_run_words_after_the_tag_are_ignored_as_trec_eval_does(tmp_path) -> None
     qrels.write_text("q1 0 d1 1 extra\n")
     with pytest.raises(FormatError, match="line 1: expected 4 fields"):
         read_trec_qrels(qrels)
+
+
+# --- the two reading paths -----------------------------------------------------------------
+@pytest.mark.parametrize("gz", [False, True])
+def test_compiled_scan_and_line_by_line_path_read_the_same_tables(tmp_path: Path, gz: bool) -> None:
+    """Files are scanned in C; a file the scan doubts is read line by line. On files both accept (single
+    and mixed spaces and tabs, CRLF and lone CR, blank lines, words after the tag, a BOM) the tables are
+    equal, and in the scanned one equal ids are one str object (what evaluation's fast coding needs)."""
+    import random
+
+    from rankscope.corpora.trec import QRELS_LAYOUT, RUN_LAYOUT, _scanned, _table_from_lines
+
+    rng = random.Random(7)
+    rows = [
+        (f"q{q}", f"d{rng.randrange(500)}", rng.random() * 10 ** rng.randrange(-5, 5), rng.randrange(-1, 4))
+        for q in range(40)
+    ]
+    rows += [(f"q{q}", f"d{d}", float(d % 3), d % 2) for q in range(3) for d in range(600, 640)]  # tied scores
+    rows += [("q\u00e9", "d\u4e2d", 1e-300, 7), ("q9", "d9", -0.0, -2)]  # non-ASCII ids, tiny and signed zero
+    rows = list({(q, d): (q, d, s, r) for q, d, s, r in rows}.values())
+    suffix = ".gz" if gz else ""
+
+    def write(name: str, lines: list[str], bom: bool = False) -> Path:
+        path = tmp_path / (name + suffix)
+        data = ("\ufeff" if bom else "").encode() + "".join(lines).encode()
+        path.write_bytes(gzip.compress(data) if gz else data)
+        return path
+
+    runs = [
+        write("space", [f"{q} Q0 {d} 1 {s!r} tag\n" for q, d, s, _ in rows]),
+        write("mixed", [f" {q}  Q0\t{d} 1 {s!r} tag extra\r\n\n" for q, d, s, _ in rows], bom=True),
+        write("cr", [f"{q}\tQ0\t{d}\t{i}\t{s:.17g}\ttag\r" for i, (q, d, s, _) in enumerate(rows)]),
+    ]
+    qrels = [
+        write("qspace", [f"{q} 0 {d} {r}\n" for q, d, _, r in rows]),
+        write("qmixed", [f"{q}\t0  {d} {r:+d}\r\n" for q, d, _, r in rows], bom=True),
+    ]
+    for paths, layout in ((runs, RUN_LAYOUT), (qrels, QRELS_LAYOUT)):
+        for path in paths:
+            scanned = _scanned(path, layout)
+            assert scanned is not None, path
+            pd.testing.assert_frame_equal(scanned, _table_from_lines(path, layout), check_dtype=False)
+            by_pair = {(q, d): v for q, d, v in scanned.iloc[:, :3].itertuples(index=False)}
+            assert by_pair == {(q, d): s if layout is RUN_LAYOUT else r for q, d, s, r in rows}
+            same = scanned["query_id"].to_numpy(dtype=object)
+            assert len({id(v) for v in same[same == "q1"]}) == 1
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "q1 Q0 d1 1 0.5" + "0" * 70 + " t\n",  # a number longer than the scan parses
+        "q1 Q0 d1 1 0.5 t\nq1 Q0 d1 2 0.4 t\n",  # a repeated pair
+        "q1 Q0 d1 1 0x1p3 t\n",  # float() reads it, the NUMBER grammar does not
+        "q1 Q0 'd1' 1 0.5 t\n",  # a quoted id
+        "q1 Q0 d1 1 0.5\n",  # a field missing
+    ],
+)
+def test_the_scan_leaves_doubtful_files_to_the_line_by_line_path(tmp_path: Path, line: str) -> None:
+    from rankscope.corpora.trec import RUN_LAYOUT, _scanned
+
+    path = _write(tmp_path / "run", line)
+    assert _scanned(path, RUN_LAYOUT) is None
+    if "0" * 70 in line:
+        assert read_trec_run(path)["score"].tolist() == [0.5]  # valid: the line-by-line path reads it
+    else:
+        with pytest.raises(FormatError, match="line"):
+            read_trec_run(path)
+
+
+def test_scores_are_read_bit_for_bit_as_float_reads_them(tmp_path: Path) -> None:
+    """The scan's number parser (a fast path for short decimals, strtod otherwise) against float()
+    on random doubles written in the ways tools write them."""
+    import random
+    import struct
+
+    rng = random.Random(1)
+    texts = []
+    for _ in range(20_000):
+        value = rng.choice(
+            [
+                rng.random(),
+                rng.uniform(-1e6, 1e6),
+                rng.random() * 10 ** rng.randrange(-30, 30),
+                struct.unpack("d", struct.pack("Q", rng.getrandbits(62)))[0],
+            ]
+        )
+        text = rng.choice(["{!r}", "{:.3f}", "{:.17g}", "{:.6e}", "{:.15f}", "{:.20f}", "{:+.1f}"]).format(value)
+        if len(text) <= 60:
+            texts.append(text)
+    path = _write(tmp_path / "run", "".join(f"q Q0 d{i} 1 {text} t\n" for i, text in enumerate(texts)))
+    read = read_trec_run(path).set_index("doc_id")["score"]
+    expected = pd.Series([float(text) for text in texts], index=[f"d{i}" for i in range(len(texts))])
+    assert (read[expected.index].to_numpy().view("int64") == expected.to_numpy().view("int64")).all()
