@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import numpy as np
 import scipy.sparse as sp
 
 from rankscope.retrieval import prf as feedback
@@ -87,6 +88,12 @@ class BM25(CountsRetriever):
         )
 
     def _fit(self) -> None:
+        self.weights_ = self.counts_.matrix(self.posting_weights())
+
+    def posting_weights(self, term_idf: np.ndarray | None = None, avgdl: float | None = None) -> np.ndarray:
+        """Weights of the postings of ``counts_``; a shard passes the whole corpus's idf and average
+        length (:mod:`retrieval.sharded`), so they equal the whole index's."""
         delta = DEFAULT_DELTA.get(self.variant) if self.delta is None else self.delta
-        weights = posting_weights(self.counts_, self.variant, self.k1, self.b, delta, self.epsilon)
-        self.weights_ = self.counts_.matrix(weights)
+        return posting_weights(
+            self.counts_, self.variant, self.k1, self.b, delta, self.epsilon, term_idf=term_idf, avgdl=avgdl
+        )

@@ -51,11 +51,25 @@ def idf(variant: str, df: np.ndarray, n_docs: int, epsilon: float = 0.25) -> np.
 
 
 def posting_weights(
-    counts: TermCounts, variant: str, k1: float, b: float, delta: float | None, epsilon: float
+    counts: TermCounts,
+    variant: str,
+    k1: float,
+    b: float,
+    delta: float | None,
+    epsilon: float,
+    *,
+    term_idf: np.ndarray | None = None,
+    avgdl: float | None = None,
 ) -> np.ndarray:
-    """Weight of every posting of ``counts`` (aligned with ``counts.postings``)."""
-    term_idf = idf(variant, counts.df, counts.n_docs, epsilon)
-    avgdl = counts.doc_len.mean() if counts.n_docs else 0.0
+    """Weight of every posting of ``counts`` (aligned with ``counts.postings``).
+
+    ``term_idf`` and ``avgdl`` default to those of ``counts``; a shard of a corpus passes the whole
+    corpus's (:mod:`retrieval.sharded`), so its weights are the ones the whole index would hold.
+    """
+    if term_idf is None:
+        term_idf = idf(variant, counts.df, counts.n_docs, epsilon)
+    if avgdl is None:
+        avgdl = counts.doc_len.mean() if counts.n_docs else 0.0
     length_norm = 1.0 - b + b * counts.doc_len / avgdl if avgdl > 0 else np.full(counts.n_docs, 1.0 - b)
     per_posting_idf = np.repeat(term_idf, counts.df)
     norm = length_norm[counts.postings]

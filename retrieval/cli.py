@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 from rankscope.core.errors import RankscopeError
 from rankscope.core.fileio import atomic_write
 from rankscope.core.outputs import check_output_file
+from rankscope.core.scheduler import add_scheduler
 from rankscope.corpora.cli import add_fields, add_strict, load_reported
 from rankscope.retrieval.storage import META_FILE
 
@@ -66,6 +67,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--query", action="append", metavar="TEXT", help="print the top results for this text (repeatable)"
     )
     parser.add_argument("--index-dir", type=Path, help="save the index here, or reuse the one already there")
+    add_scheduler(parser, "shards bm25's index and searches over a Dask cluster; the run is the same, bit for bit")
     add_strict(parser)
     add_fields(parser)
     parser.set_defaults(func=run_search)
@@ -92,6 +94,8 @@ def run_search(args: argparse.Namespace) -> int:
         check_output_file(args.out)  # a bad path fails before any computing
     started = time.perf_counter()
     retriever = make_retriever(args.retriever)  # a bad spec fails before the collection is read
+    if args.scheduler is not None:
+        return _search_sharded(args, retriever, k, started)
     dataset = load_reported(args.dataset, args.command, args.strict, args.fields)
     fingerprint = corpus_fingerprint(dataset.corpus["doc_id"].tolist())
     if args.index_dir is not None and (args.index_dir / META_FILE).is_file():
@@ -112,6 +116,26 @@ def run_search(args: argparse.Namespace) -> int:
     print(
         f"wrote {len(run):,} rows for {run['query_id'].nunique():,} queries (top {k}) to {args.out} "
         f"in {time.perf_counter() - started:.1f} s [{retriever.spec()}]"
+    )
+    return 0
+
+
+def _search_sharded(args: argparse.Namespace, retriever: Retriever, k: int, started: float) -> int:
+    """``search --scheduler``: BM25's index sharded over a Dask cluster, the run written as one process writes it."""
+    from rankscope.core.scheduler import connect
+    from rankscope.corpora.trec import write_trec_run
+    from rankscope.retrieval.sharded import check_shardable, sharded_search
+
+    if args.query or args.index_dir is not None:
+        raise RankscopeError("--scheduler writes a run (--out): it does not go with --query or --index-dir")
+    check_shardable(retriever)
+    with connect(args.scheduler) as client:
+        dataset = load_reported(args.dataset, args.command, args.strict, args.fields)
+        run = sharded_search(retriever, dataset.corpus, dataset.queries, k, client)
+    write_trec_run(run, args.out, tag=retriever.spec().replace(" ", ""))
+    print(
+        f"wrote {len(run):,} rows for {run['query_id'].nunique():,} queries (top {k}) to {args.out} "
+        f"in {time.perf_counter() - started:.1f} s [{retriever.spec()}, --scheduler {args.scheduler}]"
     )
     return 0
 

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from rankscope.core.errors import RankscopeError
+from rankscope.core.scheduler import add_scheduler
 from rankscope.corpora.cli import add_fields, add_strict, load_reported, parsed_fields
 from rankscope.workflows.plots import FIGURE_FORMATS
 from rankscope.workflows.tables import to_json
@@ -82,6 +83,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--folds", type=int, default=given["folds"], help="cross-validation folds over queries (default: %(default)s)"
     )
+    add_scheduler(p, "grid points are scored there in chunks, one per worker; the results are the same, bit for bit")
     p.set_defaults(func=run_tune)
 
     given = defaults(diagnose)
@@ -290,6 +292,7 @@ def run_tune(args: argparse.Namespace) -> int:
         params=params,
         retrievers=args.retrievers,
         figures=args.figure_format,
+        scheduler=args.scheduler,
     )
     return _finish(result, args)
 

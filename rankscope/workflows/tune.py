@@ -12,6 +12,7 @@ Without ``params``, ``tune`` does what it always did: BM25's k1 and b.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -25,8 +26,10 @@ import pandas as pd
 from rankscope.core.errors import RankscopeError
 from rankscope.core.outputs import check_output_folder, write_folder
 from rankscope.core.progress import progress
+from rankscope.core.scheduler import connect
 from rankscope.workflows import plots
 from rankscope.workflows.crossval import CrossValidation, best_column, cross_validate
+from rankscope.workflows.fanout import grid_scores
 from rankscope.workflows.gain import GainTest, gain_test
 from rankscope.workflows.grid import parse_values
 from rankscope.workflows.report import Report, write_csv, write_report, write_text
@@ -199,6 +202,7 @@ def tune(
     params: Mapping[str, str | Sequence[object]] | None = None,
     retrievers: Sequence[str] | None = None,
     figures: Sequence[str] = plots.FIGURE_FORMATS,
+    scheduler: str | None = None,
 ) -> TuneResult:
     """Grid-search parameters of ``retriever``, cross-validate the choice, write files to ``out``.
 
@@ -212,8 +216,9 @@ def tune(
     ``retrievers`` (instead of ``retriever``) makes the system itself a choice: the grid is
     every retriever, each with the given parameters it has (at its defaults otherwise), the
     first at its defaults is the baseline, and each fold picks retriever and parameters.
+    ``scheduler`` (``local:N`` or a Dask scheduler's address) scores the grid points there, in chunks
+    (:mod:`rankscope.workflows.fanout`); the result is the same, bit for bit.
     """
-    from rankscope.evaluation import evaluate
 
     depth = search_depth(metric)
     nested = retrievers is not None
@@ -225,23 +230,21 @@ def tune(
     out_path = None if out is None else check_output_folder(out)  # before any computing
     data = resolve_dataset(dataset)
 
-    def score(system: Retriever) -> pd.Series:
-        return evaluate(data.qrels, system.search(data.queries, k=depth), [metric]).wide()[metric]
-
     rows: list[dict[str, object]] = []
     columns: dict[int, pd.Series] = {}
     bar = progress(range(sum(len(plan.points) for plan in plans)), desc="grid", unit="point")
     ticks = iter(bar)
-    for plan in plans:
-        plan.system.index(data.corpus)
-        plan.at_defaults = score(plan.system)
-        for values in plan.points:
-            point = dict(zip(plan.names, (_plain(v) for v in values)))
-            plan.system.set_params(**point)
-            columns[len(rows)] = score(plan.system)
-            rows.append({"retriever": plan.spec, **point} if nested else point)
-            next(ticks, None)
-        del plan.system  # its index is no longer needed
+    with contextlib.ExitStack() as stack:
+        client = None if scheduler is None else stack.enter_context(connect(scheduler))
+        for plan in plans:
+            points = [dict(zip(plan.names, (_plain(v) for v in values))) for values in plan.points]
+            plan.at_defaults, scored = grid_scores(
+                plan.system, data, metric, depth, points, client, lambda: next(ticks, None)
+            )
+            for point, column in zip(points, scored):
+                columns[len(rows)] = column
+                rows.append({"retriever": plan.spec, **point} if nested else point)
+            del plan.system  # its index is no longer needed
     names = list(dict.fromkeys(name for row in rows for name in row))
     grid = pd.DataFrame(rows, columns=names).rename_axis("point")
     if nested:  # a parameter one retriever lacks is missing (<NA>) in its rows; ints stay ints

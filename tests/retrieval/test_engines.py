@@ -62,7 +62,10 @@ def test_pisa_scores_are_robertson_bm25_over_all_tokens() -> None:
         "d4": idf(2) * _bm25(1, 2, avgdl, k1, b),
     }
     assert run["doc_id"].tolist() == sorted(expected, key=expected.get, reverse=True)
-    np.testing.assert_allclose(run["score"], sorted(expected.values(), reverse=True), rtol=1e-5)
+    np.testing.assert_allclose(run["score"], sorted(expected.values(), reverse=True), rtol=1e-5)  # idf floored
+    heat = retriever.search({"q": "heat"}, k=10)  # in one document of four: a positive idf
+    assert heat["doc_id"].tolist() == ["d2"]
+    np.testing.assert_allclose(heat["score"], [idf(1) * _bm25(1, 6, avgdl, k1, b)], rtol=1e-5)
 
 
 def test_pisa_takes_k1_and_b_at_query_time_and_keeps_its_stemmer() -> None:

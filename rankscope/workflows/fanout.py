@@ -1,0 +1,74 @@
+"""Grid points as tasks: how ``tune`` scores its grid, in this process or on a Dask cluster.
+
+:func:`score_points` is the one computation (index once, then for each point ``set_params`` and
+score every query); :func:`grid_scores` runs it in this process, or splits the points into one
+chunk per worker, each a task that indexes its own copy and scores its points. A point's scores
+depend only on its parameters (weights are re-derived from the same counts), so the columns are the
+same floats wherever and in whatever chunks they were computed; a lost worker's chunk is computed again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+
+if TYPE_CHECKING:
+    from rankscope.retrieval.base import Retriever
+
+Point = Mapping[str, object] | None
+"""Parameters to set, or None for the retriever's defaults."""
+
+
+def score_points(
+    system: Retriever,
+    corpus: pd.DataFrame,
+    queries: pd.DataFrame,
+    qrels: pd.DataFrame,
+    metric: str,
+    depth: int,
+    points: Sequence[Point],
+    tick: Callable[[], None] | None = None,
+) -> list[pd.Series]:
+    """Index ``system`` (modified in place) and, for each point, its per-query ``metric`` at ``depth``."""
+    from rankscope.evaluation import evaluate
+
+    system.index(corpus)
+    scored = []
+    for point in points:
+        if point is not None:
+            system.set_params(**point)
+        scored.append(evaluate(qrels, system.search(queries, k=depth), [metric]).wide()[metric])
+        if tick is not None and point is not None:
+            tick()
+    return scored
+
+
+def grid_scores(
+    system: Retriever,
+    data: Any,
+    metric: str,
+    depth: int,
+    points: Sequence[Mapping[str, object]],
+    client: Any = None,
+    tick: Callable[[], None] | None = None,
+) -> tuple[pd.Series, list[pd.Series]]:
+    """The per-query scores at the defaults and at each point; on ``client``'s cluster when given."""
+    everything: list[Point] = [None, *points]
+    inputs = (data.corpus, data.queries, data.qrels, metric, depth)
+    if client is None:
+        at_defaults, *scored = score_points(system, *inputs, everything, tick)
+        return at_defaults, scored
+    from rankscope.core.scheduler import worker_count
+
+    chunks = [list(c) for c in np.array_split(np.arange(len(everything)), min(worker_count(client), len(everything)))]
+    futures = [client.submit(score_points, system, *inputs, [everything[i] for i in chunk]) for chunk in chunks]
+    found: list[pd.Series] = []
+    for chunk, future in zip(chunks, futures):
+        found += future.result()
+        for _ in range(sum(i > 0 for i in chunk)):
+            if tick is not None:
+                tick()
+    return found[0], found[1:]
