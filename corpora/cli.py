@@ -39,6 +39,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("extra", nargs="*", metavar="FOLDER", help="also describe these collection folders")
     parser.add_argument("--format", choices=("table", "json"), default="table", help="output format (default table)")
     parser.add_argument("--out", metavar="DIR", help="with 'export NAME': the folder to write")
+    add_fields(parser)
     parser.set_defaults(func=run_datasets)
 
 
@@ -83,8 +84,8 @@ def load_reported(where: str, command: str, strict: bool = False, fields: str | 
 def run_datasets(args: argparse.Namespace) -> int:
     if args.extra[:1] == [EXPORT]:
         return run_export(args)
-    if args.out is not None:
-        raise RankscopeError("--out goes with 'rankscope datasets export NAME --out DIR'")
+    if args.out is not None or args.fields is not None:
+        raise RankscopeError("--out and --fields go with 'rankscope datasets export NAME --out DIR'")
     from rankscope.corpora.load import cache_root, data_root
 
     rows = [_known_row(name) for name in COLLECTIONS] + [_folder_row(folder) for folder in args.extra]
@@ -105,7 +106,7 @@ def run_export(args: argparse.Namespace) -> int:
     names = args.extra[1:]
     if len(names) != 1 or args.out is None:
         raise RankscopeError("usage: rankscope datasets export NAME --out DIR (one collection name or folder)")
-    dataset = load_reported(names[0], args.command)
+    dataset = load_reported(names[0], args.command, fields=args.fields)
     files = export_dataset(dataset, args.out)
     stats = dataset.stats()
     print(

@@ -54,7 +54,20 @@ def test_export_refuses_a_folder_with_files_and_bad_usage(tmp_path: Path, capsys
         "rankscope datasets: error: usage: rankscope datasets export NAME --out DIR (one collection name or folder)"
     )
     assert main(["datasets", "--out", str(tmp_path / "x")]) == 2
-    assert "--out goes with 'rankscope datasets export NAME --out DIR'" in capsys.readouterr().err
+    assert "--out and --fields go with 'rankscope datasets export NAME --out DIR'" in capsys.readouterr().err
+
+
+def test_export_maps_a_folders_columns_with_fields(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "corpus.csv").write_text("pid,passage\n7,rocket engine\n8,jet wing\n")
+    (mine / "queries.tsv").write_text("1\trocket\n")  # headerless id<TAB>text
+    (mine / "qrels").write_text("1 0 7 1\n")
+    fields = "corpus.doc_id=pid,corpus.text=passage"
+    assert main(["datasets", "export", str(mine), "--out", str(tmp_path / "out"), "--fields", fields]) == 0
+    back = load_folder(tmp_path / "out")
+    assert back.corpus.values.tolist() == [["7", "", "rocket engine"], ["8", "", "jet wing"]]
+    assert back.queries.values.tolist() == [["1", "rocket"]]
 
 
 def test_search_then_evaluate_on_an_exported_collection_gives_compare_numbers(
