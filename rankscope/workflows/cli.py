@@ -53,6 +53,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--depth", type=int, default=given["depth"], help="documents retrieved per query (default: %(default)s)"
     )
     _test_option(p)
+    add_scheduler(p, "each system's run is made there as a task; the tables are the same, bit for bit")
     p.set_defaults(func=run_compare)
 
     given = defaults(tune)
@@ -269,6 +270,7 @@ def run_compare(args: argparse.Namespace) -> int:
         test=args.test,
         seed=args.seed,
         figures=args.figure_format,
+        scheduler=args.scheduler,
     )
     return _finish(result, args)
 

@@ -24,6 +24,7 @@ from rankscope.core.progress import progress
 from rankscope.evaluation.marks import ALPHA, mark_summary, summary_marks
 from rankscope.evaluation.marks import legend as legend_text
 from rankscope.workflows import latex, plots
+from rankscope.workflows.fanout import produce_runs
 from rankscope.workflows.misses import CUTOFFS
 from rankscope.workflows.report import Report, write_csv, write_report, write_runs, write_text
 from rankscope.workflows.runs import (
@@ -32,7 +33,7 @@ from rankscope.workflows.runs import (
     cutoff_table,
     resolve_dataset,
 )
-from rankscope.workflows.systems import SystemLike, produce_run, resolve_systems
+from rankscope.workflows.systems import SystemLike, resolve_systems
 from rankscope.workflows.tables import records, text_table, to_json
 
 DIAGNOSTICS_CAPTION = (
@@ -129,13 +130,15 @@ def compare(
     test: str = "randomization",
     seed: int = 0,
     figures: Sequence[str] = plots.FIGURE_FORMATS,
+    scheduler: str | None = None,
 ) -> CompareResult:
     """Run or read every system, score, test against ``baseline``; write files to ``out``
     (plots in each of the ``figures`` formats).
 
     ``retrievers`` is a list of specs (each named by itself) or a mapping name -> system
     (spec, Retriever, run DataFrame or run file path). ``baseline`` names one of them
-    (default: ``bm25`` when present, else the first system).
+    (default: ``bm25`` when present, else the first system). ``scheduler`` (``local:N`` or a Dask
+    scheduler's address) makes each system's run a task there (:func:`rankscope.workflows.fanout.produce_runs`).
     """
     from rankscope.evaluation import DEFAULT_METRICS, evaluate
     from rankscope.evaluation.metrics import IPREC_LEVELS, parse_metrics
@@ -153,8 +156,9 @@ def compare(
     data = resolve_dataset(dataset)
     cutoffs = [k for k in CUTOFFS if k <= depth]  # beyond the depth Hit@K would just repeat Hit@depth
     runs, results, curves, diagnostics, described, pr_rows = {}, {}, [], {}, {}, []
-    for name, system in progress(systems.items(), desc="systems", total=len(systems), label=lambda item: item[0]):
-        produced = produce_run(system, data, depth)
+    made = produce_runs(systems, data, depth, scheduler)
+    for name, produced in progress(made, desc="systems", total=len(systems), label=lambda item: item[0]):
+        system = systems[name]
         runs[name] = produced.run
         if produced.diagnostics:
             diagnostics[name] = produced.diagnostics

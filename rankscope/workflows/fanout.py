@@ -1,21 +1,26 @@
-"""Grid points as tasks: how ``tune`` scores its grid, in this process or on a Dask cluster.
+"""Work as tasks: ``tune``'s grid points and ``compare``'s systems, in this process or on a Dask cluster.
 
 :func:`score_points` is the one computation (index once, then for each point ``set_params`` and
 score every query); :func:`grid_scores` runs it in this process, or splits the points into one
 chunk per worker, each a task that indexes its own copy and scores its points. A point's scores
 depend only on its parameters (weights are re-derived from the same counts), so the columns are the
 same floats wherever and in whatever chunks they were computed; a lost worker's chunk is computed again.
+:func:`produce_runs` makes each of ``compare``'s runs a task the same way.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+import dataclasses
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
+from rankscope.workflows.systems import System, SystemRun, produce_run
+
 if TYPE_CHECKING:
+    from rankscope.corpora.dataset import Dataset
     from rankscope.retrieval.base import Retriever
 
 Point = Mapping[str, object] | None
@@ -72,3 +77,25 @@ def grid_scores(
             if tick is not None:
                 tick()
     return found[0], found[1:]
+
+
+def produce_runs(
+    systems: Mapping[str, System], data: Dataset, depth: int, scheduler: str | None = None
+) -> Iterator[tuple[str, SystemRun]]:
+    """Each system's run (:func:`produce_run`), in order; with ``scheduler``, all made as tasks on that
+    cluster first (the retriever stays on the worker: the results carry ``retriever=None``)."""
+    if scheduler is None:
+        for name, system in systems.items():
+            yield name, produce_run(system, data, depth)
+        return
+    from rankscope.core.scheduler import connect
+
+    with connect(scheduler) as client:
+        futures = {name: client.submit(_run_without_retriever, system, data, depth) for name, system in systems.items()}
+        made = {name: future.result() for name, future in futures.items()}
+    yield from made.items()
+
+
+def _run_without_retriever(system: System, data: Dataset, depth: int) -> SystemRun:
+    """A task: the system's run, without the fitted retriever (which need not travel back)."""
+    return dataclasses.replace(produce_run(system, data, depth), retriever=None)

@@ -1,4 +1,5 @@
-"""tune --scheduler local:2 writes what tune in one process writes, byte for byte (grid points as tasks)."""
+"""tune and compare with --scheduler local:2 write what they write in one process, byte for byte
+(grid points and systems as tasks)."""
 
 from __future__ import annotations
 
@@ -20,4 +21,17 @@ def test_tune_on_local_2_writes_the_same_files(data_dir: Path, tmp_path: Path) -
     assert {"grid.csv", "folds.csv", "summary.json"} <= set(written)
     assert sorted(p.name for p in (tmp_path / "dask").iterdir()) == written
     for name in written:
+        assert (tmp_path / "dask" / name).read_bytes() == (tmp_path / "single" / name).read_bytes(), name
+
+
+def test_compare_on_local_2_gives_the_same_tables_and_runs(data_dir: Path, tmp_path: Path) -> None:
+    """Each system's run is a task; the tables, significance and run files equal one process's."""
+    base = ["compare", "--dataset", str(data_dir / "cranfield"), "--retrievers", "bm25", "tfidf", "bm25:k1=0.9,b=0.4"]
+    base += ["--depth", "100", "--figure-format", "svg"]
+    assert main([*base, "--out", str(tmp_path / "single")]) == 0
+    assert main([*base, "--scheduler", "local:2", "--out", str(tmp_path / "dask")]) == 0
+    same = ["summary.csv", "per_query.csv", "significance.csv", "summary.json"]
+    same += [p.name for p in (tmp_path / "single").glob("*.trec")]
+    assert len(same) > 5
+    for name in same:
         assert (tmp_path / "dask" / name).read_bytes() == (tmp_path / "single" / name).read_bytes(), name
