@@ -29,7 +29,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     from rankscope.workflows.compare import compare
     from rankscope.workflows.diagnose import diagnose
     from rankscope.workflows.headroom import default_metrics
-    from rankscope.workflows.tune import DEFAULT_B, DEFAULT_K1, tune
+    from rankscope.workflows.tune import DEFAULT_B, DEFAULT_K1, SEARCHES, tune
 
     given = defaults(compare)
     p = subparsers.add_parser("compare", help="compare retrievers and runs on one dataset, with significance tests")
@@ -85,6 +85,19 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--folds", type=int, default=given["folds"], help="cross-validation folds over queries (default: %(default)s)"
     )
     add_scheduler(p, "grid points are scored there in chunks, one per worker; the results are the same, bit for bit")
+    p.add_argument(
+        "--search",
+        choices=SEARCHES,
+        default=given["search"],
+        help="grid: score every point; optuna: TPE proposes points, one seeded study per training fold "
+        "(needs the tune extra) (default: %(default)s)",
+    )
+    p.add_argument(
+        "--trials",
+        type=int,
+        default=given["trials"],
+        help="--search optuna: trials per study (default: %(default)s)",
+    )
     p.set_defaults(func=run_tune)
 
     given = defaults(diagnose)
@@ -295,6 +308,8 @@ def run_tune(args: argparse.Namespace) -> int:
         retrievers=args.retrievers,
         figures=args.figure_format,
         scheduler=args.scheduler,
+        search=args.search,
+        trials=args.trials,
     )
     return _finish(result, args)
 

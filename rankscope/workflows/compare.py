@@ -25,6 +25,7 @@ from rankscope.evaluation.marks import ALPHA, mark_summary, summary_marks
 from rankscope.evaluation.marks import legend as legend_text
 from rankscope.workflows import latex, plots
 from rankscope.workflows.fanout import produce_runs
+from rankscope.workflows.findings import DIAGNOSTICS_CAPTION
 from rankscope.workflows.misses import CUTOFFS
 from rankscope.workflows.report import Report, write_csv, write_report, write_runs, write_text
 from rankscope.workflows.runs import (
@@ -36,10 +37,6 @@ from rankscope.workflows.runs import (
 from rankscope.workflows.systems import SystemLike, resolve_systems
 from rankscope.workflows.tables import records, text_table, to_json
 
-DIAGNOSTICS_CAPTION = (
-    "Retriever diagnostics: oov_* = share of document/query tokens the word vectors do not know; "
-    "ann_recall@K = share of the exact top K an approximate index returned (mean over queries)"
-)
 DEFAULT_RETRIEVERS = ("tfidf", "bm25", "w2v")
 JUDGED = "judged@10"
 SYSTEMS_CAPTION = (

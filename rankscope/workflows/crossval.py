@@ -8,7 +8,7 @@ mean over held-out queries is an honest estimate.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -58,8 +58,14 @@ def best_column(values: pd.DataFrame) -> object:
     return values.columns[int(np.argmax(values.mean(axis=0).to_numpy()))]
 
 
-def cross_validate(values: pd.DataFrame, n_folds: int, seed: int = 0) -> CrossValidation:
-    """Cross-validate the choice of column in ``values`` (index query_id, one column per grid point)."""
+def cross_validate(
+    values: pd.DataFrame, n_folds: int, seed: int = 0, chosen: Mapping[int, object] | None = None
+) -> CrossValidation:
+    """Cross-validate the choice of column in ``values`` (index query_id, one column per grid point).
+
+    Each fold's column is the best mean of ``values`` on its training queries, or ``chosen[fold]``
+    when a search made the choice on those queries (:mod:`rankscope.workflows.model_search`).
+    """
     folds = assign_folds(list(values.index), n_folds, seed)
     fold_of = folds.reindex(values.index).to_numpy()
     rows = []
@@ -67,14 +73,14 @@ def cross_validate(values: pd.DataFrame, n_folds: int, seed: int = 0) -> CrossVa
     for fold in range(n_folds):
         test = fold_of == fold
         train = values.loc[~test]
-        chosen = best_column(train)
-        scores = values.loc[test, chosen]
+        column = best_column(train) if chosen is None else chosen[fold]
+        scores = values.loc[test, column]
         held_out.loc[test] = scores.to_numpy()
         rows.append(
             {
                 "fold": fold,
-                "point": chosen,
-                "train_mean": float(train[chosen].mean()),
+                "point": column,
+                "train_mean": float(train[column].mean()),
                 "test_mean": float(scores.mean()),
                 "n_test": int(test.sum()),
             }

@@ -41,8 +41,10 @@ from rankscope.workflows.drilldown import (
     top_results,
 )
 from rankscope.workflows.findings import (
+    DIAGNOSTICS_CAPTION,
     comparison_findings,
     complementarity_findings,
+    diagnostics_findings,
     failure_findings,
     headroom_findings,
     loss_findings,
@@ -92,11 +94,13 @@ LOSS_CAPTION = (
 @dataclass(frozen=True)
 class System:
     """A system to diagnose: its name, its run and, when there is one, the retriever that made it
-    (it gives the analyzer that explains recall losses and scores the sampled protocol)."""
+    (it gives the analyzer that explains recall losses and scores the sampled protocol) and that
+    retriever's ``diagnostics()`` taken right after the search (ANN recall, out-of-vocabulary rates)."""
 
     name: str
     run: pd.DataFrame
     retriever: object | None = None
+    diagnostics: Mapping[str, float] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -107,7 +111,8 @@ class Diagnosis:
     judged query (NaN = none within depth); ``headroom``: actual, oracle and ideal metric values;
     ``failures``: every recall loss, why, and its rank in the other system; ``top_results``: each
     query's top documents with snippets; ``run``: the top ``depth`` of the run (tie-rule order);
-    ``sampled``: see :func:`rankscope.workflows.sampling.sampled_table` (empty unless asked)."""
+    ``sampled``: see :func:`rankscope.workflows.sampling.sampled_table` (empty unless asked);
+    ``diagnostics``: the retriever's own numbers (e.g. ``ann_recall@100``; empty for most)."""
 
     retriever: str
     cutoffs: pd.DataFrame
@@ -121,6 +126,7 @@ class Diagnosis:
     run: pd.DataFrame
     sampled: pd.DataFrame
     findings: tuple[str, ...]
+    diagnostics: dict[str, float] = field(default_factory=dict)
 
     def failure_summary(self) -> pd.DataFrame:
         """Recall losses per reason, and how many of them the other system retrieves."""
@@ -231,6 +237,7 @@ class DiagnoseResult:
                     "recall_failures": records(d.failure_summary()),
                     "cutoffs": records(d.table()),
                     "sampled": records(d.sampled, index=False) if len(d.sampled) else None,
+                    "diagnostics": d.diagnostics,
                     "worst": records(self.worst(d), index=False),
                 }
                 for d in self.diagnoses
@@ -246,6 +253,11 @@ class DiagnoseResult:
             parts += [
                 f"== {d.retriever} on {self.dataset}: {len(d.first_ranks)} judged queries, "
                 f"{len(d.ranks)} relevant documents, depth {self.depth}",
+                *(
+                    [f"retriever diagnostics: {diagnostics_line(d.diagnostics)} ({DIAGNOSTICS_CAPTION})"]
+                    if d.diagnostics
+                    else []
+                ),
                 f"relevant documents: {LOSS_CAPTION}",
                 text_table(d.loss_summary()[LOSS_COLUMNS]),
                 "",
@@ -336,7 +348,7 @@ def diagnose(
     systems, described = [], []
     for name, given_system in progress(named.items(), desc="systems", total=len(named)):
         made = produce_run(given_system, data, depth)
-        systems.append(System(name, made.run, made.retriever))
+        systems.append(System(name, made.run, made.retriever, made.diagnostics))
         if given_system.is_run:  # a spec names itself; a run is said to be which file (and its SHA-256)
             described += [f"{name} is {made.description}", *(f"{name}: {note}" for note in made.notes)]
     return diagnose_runs(
@@ -466,6 +478,7 @@ def diagnose_system(
         *failure_findings(name, failure_summary(failures), depth),
         *retriever_findings(name, table, misses, depth),
         *(sampled_findings(name, sample) if len(sample) else []),
+        *diagnostics_findings(name, system.diagnostics),
     ]
     judged = data.qrels.loc[data.qrels["query_id"].isin(ranks.index)]
     return Diagnosis(
@@ -483,6 +496,7 @@ def diagnose_system(
         run=top,
         sampled=sample,
         findings=tuple(findings),
+        diagnostics=dict(system.diagnostics),
     )
 
 
@@ -504,6 +518,11 @@ def write_outputs(result: DiagnoseResult, out: Path, figures: Sequence[str] = pl
     return files + write_report(build_report(result), out, figures)
 
 
+def diagnostics_line(diagnostics: Mapping[str, float]) -> str:
+    """``ann_recall@100 0.9650, oov_queries 0.0076``."""
+    return ", ".join(f"{key} {value:.4f}" for key, value in diagnostics.items())
+
+
 def build_report(result: DiagnoseResult) -> Report:
     names = " vs ".join(d.retriever for d in result.diagnoses)
     report = Report(f"rankscope diagnose: {names} on {result.dataset}")
@@ -517,6 +536,10 @@ def build_report(result: DiagnoseResult) -> Report:
         f"document below K; a recall miss has none within the top {result.depth}."
     )
     for d in result.diagnoses:
+        if d.diagnostics:
+            report.heading(f"{d.retriever}: retriever diagnostics").table(
+                pd.DataFrame([d.diagnostics]), caption=DIAGNOSTICS_CAPTION, index=False
+            )
         report.heading(f"{d.retriever}: relevant documents found, ranking losses, recall losses")
         report.table(d.loss_summary()[LOSS_COLUMNS], caption=LOSS_CAPTION)
         report.heading(f"{d.retriever}: headroom in metric points").table(

@@ -38,17 +38,24 @@ def score_points(
     tick: Callable[[], None] | None = None,
 ) -> list[pd.Series]:
     """Index ``system`` (modified in place) and, for each point, its per-query ``metric`` at ``depth``."""
-    from rankscope.evaluation import evaluate
-
     system.index(corpus)
     scored = []
     for point in points:
         if point is not None:
             system.set_params(**point)
-        scored.append(evaluate(qrels, system.search(queries, k=depth), [metric]).wide()[metric])
+        scored.append(per_query_score(system, queries, qrels, metric, depth))
         if tick is not None and point is not None:
             tick()
     return scored
+
+
+def per_query_score(
+    system: Retriever, queries: pd.DataFrame, qrels: pd.DataFrame, metric: str, depth: int
+) -> pd.Series:
+    """The indexed ``system``'s per-query ``metric``, searching every query to ``depth``."""
+    from rankscope.evaluation import evaluate
+
+    return evaluate(qrels, system.search(queries, k=depth), [metric]).wide()[metric]
 
 
 def grid_scores(

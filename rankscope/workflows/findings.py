@@ -7,6 +7,9 @@ can check the claim against the tables.
 
 from __future__ import annotations
 
+import re
+from collections.abc import Mapping
+
 import numpy as np
 import pandas as pd
 
@@ -30,6 +33,14 @@ FLATTERS = 1.2
 """A sampled-protocol value at least this many times the full-ranking one "flatters"."""
 COMPLEMENTARY = 0.10
 """With --vs, the other system retrieving at least this share of one's recall losses makes a case for fusion."""
+HIGH_OOV = 0.05
+"""A share of document or query tokens unknown to the word vectors worth calling out."""
+
+DIAGNOSTICS_CAPTION = (
+    "Retriever diagnostics: oov_* = share of document/query tokens the word vectors do not know; "
+    "ann_recall@K = share of the exact top K an approximate index returned (mean over queries)"
+)
+_ANN_RECALL = re.compile(r"(?:^|\s)ann_recall@(\d+)$")
 
 
 def queries(n: int) -> str:
@@ -247,3 +258,25 @@ def comparison_findings(
         f"document higher on {higher}, lower on {lower} and at the same rank on {len(common) - higher - lower} (ranking)."
     )
     return out
+
+
+def diagnostics_findings(name: str, diagnostics: Mapping[str, float]) -> list[str]:
+    """What a retriever's own numbers (``Retriever.diagnostics()``) mean for its diagnosis: an approximate
+    index that drops part of the exact top K, and word vectors that miss many tokens."""
+    found = []
+    for key, value in diagnostics.items():
+        ann = _ANN_RECALL.search(key)
+        if ann and value < 1:
+            k = ann.group(1)
+            found.append(
+                f"{name}: its approximate index returns {value:.1%} of the exact top {k} ({key} {value:.4f}); the "
+                "documents it drops are recall losses of the index, not of the model: raise ef_search (hnsw) or "
+                "nprobe (ivf), or use faiss_index=flat"
+            )
+        elif key.endswith(("oov_documents", "oov_queries")) and value >= HIGH_OOV:
+            which = "document" if key.endswith("oov_documents") else "query"
+            found.append(
+                f"{name}: {value:.1%} of {which} tokens are unknown to its word vectors ({key} {value:.4f}) and "
+                "count for nothing in the embeddings: vectors trained on the collection (vectors=corpus) know every document word"
+            )
+    return found

@@ -8,13 +8,17 @@ training folds and score them on the held-out fold: the best in-sample gain is
 printed next to that cross-validated gain, which is the honest one, with a paired
 bootstrap interval and randomization test of it (:mod:`rankscope.workflows.gain`).
 Without ``params``, ``tune`` does what it always did: BM25's k1 and b.
+
+``search="optuna"`` searches the same space with optuna's TPE instead of scoring every
+point, one study per training fold so the cross-validated gain stays honest
+(:mod:`rankscope.workflows.model_search`).
 """
 
 from __future__ import annotations
 
 import contextlib
 import itertools
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
@@ -28,20 +32,23 @@ from rankscope.core.outputs import check_output_folder, write_folder
 from rankscope.core.progress import progress
 from rankscope.core.scheduler import connect
 from rankscope.workflows import plots
-from rankscope.workflows.crossval import CrossValidation, best_column, cross_validate
-from rankscope.workflows.fanout import grid_scores
+from rankscope.workflows.crossval import CrossValidation, assign_folds, best_column, cross_validate
+from rankscope.workflows.fanout import grid_scores, per_query_score
 from rankscope.workflows.gain import GainTest, gain_test
 from rankscope.workflows.grid import parse_values
+from rankscope.workflows.model_search import optuna_search, point_values
 from rankscope.workflows.report import Report, write_csv, write_report, write_text
 from rankscope.workflows.runs import DatasetSource, check_specs, resolve_dataset
 from rankscope.workflows.tables import records, text_table, to_json
 
 if TYPE_CHECKING:
+    from rankscope.corpora.dataset import Dataset
     from rankscope.retrieval.base import Retriever
 
 DEFAULT_K1 = "0.2:2.0:0.1"
 DEFAULT_B = "0.0:1.0:0.05"
 FULL_DEPTH = 1000
+SEARCHES = ("grid", "optuna")
 
 
 @dataclass(frozen=True)
@@ -49,7 +56,9 @@ class TuneResult:
     """A tuning run. ``grid``: one row per point (the tuned parameters, then ``mean``) in grid
     order (first parameter outermost); ``per_query``: index query_id, one column per point;
     ``default``: the parameters in effect before tuning and their ``score``; ``gain``: the
-    cross-validated per-query gain over the defaults, with its interval and test."""
+    cross-validated per-query gain over the defaults, with its interval and test. With
+    ``search="optuna"``, ``grid`` holds the points the studies scored (in grid order), ``space``
+    every parameter's values and ``trials`` the trials of each study."""
 
     dataset: str
     retriever: str
@@ -60,6 +69,9 @@ class TuneResult:
     cv: CrossValidation
     seed: int
     gain: GainTest
+    search: str = "grid"
+    trials: int | None = None
+    space: dict[str, list[object]] = field(default_factory=dict)
     files: tuple[Path, ...] = field(default=())
 
     @property
@@ -97,6 +109,7 @@ class TuneResult:
             "metric": self.metric,
             "queries": len(self.per_query),
             "grid_points": len(self.grid),
+            "search": self.search_settings(),
             "default": self.default,
             "best": best,
             "in_sample_gain": self.in_sample_gain,
@@ -109,12 +122,17 @@ class TuneResult:
         """The result in a few lines: grid, defaults, best in-sample, cross-validated, its error bar; notes."""
         d, best, m = self.default, self.best, self.metric
         if "retriever" in self.params:
-            shape = f"{self.grid['retriever'].nunique()} retrievers' grids"
+            shape = f"{self.grid['retriever'].nunique()} retrievers' grids ({len(self.grid)} points)"
         else:
-            shape = "a " + " x ".join(str(self.grid[p].nunique()) for p in self.params) + " grid"
+            sizes = [len(self.space[p]) if self.space else self.grid[p].nunique() for p in self.params]
+            shape = f"a {' x '.join(map(str, sizes))} grid ({int(np.prod(sizes))} points)"
+        if self.search == "optuna":
+            studies = len(self.cv.choices) + 1
+            shape += (
+                f" searched by optuna TPE ({studies} studies of {self.trials} trials, {len(self.grid)} points scored)"
+            )
         lines = [
-            f"{self.retriever} on {self.dataset}: {m} over {shape} ({len(self.grid)} points), "
-            f"{len(self.per_query)} queries",
+            f"{self.retriever} on {self.dataset}: {m} over {shape}, {len(self.per_query)} queries",
             f"  defaults             {_point(d, self.params)}  {m} {d['score']:.4f}",
             f"  best on all queries  {_point(best, self.params)}  {m} {best['score']:.4f}  "
             f"in-sample gain {self.in_sample_gain:+.4f}",
@@ -134,6 +152,13 @@ class TuneResult:
         """Result, folds and heatmap as a :class:`Report` (shown inline in Jupyter)."""
         return build_report(self)
 
+    def search_settings(self) -> dict[str, object]:
+        """How the points were chosen: the whole grid, or optuna studies (one per fold, one on all queries)."""
+        if self.search == "grid":
+            return {"method": "grid"}
+        studies = len(self.cv.choices) + 1
+        return {"method": "optuna", "sampler": "TPE", "studies": studies, "trials": self.trials, "seed": self.seed}
+
     def notes(self) -> list[str]:
         """Edge-of-grid notes, then the warning when too few queries differ for a test to be significant."""
         warning = self.gain.warning()
@@ -144,7 +169,7 @@ class TuneResult:
         (unless the parameter changes nothing there, as RRF's k for CombSUM)."""
         notes = []
         for name in self.params:
-            values = self.grid[name]
+            values = pd.Series(self.space[name]) if self.space else self.grid[name]
             value = self.best[name]
             if not pd.api.types.is_numeric_dtype(values) or values.nunique() < 2:
                 continue
@@ -203,6 +228,8 @@ def tune(
     retrievers: Sequence[str] | None = None,
     figures: Sequence[str] = plots.FIGURE_FORMATS,
     scheduler: str | None = None,
+    search: str = "grid",
+    trials: int = 50,
 ) -> TuneResult:
     """Grid-search parameters of ``retriever``, cross-validate the choice, write files to ``out``.
 
@@ -218,18 +245,27 @@ def tune(
     first at its defaults is the baseline, and each fold picks retriever and parameters.
     ``scheduler`` (``local:N`` or a Dask scheduler's address) scores the grid points there, in chunks
     (:mod:`rankscope.workflows.fanout`); the result is the same, bit for bit.
+    ``search="optuna"`` runs ``trials`` trials of optuna's TPE per study instead of the whole grid.
     """
 
     depth = search_depth(metric)
     nested = retrievers is not None
+    _check_search(search, trials, nested, scheduler)
     if nested:
         check_specs(list(retrievers))  # type: ignore[arg-type]
-    plans = [_plan(system, k1, b, params, nested) for system in (retrievers if nested else [retriever])]
+    every_point = search == "grid"
+    plans = [_plan(system, k1, b, params, nested, every_point) for system in (retrievers if nested else [retriever])]
     specs = [plan.spec for plan in plans]
     figures = plots.check_formats(figures)
     out_path = None if out is None else check_output_folder(out)  # before any computing
     data = resolve_dataset(dataset)
 
+    if search == "optuna":
+
+        def score(system: Retriever) -> pd.Series:
+            return per_query_score(system, data.queries, data.qrels, metric, depth)
+
+        return _tune_by_search(data, plans[0], score, metric, folds, seed, trials, out_path, figures)
     rows: list[dict[str, object]] = []
     columns: dict[int, pd.Series] = {}
     bar = progress(range(sum(len(plan.points) for plan in plans)), desc="grid", unit="point")
@@ -271,6 +307,69 @@ def tune(
     return replace(result, files=write_folder(out_path, partial(write_outputs, result, figures=figures)))
 
 
+def _check_search(search: str, trials: int, nested: bool, scheduler: str | None) -> None:
+    """Refuse an unknown search, too few trials, or optuna with a choice of retrievers or a scheduler
+    (the studies propose points one after another, in this process), before any work."""
+    if search not in SEARCHES:
+        raise RankscopeError(f"--search must be one of {', '.join(SEARCHES)}, got {search!r}")
+    if search == "optuna":
+        if trials < 1:
+            raise RankscopeError(f"--trials must be at least 1, got {trials}")
+        if nested:
+            raise RankscopeError("--search optuna tunes one retriever; with --retrievers use the grid")
+        if scheduler is not None:
+            raise RankscopeError("--search optuna runs its studies in this process; --scheduler is for the grid")
+
+
+def _tune_by_search(
+    data: Dataset,
+    plan: _Plan,
+    score: Callable[[Retriever], pd.Series],
+    metric: str,
+    folds: int,
+    seed: int,
+    trials: int,
+    out_path: Path | None,
+    figures: Sequence[str],
+) -> TuneResult:
+    """:func:`tune` with optuna's TPE proposing the points (one study per fold, one on all queries)."""
+    system = plan.system
+    system.index(data.corpus)
+    at_defaults = score(system)
+    fold_of = assign_folds(list(at_defaults.index), folds, seed)  # before the search: it must not see held-out folds
+
+    def score_point(point: tuple[int, ...]) -> pd.Series:
+        system.set_params(**point_values(plan.space, point))
+        return score(system)
+
+    ticks = iter(progress(range((folds + 1) * trials), desc="trials", unit="trial"))
+    outcome = optuna_search(plan.space, score_point, fold_of, trials, seed, tick=lambda: next(ticks, None))
+    del plan.system
+    points = list(outcome.values)  # in grid order, so ties go to the first in grid order as on a grid
+    column = {point: i for i, point in enumerate(points)}
+    per_query = pd.DataFrame({i: outcome.values[p] for i, p in enumerate(points)})
+    grid = pd.DataFrame([point_values(plan.space, p) for p in points]).rename_axis("point")
+    grid["mean"] = per_query.mean(axis=0).to_numpy()
+    cv = cross_validate(per_query, folds, seed, chosen={f: column[p] for f, p in outcome.chosen.items()})
+    result = TuneResult(
+        dataset=data.name,
+        retriever=plan.spec,
+        metric=metric,
+        grid=grid,
+        per_query=per_query,
+        default={**{n: _plain(plan.defaults[n]) for n in plan.names}, "score": float(at_defaults.mean())},
+        cv=cv,
+        seed=seed,
+        gain=gain_test(cv.held_out, at_defaults, seed),
+        search="optuna",
+        trials=trials,
+        space={n: list(v) for n, v in plan.space.items()},
+    )
+    if out_path is None:
+        return result
+    return replace(result, files=write_folder(out_path, partial(write_outputs, result, figures=figures)))
+
+
 @dataclass
 class _Plan:
     """One retriever's part of the grid, checked before any loading."""
@@ -278,9 +377,17 @@ class _Plan:
     spec: str
     system: Retriever
     defaults: dict[str, object]
-    names: list[str]
-    points: list[tuple[object, ...]]
+    space: dict[str, list[object]]
     at_defaults: pd.Series | None = None
+
+    @property
+    def names(self) -> list[str]:
+        return list(self.space)
+
+    @property
+    def points(self) -> list[tuple[object, ...]]:
+        """Every point of the grid, first parameter outermost."""
+        return list(itertools.product(*self.space.values()))
 
 
 def _plan(
@@ -289,11 +396,14 @@ def _plan(
     b: str | np.ndarray | None,
     params: Mapping[str, str | Sequence[object]] | None,
     nested: bool,
+    every_point: bool = True,
 ) -> _Plan:
     """The retriever, its grid and its defaults; with ``nested``, only the given parameters it has.
 
     ``given`` is a spec or a Retriever object; an object is never modified (a fresh one with its
-    parameters is indexed, as compare does), and its full spec names it in the results.
+    parameters is indexed, as compare does), and its full spec names it in the results. Every
+    grid point is checked (``every_point``), or, for a search that scores only some of them,
+    every value of each parameter with the others as they are.
     """
     from rankscope.workflows.systems import resolve_system
 
@@ -305,15 +415,15 @@ def _plan(
         k1, b = (k1 if defaults.get("k1") is not None else None), (b if defaults.get("b") is not None else None)
         params = {name: values for name, values in (params or {}).items() if defaults.get(name) is not None}
         if k1 is None and b is None and not params:
-            return _Plan(spec, system, defaults, [], [()])
+            return _Plan(spec, system, defaults, {})
     kinds = {p.name: p.kind for p in system.parameters}
-    space = _space(spec, defaults, kinds, k1, b, params)
-    names = list(space)
-    points = list(itertools.product(*space.values()))
+    plan = _Plan(spec, system, defaults, _space(spec, defaults, kinds, k1, b, params))
     current = system.get_params()
-    for values in points:  # a grid value the retriever refuses fails before any indexing
-        type(system).check_params({**current, **dict(zip(names, (_plain(v) for v in values)))})
-    return _Plan(spec, system, defaults, names, points)
+    checked = plan.points if every_point else [{n: v} for n, values in plan.space.items() for v in values]
+    for values in checked:  # a grid value the retriever refuses fails before any indexing
+        point = dict(zip(plan.names, values)) if every_point else values
+        type(system).check_params({**current, **{n: _plain(v) for n, v in point.items()}})
+    return plan
 
 
 def _space(
@@ -355,6 +465,8 @@ def heatmap_plot(result: TuneResult) -> plots.Plot | None:
         return None
     row_name, column_name = names
     table = result.grid.pivot(index=row_name, columns=column_name, values="mean")
+    if table.isna().to_numpy().any():  # a search scored only some points
+        return None
     best, d = result.best, result.default
     return plots.heatmap(
         table.to_numpy(),

@@ -5,7 +5,12 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from rankscope.workflows.findings import comparison_findings, retriever_findings, sampled_findings
+from rankscope.workflows.findings import (
+    comparison_findings,
+    diagnostics_findings,
+    retriever_findings,
+    sampled_findings,
+)
 from rankscope.workflows.misses import miss_breakdown
 
 
@@ -108,3 +113,17 @@ def test_recall_failures_and_complementarity_quote_their_counts() -> None:
     assert failure_findings("a", failure_summary(failures.iloc[:0]), 100) == [
         "a: every relevant document is within the top 100: no recall losses."
     ]
+
+
+def test_diagnostics_findings_name_a_lossy_index_and_unknown_words_only() -> None:
+    found = diagnostics_findings("w2v", {"oov_documents": 0.0116, "oov_queries": 0.08, "ann_recall@100": 0.925})
+    assert found == [
+        "w2v: 8.0% of query tokens are unknown to its word vectors (oov_queries 0.0800) and count for nothing "
+        "in the embeddings: vectors trained on the collection (vectors=corpus) know every document word",
+        "w2v: its approximate index returns 92.5% of the exact top 100 (ann_recall@100 0.9250); the documents "
+        "it drops are recall losses of the index, not of the model: raise ef_search (hnsw) or nprobe (ivf), "
+        "or use faiss_index=flat",
+    ]
+    # a rerank's stages are prefixed; an exact index and few unknown words say nothing
+    assert len(diagnostics_findings("r", {"first ann_recall@20": 0.5})) == 1
+    assert diagnostics_findings("d", {"ann_recall@100": 1.0, "oov_documents": 0.049}) == []
