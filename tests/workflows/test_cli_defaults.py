@@ -15,7 +15,7 @@ from rankscope.workflows.tune import tune
 
 OPTIONS = {
     compare: ("dataset", "baseline", "depth", "test", "seed"),
-    tune: ("dataset", "retriever", "k1", "b", "metric", "folds", "seed"),
+    tune: ("dataset", "retriever", "k1", "b", "metric", "folds", "seed", "search", "trials"),
     diagnose: ("dataset", "depth", "sampled_negatives", "sampled_repeats", "seed"),
 }
 SYSTEMS = {compare: ("retrievers", "retrievers"), diagnose: ("retriever", "retriever")}
