@@ -12,11 +12,23 @@
  * are kept by the tie rule (score descending, then the document's byte-order rank
  * descending) and returned in that order.
  *
+ * Given per-term bounds (the largest and smallest weight of each term's postings), queries are
+ * instead scored by MaxScore (Turtle & Flood 1995) in Lucene's windowed form: terms sorted by
+ * their score upper bound, the lowest ones whose bounds add up to less than the current k-th
+ * best score are "non-essential"; documents are scored WINDOW at a time, the essential terms'
+ * postings added into a small accumulator, and non-essential terms are probed only for
+ * documents whose partial score plus the bounds still unprobed can reach the k-th best. The
+ * result is the exhaustive one exactly: a document that may enter the top k is re-summed in
+ * the query row's term order (so its score is bit for bit the exhaustive one), and a bound
+ * prunes only when it falls short by more than any rounding of the sums could explain
+ * (`margin`), so no document that ties or beats the k-th best is ever dropped.
+ *
  * Only the CPython C API and the buffer protocol are used (no numpy headers); the GIL is
  * released while scoring, so several threads can search at once.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <float.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -90,31 +102,57 @@ static inline int better(double sa, int64_t ra, double sb, int64_t rb) {
     return sa > sb || (sa == sb && ra > rb);
 }
 
-/* Min-heap of document positions keyed by (score, rank): the root is the worst kept. */
-static void sift_down(int64_t *heap, Py_ssize_t n, Py_ssize_t i, const double *score, const int64_t *rank) {
+/* Min-heap of (score, rank, document) keyed by (score, rank): the root is the worst kept. */
+typedef struct {
+    double *score;
+    int64_t *rank, *doc;
+    Py_ssize_t n, k;
+} Heap;
+
+static void sift_down(Heap *h, Py_ssize_t n, Py_ssize_t i) {
     for (;;) {
         Py_ssize_t l = 2 * i + 1, r = l + 1, m = i;
-        if (l < n && better(score[heap[m]], rank[heap[m]], score[heap[l]], rank[heap[l]])) m = l;
-        if (r < n && better(score[heap[m]], rank[heap[m]], score[heap[r]], rank[heap[r]])) m = r;
+        if (l < n && better(h->score[m], h->rank[m], h->score[l], h->rank[l])) m = l;
+        if (r < n && better(h->score[m], h->rank[m], h->score[r], h->rank[r])) m = r;
         if (m == i) return;
-        int64_t t = heap[i];
-        heap[i] = heap[m];
-        heap[m] = t;
+        double s = h->score[i];
+        int64_t rk = h->rank[i], d = h->doc[i];
+        h->score[i] = h->score[m], h->rank[i] = h->rank[m], h->doc[i] = h->doc[m];
+        h->score[m] = s, h->rank[m] = rk, h->doc[m] = d;
         i = m;
     }
 }
 
-typedef enum { OK = 0, NO_MEMORY, BAD_TERM, BAD_POSTINGS, BAD_DOC, NAN_SCORE } Status;
+/* Offer a candidate; returns 1 when the heap is full (then h->score[0] is the k-th best). */
+static int heap_offer(Heap *h, double s, int64_t rank, int64_t d) {
+    if (h->n < h->k) {
+        h->score[h->n] = s, h->rank[h->n] = rank, h->doc[h->n] = d;
+        h->n++;
+        if (h->n == h->k)
+            for (Py_ssize_t i = h->k / 2 - 1; i >= 0; i--) sift_down(h, h->n, i);
+        return h->n == h->k;
+    }
+    if (better(s, rank, h->score[0], h->rank[0])) {
+        h->score[0] = s, h->rank[0] = rank, h->doc[0] = d;
+        sift_down(h, h->n, 0);
+    }
+    return 1;
+}
+
+/* UNBOUNDED: a query term's bound is not finite (NaN or infinite weights): score that query exhaustively */
+typedef enum { OK = 0, NO_MEMORY, BAD_TERM, BAD_POSTINGS, BAD_DOC, NAN_SCORE, UNBOUNDED } Status;
 
 typedef struct {
     IndexArray q_ptr, q_term, w_ptr, w_doc;
     const double *q_val, *w_val;
+    const double *t_max, *t_min; /* per-term largest and smallest posting weight; NULL: exhaustive only */
     const int64_t *rank;
     Py_ssize_t n_queries, n_terms, n_docs, n_postings, k;
     /* results: per-query counts, then concatenated positions and scores */
     int64_t *counts, *positions;
     double *scores;
     Py_ssize_t total, capacity;
+    int64_t postings_read; /* postings whose weight was read to score: what pruning saves */
     int64_t bad_value; /* the offending index or query, for the error message */
 } Job;
 
@@ -155,35 +193,69 @@ static inline int add_postings(const IndexArray w_doc, const double *w_val, int6
     return 0;
 }
 
-/* Accumulate one query's scores into acc; record each document touched once in touched. */
-static Status accumulate(Job *job, Py_ssize_t q, double *acc, char *seen, int64_t *touched, Py_ssize_t *n_touched) {
-    int64_t begin = at(&job->q_ptr, q), end = at(&job->q_ptr, q + 1);
-    if (begin < 0 || begin > end || end > job->q_term.len) {
+/* The bounds [begin, end) of query row q's terms, checked. */
+static Status query_row(Job *job, Py_ssize_t q, int64_t *begin, int64_t *end) {
+    *begin = at(&job->q_ptr, q);
+    *end = at(&job->q_ptr, q + 1);
+    if (*begin < 0 || *begin > *end || *end > job->q_term.len) {
         job->bad_value = q;
         return BAD_TERM;
-    }
-    for (int64_t j = begin; j < end; j++) {
-        int64_t t = at(&job->q_term, j);
-        if (t < 0 || t >= job->n_terms) {
-            job->bad_value = t;
-            return BAD_TERM;
-        }
-        int64_t p0 = at(&job->w_ptr, t), p1 = at(&job->w_ptr, t + 1);
-        if (p0 < 0 || p0 > p1 || p1 > job->n_postings) {
-            job->bad_value = t;
-            return BAD_POSTINGS;
-        }
-        if (add_postings(job->w_doc, job->w_val, p0, p1, job->q_val[j], job->n_docs, acc, seen, touched, n_touched,
-                         &job->bad_value) < 0)
-            return BAD_DOC;
     }
     return OK;
 }
 
-/* Keep the k best non-zero sums among the touched documents and append them in run order. */
-static Status select_best(Job *job, Py_ssize_t q, const double *acc, const int64_t *touched, Py_ssize_t nt, int64_t *heap) {
-    const int64_t *rank = job->rank;
-    Py_ssize_t n = 0, k = job->k;
+/* The term of the query row's entry j and the bounds [p0, p1) of its postings, checked. */
+static Status term_postings(Job *job, int64_t j, int64_t *t, int64_t *p0, int64_t *p1) {
+    *t = at(&job->q_term, j);
+    if (*t < 0 || *t >= job->n_terms) {
+        job->bad_value = *t;
+        return BAD_TERM;
+    }
+    *p0 = at(&job->w_ptr, *t);
+    *p1 = at(&job->w_ptr, *t + 1);
+    if (*p0 < 0 || *p0 > *p1 || *p1 > job->n_postings) {
+        job->bad_value = *t;
+        return BAD_POSTINGS;
+    }
+    return OK;
+}
+
+/* Accumulate one query's scores into acc; record each document touched once in touched. */
+static Status accumulate(Job *job, Py_ssize_t q, double *acc, char *seen, int64_t *touched, Py_ssize_t *n_touched) {
+    int64_t begin, end, t, p0, p1;
+    Status status = query_row(job, q, &begin, &end);
+    for (int64_t j = begin; status == OK && j < end; j++) {
+        status = term_postings(job, j, &t, &p0, &p1);
+        if (status != OK) break;
+        job->postings_read += p1 - p0;
+        if (add_postings(job->w_doc, job->w_val, p0, p1, job->q_val[j], job->n_docs, acc, seen, touched, n_touched,
+                         &job->bad_value) < 0)
+            return BAD_DOC;
+    }
+    return status;
+}
+
+/* Append the heap's documents to the results in run order and reset the heap. */
+static Status emit(Job *job, Py_ssize_t q, Heap *h) {
+    Py_ssize_t n = h->n;
+    if (n < h->k)
+        for (Py_ssize_t i = n / 2 - 1; i >= 0; i--) sift_down(h, n, i);
+    if (grow(job, job->total + n) != OK) return NO_MEMORY;
+    /* pop the worst first into the last free slot: the slots fill in run order */
+    for (Py_ssize_t m = n; m > 0; m--) {
+        job->positions[job->total + m - 1] = h->doc[0];
+        job->scores[job->total + m - 1] = h->score[0];
+        h->score[0] = h->score[m - 1], h->rank[0] = h->rank[m - 1], h->doc[0] = h->doc[m - 1];
+        sift_down(h, m - 1, 0);
+    }
+    job->counts[q] = n;
+    job->total += n;
+    h->n = 0;
+    return OK;
+}
+
+/* Keep the k best non-zero sums among the touched documents. */
+static Status select_best(Job *job, Py_ssize_t q, const double *acc, const int64_t *touched, Py_ssize_t nt, Heap *heap) {
     for (Py_ssize_t i = 0; i < nt; i++) {
         int64_t d = touched[i];
         double s = acc[d];
@@ -192,42 +264,217 @@ static Status select_best(Job *job, Py_ssize_t q, const double *acc, const int64
             job->bad_value = q;
             return NAN_SCORE;
         }
-        if (n < k) {
-            heap[n++] = d;
-            if (n == k)
-                for (Py_ssize_t h = k / 2 - 1; h >= 0; h--) sift_down(heap, n, h, acc, rank);
-        } else if (better(s, rank[d], acc[heap[0]], rank[heap[0]])) {
-            heap[0] = d;
-            sift_down(heap, n, 0, acc, rank);
-        }
+        heap_offer(heap, s, job->rank[d], d);
     }
-    if (n < k)
-        for (Py_ssize_t h = n / 2 - 1; h >= 0; h--) sift_down(heap, n, h, acc, rank);
-    if (grow(job, job->total + n) != OK) return NO_MEMORY;
-    /* pop the worst first into the last free slot: the slots fill in run order */
-    for (Py_ssize_t m = n; m > 0; m--) {
-        int64_t d = heap[0];
-        job->positions[job->total + m - 1] = d;
-        job->scores[job->total + m - 1] = acc[d];
-        heap[0] = heap[m - 1];
-        sift_down(heap, m - 1, 0, acc, rank);
+    return emit(job, q, heap);
+}
+
+/* One query term's postings as MaxScore walks them. */
+typedef struct {
+    int64_t pos, end; /* next posting, end of the term's postings */
+    int64_t start;    /* first posting of the current window */
+    double c, ub;     /* query weight; upper bound of c * weight, at least 0 (absent terms add 0) */
+} Cursor;
+
+/* Scratch space of MaxScore, sized once per batch (`longest` = most terms in a query row). */
+typedef struct {
+    Cursor *cur;      /* one per query term, sorted by bound ascending */
+    Cursor *raw;      /* the same in row order, while sorting */
+    Py_ssize_t *order, *byj; /* cur[i] is the row's order[i]-th term; byj[j]: the cursor of the j-th */
+    double *cum;      /* cum[i]: sum of the bounds of cur[0..i] */
+    double *acc;      /* WINDOW partial sums */
+    uint64_t *bits;   /* which of them were touched */
+} Scratch;
+
+#define WINDOW 4096 /* documents scored together: the window's sums stay in the L1/L2 cache */
+
+/* First posting in [p, end) whose document is >= d, else end (postings ascend within a term). */
+static int64_t seek(const IndexArray *docs, int64_t p, int64_t end, int64_t d) {
+    int64_t lo = p, hi = p, step = 1;
+    while (hi < end && at(docs, hi) < d) { /* gallop: cheap when the target is near */
+        lo = hi + 1;
+        hi += step;
+        step *= 2;
     }
-    job->counts[q] = n;
-    job->total += n;
+    if (hi > end) hi = end;
+    while (lo < hi) { /* every posting before lo is < d; hi is end or a posting >= d */
+        int64_t mid = lo + (hi - lo) / 2;
+        if (at(docs, mid) < d)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* Set up one cursor per query term, sorted by bound; returns UNBOUNDED for a non-finite bound. */
+static Status open_cursors(Job *job, Py_ssize_t q, Scratch *w, Py_ssize_t *n_out, double *scale) {
+    int64_t begin, end, t, p0, p1;
+    Status status = query_row(job, q, &begin, &end);
+    if (status != OK) return status;
+    Py_ssize_t n = 0;
+    *scale = 0.0;
+    for (int64_t j = begin; j < end; j++) {
+        status = term_postings(job, j, &t, &p0, &p1);
+        if (status != OK) return status;
+        double c = job->q_val[j], hi = c * job->t_max[t], lo = c * job->t_min[t];
+        if (!isfinite(hi) || !isfinite(lo)) return UNBOUNDED;
+        double ub = hi > lo ? hi : lo;
+        *scale += fabs(hi) > fabs(lo) ? fabs(hi) : fabs(lo);
+        w->raw[n] = (Cursor){p0, p1, p0, c, ub > 0.0 ? ub : 0.0};
+        Py_ssize_t i = n++; /* insertion sort of the terms by bound (queries hold few terms) */
+        for (; i > 0 && w->raw[w->order[i - 1]].ub > w->raw[n - 1].ub; i--) w->order[i] = w->order[i - 1];
+        w->order[i] = n - 1;
+    }
+    if (!(*scale < 1e300)) return UNBOUNDED; /* sums could overflow to inf and cancel to NaN */
+    for (Py_ssize_t i = 0; i < n; i++) {
+        w->cur[i] = w->raw[w->order[i]];
+        w->byj[w->order[i]] = i;
+    }
+    *n_out = n;
     return OK;
 }
 
+/* The exhaustive score of document d: the row's terms summed in row order from 0.0. */
+static double exact_score(const Job *job, const Scratch *w, Py_ssize_t n, Py_ssize_t m, int64_t d) {
+    double s = 0.0;
+    for (Py_ssize_t j = 0; j < n; j++) {
+        const Cursor *c = &w->cur[w->byj[j]];
+        /* an essential term's cursor has passed the window: look from its start; a non-essential one sits at d or after */
+        int64_t p = w->byj[j] >= m ? seek(&job->w_doc, c->start, c->pos, d) : seek(&job->w_doc, c->pos, c->end, d);
+        if (p < c->end && at(&job->w_doc, p) == d) s += c->c * job->w_val[p];
+    }
+    return s;
+}
+
+/* Add the essential terms' postings inside [ws, ws + WINDOW) into the window, in row order. */
+static Status fill_window(Job *job, Scratch *w, Py_ssize_t n, Py_ssize_t m, int64_t ws) {
+    const IndexArray docs = job->w_doc;
+    const double *w_val = job->w_val;
+    double *acc = w->acc;
+    uint64_t *bits = w->bits;
+    const int64_t we = ws + WINDOW;
+    for (Py_ssize_t j = 0; j < n; j++) {
+        Cursor *c = &w->cur[w->byj[j]];
+        if (w->byj[j] < m) continue;
+        int64_t p = c->pos, end = c->end, last = ws - 1;
+        const double cq = c->c;
+        c->start = p;
+        for (; p < end; p++) {
+            int64_t d = docs.wide ? ((const int64_t *)docs.data)[p] : (int64_t)((const int32_t *)docs.data)[p];
+            if (d >= we) break;
+            if (d <= last || d >= job->n_docs) { /* not ascending, or out of range */
+                job->bad_value = d;
+                return d <= last ? BAD_POSTINGS : BAD_DOC;
+            }
+            last = d;
+            int64_t off = d - ws;
+            uint64_t bit = (uint64_t)1 << (off & 63);
+            if (!(bits[off >> 6] & bit)) {
+                bits[off >> 6] |= bit;
+                acc[off] = 0.0;
+            }
+            acc[off] += cq * w_val[p];
+        }
+        job->postings_read += p - c->start;
+        c->pos = p;
+    }
+    return OK;
+}
+
+/* Score one query by MaxScore (Lucene's windowed variant) into the heap: the result of accumulate +
+   select_best. Terms whose bounds together cannot reach the k-th best are non-essential (cur[0..m)):
+   only documents of the essential terms are candidates, and non-essential terms are probed for them
+   (highest bound first) only while the candidate can still reach the k-th best. */
+static Status maxscore(Job *job, Py_ssize_t q, Scratch *w, Heap *heap) {
+    Py_ssize_t n;
+    double scale;
+    Status status = open_cursors(job, q, w, &n, &scale);
+    if (status != OK) return status;
+    Cursor *cur = w->cur;
+    double *cum = w->cum;
+    for (Py_ssize_t i = 0; i < n; i++) cum[i] = (i ? cum[i - 1] : 0.0) + cur[i].ub;
+    /* Sums of n terms, added in different orders, differ by less than n * DBL_EPSILON * scale:
+       a bound prunes only when it falls short of the k-th best by more than four times that. */
+    const double margin = 4.0 * (double)(n + 2) * DBL_EPSILON * scale;
+    Py_ssize_t m = 0;
+    for (;;) {
+        int64_t next = INT64_MAX; /* the first window holding an essential posting */
+        for (Py_ssize_t i = m; i < n; i++)
+            if (cur[i].pos < cur[i].end) {
+                int64_t d = at(&job->w_doc, cur[i].pos);
+                if (d < next) next = d;
+            }
+        if (next == INT64_MAX) break;
+        if (next < 0) {
+            job->bad_value = next;
+            return BAD_DOC;
+        }
+        int64_t ws = next - next % WINDOW;
+        status = fill_window(job, w, n, m, ws);
+        if (status != OK) return status;
+        for (int word = 0; word < WINDOW / 64; word++) {
+            for (uint64_t bits = w->bits[word]; bits; bits &= bits - 1) {
+                int64_t off = (int64_t)word * 64 + __builtin_ctzll(bits), d = ws + off;
+                double s = w->acc[off]; /* with every term essential, this is the exhaustive sum */
+                if (m > 0) {
+                    int pruned = 0;
+                    for (Py_ssize_t i = m - 1; i >= 0 && !pruned; i--) {
+                        if (s + cum[i] + margin < heap->score[0]) {
+                            pruned = 1;
+                            break;
+                        }
+                        cur[i].pos = seek(&job->w_doc, cur[i].pos, cur[i].end, d);
+                        if (cur[i].pos < cur[i].end && at(&job->w_doc, cur[i].pos) == d) {
+                            s += cur[i].c * job->w_val[cur[i].pos];
+                            job->postings_read++;
+                        }
+                    }
+                    if (pruned || s + margin < heap->score[0]) continue;
+                    s = exact_score(job, w, n, m, d);
+                }
+                if (s == 0.0) continue;
+                if (isnan(s)) {
+                    job->bad_value = q;
+                    return NAN_SCORE;
+                }
+                heap_offer(heap, s, job->rank[d], d);
+            }
+            w->bits[word] = 0;
+        }
+        if (heap->n == heap->k)
+            while (m < n && cum[m] + margin < heap->score[0]) m++;
+    }
+    return emit(job, q, heap);
+}
+
 static Status run(Job *job) {
-    Py_ssize_t n_docs = job->n_docs;
+    Py_ssize_t n_docs = job->n_docs, longest = 0;
+    for (Py_ssize_t q = 0; q < job->n_queries; q++) { /* malformed rows are reported by the walk */
+        int64_t begin = at(&job->q_ptr, q), end = at(&job->q_ptr, q + 1);
+        if (begin >= 0 && begin <= end && end <= job->q_term.len && end - begin > longest) longest = end - begin;
+    }
     double *acc = calloc((size_t)n_docs + 1, sizeof(double));
     char *seen = calloc((size_t)n_docs + 1, 1);
     int64_t *touched = malloc(((size_t)n_docs + 1) * sizeof(int64_t));
-    int64_t *heap = malloc(((size_t)job->k + 1) * sizeof(int64_t));
-    Status status = (acc && seen && touched && heap) ? OK : NO_MEMORY;
+    Heap heap = {malloc(((size_t)job->k + 1) * sizeof(double)), malloc(((size_t)job->k + 1) * sizeof(int64_t)),
+                 malloc(((size_t)job->k + 1) * sizeof(int64_t)), 0, job->k};
+    size_t terms = (size_t)longest + 1;
+    Scratch w = {malloc(terms * sizeof(Cursor)),     malloc(terms * sizeof(Cursor)), malloc(terms * sizeof(Py_ssize_t)),
+                 malloc(terms * sizeof(Py_ssize_t)), malloc(terms * sizeof(double)), malloc(WINDOW * sizeof(double)),
+                 calloc(WINDOW / 64, sizeof(uint64_t))};
+    Status status = (acc && seen && touched && heap.score && heap.rank && heap.doc && w.cur && w.raw && w.order && w.byj &&
+                     w.cum && w.acc && w.bits)
+                        ? OK
+                        : NO_MEMORY;
     for (Py_ssize_t q = 0; status == OK && q < job->n_queries; q++) {
+        if (job->t_max != NULL) {
+            status = maxscore(job, q, &w, &heap);
+            if (status != UNBOUNDED) continue; /* UNBOUNDED is found before anything is scored */
+        }
         Py_ssize_t nt = 0;
         status = accumulate(job, q, acc, seen, touched, &nt);
-        if (status == OK) status = select_best(job, q, acc, touched, nt, heap);
+        if (status == OK) status = select_best(job, q, acc, touched, nt, &heap);
         for (Py_ssize_t i = 0; i < nt; i++) { /* reset only what this query touched */
             acc[touched[i]] = 0.0;
             seen[touched[i]] = 0;
@@ -236,7 +483,16 @@ static Status run(Job *job) {
     free(acc);
     free(seen);
     free(touched);
-    free(heap);
+    free(heap.score);
+    free(heap.rank);
+    free(heap.doc);
+    free(w.cur);
+    free(w.raw);
+    free(w.order);
+    free(w.byj);
+    free(w.cum);
+    free(w.acc);
+    free(w.bits);
     return status;
 }
 
@@ -257,21 +513,31 @@ static PyObject *as_bytes(const void *data, Py_ssize_t n_bytes) {
 }
 
 PyDoc_STRVAR(top_k_doc,
-    "top_k(q_indptr, q_indices, q_data, w_indptr, w_indices, w_data, doc_id_rank, k)\n"
-    "-> (counts, positions, scores) as bytes of int64, int64, float64.\n\n"
+    "top_k(q_indptr, q_indices, q_data, w_indptr, w_indices, w_data, doc_id_rank, k, term_max=None, term_min=None)\n"
+    "-> (counts, positions, scores, postings_read): bytes of int64, int64, float64, and an int.\n\n"
     "For each row of the query x term CSR matrix, score the documents of the term x document\n"
     "CSR matrix it touches, and return the k best by (score desc, doc_id_rank desc): counts[i]\n"
-    "entries for query i, concatenated in query order.");
+    "entries for query i, concatenated in query order. With term_max and term_min (float64, one\n"
+    "per term: its largest and smallest weight) queries are scored by MaxScore, with the same\n"
+    "result; the postings must then ascend within each term. postings_read counts the postings\n"
+    "whose weights were added (all of the query terms' without bounds).");
 
 static PyObject *top_k(PyObject *self, PyObject *args) {
     (void)self;
-    static const char *names[7] = {"q_indptr", "q_indices", "q_data", "w_indptr", "w_indices", "w_data", "doc_id_rank"};
-    PyObject *objs[7];
+    static const char *names[9] = {"q_indptr", "q_indices", "q_data",      "w_indptr", "w_indices",
+                                   "w_data",   "doc_id_rank", "term_max", "term_min"};
+    PyObject *objs[9] = {NULL};
     Py_ssize_t k;
-    if (!PyArg_ParseTuple(args, "OOOOOOOn:top_k", &objs[0], &objs[1], &objs[2], &objs[3], &objs[4], &objs[5], &objs[6], &k))
+    if (!PyArg_ParseTuple(args, "OOOOOOOn|OO:top_k", &objs[0], &objs[1], &objs[2], &objs[3], &objs[4], &objs[5], &objs[6],
+                          &k, &objs[7], &objs[8]))
         return NULL;
     if (k < 1) return PyErr_Format(PyExc_ValueError, "k must be a positive integer, got %zd", k);
-    Py_buffer views[7];
+    int n_views = objs[7] != NULL && objs[7] != Py_None ? 9 : 7;
+    if (n_views == 9 && (objs[8] == NULL || objs[8] == Py_None)) {
+        PyErr_SetString(PyExc_TypeError, "term_max needs term_min");
+        return NULL;
+    }
+    Py_buffer views[9];
     int got = 0;
     PyObject *result = NULL;
     Job job;
@@ -279,7 +545,7 @@ static PyObject *top_k(PyObject *self, PyObject *args) {
     IndexArray rank;
     Py_ssize_t n_q_val, n_w_val;
     Status status;
-    for (; got < 7; got++)
+    for (; got < n_views; got++)
         if (get_view(objs[got], &views[got], names[got]) < 0) goto done;
     if (index_array(&views[0], names[0], &job.q_ptr) < 0 || index_array(&views[1], names[1], &job.q_term) < 0 ||
         float_array(&views[2], names[2], &job.q_val, &n_q_val) < 0 || index_array(&views[3], names[3], &job.w_ptr) < 0 ||
@@ -293,6 +559,15 @@ static PyObject *top_k(PyObject *self, PyObject *args) {
     if (job.q_ptr.len < 1 || job.w_ptr.len < 1 || n_q_val != job.q_term.len || n_w_val != job.w_doc.len) {
         PyErr_SetString(PyExc_ValueError, "malformed CSR arrays: indptr is empty or data and indices differ in length");
         goto done;
+    }
+    if (n_views == 9) {
+        Py_ssize_t n_max, n_min;
+        if (float_array(&views[7], names[7], &job.t_max, &n_max) < 0 || float_array(&views[8], names[8], &job.t_min, &n_min) < 0)
+            goto done;
+        if (n_max != job.w_ptr.len - 1 || n_min != job.w_ptr.len - 1) {
+            PyErr_SetString(PyExc_ValueError, "term_max and term_min must hold one value per term");
+            goto done;
+        }
     }
     job.rank = (const int64_t *)rank.data;
     job.n_queries = job.q_ptr.len - 1;
@@ -313,7 +588,9 @@ static PyObject *top_k(PyObject *self, PyObject *args) {
         PyObject *counts = as_bytes(job.counts, job.n_queries * (Py_ssize_t)sizeof(int64_t));
         PyObject *positions = as_bytes(job.positions, job.total * (Py_ssize_t)sizeof(int64_t));
         PyObject *scores = as_bytes(job.scores, job.total * (Py_ssize_t)sizeof(double));
-        if (counts && positions && scores) result = PyTuple_Pack(3, counts, positions, scores);
+        PyObject *read = PyLong_FromLongLong((long long)job.postings_read);
+        if (counts && positions && scores && read) result = PyTuple_Pack(4, counts, positions, scores, read);
+        Py_XDECREF(read);
         Py_XDECREF(counts);
         Py_XDECREF(positions);
         Py_XDECREF(scores);

@@ -6,7 +6,8 @@ parameter-dependent weights) with the analyzer config and parameters, loading
 them memory-mapped, and searching and scoring: queries are scored in batches of
 bounded size (on ``RANKSCOPE_NUM_THREADS`` threads, default 1; the run is the same),
 top-k is chosen among each query's candidates by the compiled kernel of
-:mod:`retrieval.topk`. A score is always query weights x term weights: a subclass
+:mod:`retrieval.topk`, which prunes with MaxScore over each term's weight bounds
+(the same run as scoring every candidate). A score is always query weights x term weights: a subclass
 only supplies its weighting, ``_fit`` (derive ``weights_``, terms x documents, from
 ``counts_``) and, if its queries are not weighted by their term counts,
 ``_query_weights``. The rank-bm25 backend overrides ``search`` and ``score``
@@ -48,7 +49,7 @@ from rankscope.retrieval.base import (
 )
 from rankscope.retrieval.storage import IndexFormatError, load_index, require_fields, save_index
 from rankscope.retrieval.termcounts import TermCounts
-from rankscope.retrieval.topk import sparse_top_k
+from rankscope.retrieval.topk import TermBounds, sparse_top_k
 
 BATCH_CANDIDATES = 2_000_000
 """Postings visited per batch of queries (one query may exceed it alone): the unit of work
@@ -113,9 +114,10 @@ class CountsRetriever(Retriever):
         query_ids, texts = query_texts(queries)
         query_weights = self._query_vectors(texts)
         doc_ids, rank = self.counts_.doc_ids, self.counts_.doc_id_rank
+        bounds = self._term_bounds()
 
         def best(rows: tuple[int, int]) -> tuple[list[np.ndarray], list[np.ndarray]]:
-            return sparse_top_k(query_weights[rows[0] : rows[1]], self.weights_, k, rank)
+            return sparse_top_k(query_weights[rows[0] : rows[1]], self.weights_, k, rank, bounds)
 
         batches = candidate_batches(query_weights, self.counts_.df, threads)
         with contextlib.ExitStack() as stack:
@@ -126,6 +128,14 @@ class CountsRetriever(Retriever):
         found_docs = [doc_ids[p] for positions, _ in results for p in positions]
         found_scores = [v for _, values in results for v in values]
         return make_run(query_ids, found_docs, found_scores, ordered=True)
+
+    def _term_bounds(self) -> TermBounds:
+        """Each term's weight bounds in ``weights_`` (for pruning), computed once per fit."""
+        cached = getattr(self, "_bounds", None)
+        if cached is None or cached[0] is not self.weights_:
+            cached = (self.weights_, TermBounds.of(self.weights_))
+            self._bounds = cached
+        return cached[1]
 
     def score(self, query: str, doc_ids: Sequence[str]) -> np.ndarray:
         """Scores of the given documents for one query text (0 where no term matches)."""

@@ -8,12 +8,16 @@ by doc_id descending, as the run is ordered (:func:`retrieval.base.make_run`),
 so the same k documents come back every time.
 
 :func:`sparse_top_k` is what searching uses: a compiled kernel (``_sparse_topk.c``)
-that scores and selects per query without materialising the product.
+that scores and selects per query without materialising the product. Given the
+:class:`TermBounds` of the weights it prunes with MaxScore (documents that cannot reach
+the k-th best are never fully scored) and returns exactly the same run.
 :func:`top_k_rows` over scipy's product is its reference (same scores bit for bit,
 same documents, same order), kept to test the kernel against.
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
@@ -60,20 +64,49 @@ def top_k_rows(scores: sp.csr_matrix, k: int, doc_id_rank: np.ndarray) -> tuple[
     return positions, values
 
 
+@dataclass(frozen=True)
+class TermBounds:
+    """Largest and smallest weight of each term (row) of a terms x documents matrix: what lets
+    the kernel bound a term's contribution and prune (0 for a term without postings)."""
+
+    high: np.ndarray  # float64, one per term
+    low: np.ndarray
+
+    @classmethod
+    def of(cls, term_weights: sp.csr_matrix) -> TermBounds:
+        """Bounds of ``term_weights``, whose documents must ascend within each term (canonical CSR)."""
+        if not term_weights.has_canonical_format:
+            raise ValueError("pruning needs each term's documents ascending and unique (call sum_duplicates())")
+        data = np.asarray(term_weights.data, dtype=np.float64)
+        starts = np.asarray(term_weights.indptr[:-1], dtype=np.int64)
+        filled = np.diff(term_weights.indptr) > 0
+        high, low = np.zeros(len(starts)), np.zeros(len(starts))
+        if filled.any():  # reduceat over the non-empty terms only (an empty one would take its neighbour's value)
+            high[filled] = np.maximum.reduceat(data, starts[filled])
+            low[filled] = np.minimum.reduceat(data, starts[filled])
+        return cls(high, low)
+
+
 def sparse_top_k(
-    query_weights: sp.csr_matrix, term_weights: sp.csr_matrix, k: int, doc_id_rank: np.ndarray
+    query_weights: sp.csr_matrix,
+    term_weights: sp.csr_matrix,
+    k: int,
+    doc_id_rank: np.ndarray,
+    bounds: TermBounds | None = None,
 ) -> tuple[list[np.ndarray], list[np.ndarray]]:
     """``top_k_rows(query_weights @ term_weights, k, doc_id_rank)``, computed without the product.
 
     ``query_weights`` is queries x terms, ``term_weights`` terms x documents (both CSR);
     the GIL is released while scoring, so batches can be searched on several threads.
+    With ``bounds`` (:meth:`TermBounds.of` the same ``term_weights``) queries are scored by
+    MaxScore: the same result (tests/retrieval/test_sparse_topk.py), fewer postings read.
     """
     if query_weights.shape[1] != term_weights.shape[0] or term_weights.shape[1] != len(doc_id_rank):
         raise ValueError(
             f"shapes do not chain: queries x terms {query_weights.shape}, terms x documents "
             f"{term_weights.shape}, {len(doc_id_rank)} document ranks"
         )
-    counts, positions, scores = _sparse_topk.top_k(
+    counts, positions, scores, _ = _sparse_topk.top_k(
         query_weights.indptr,
         query_weights.indices,
         np.asarray(query_weights.data, dtype=np.float64),
@@ -82,6 +115,7 @@ def sparse_top_k(
         np.asarray(term_weights.data, dtype=np.float64),
         np.asarray(doc_id_rank, dtype=np.int64),
         k,
+        *(() if bounds is None else (bounds.high, bounds.low)),
     )
     ends = np.cumsum(np.frombuffer(counts, dtype=np.int64)).tolist()
     bounds = list(zip([0, *ends[:-1]], ends))

@@ -14,7 +14,7 @@ from rankscope.evaluation.loo import full_ranking_run
 from rankscope.evaluation.ranking import judge_run
 from rankscope.retrieval.base import make_run
 from rankscope.retrieval.termcounts import doc_id_ranks
-from rankscope.retrieval.topk import sparse_top_k, top_k, top_k_rows
+from rankscope.retrieval.topk import TermBounds, sparse_top_k, top_k, top_k_rows
 
 IDS = np.array(["a", "ab", "b", "B", "d1", "d10", "d2", "é", "e", "z9", "Ω", "10", "9"], dtype=object)
 SEEDS = range(25)
@@ -91,8 +91,10 @@ def test_retrieval_top_k(seed: int, k: int) -> None:
     expected = reference_top(run, k)
     positions, _ = top_k_rows(matrix, k, rank)
     assert [list(IDS[p]) for p in positions] == expected
-    kernel_positions, _ = sparse_top_k(matrix, sp.identity(len(IDS), format="csr"), k, rank)
-    assert [list(IDS[p]) for p in kernel_positions] == expected
+    identity = sp.identity(len(IDS), format="csr")
+    for bounds in (None, TermBounds.of(identity)):  # the kernel, exhaustive and pruned
+        kernel_positions, _ = sparse_top_k(matrix, identity, k, rank, bounds)
+        assert [list(IDS[p]) for p in kernel_positions] == expected
     for q, group in run.groupby("query_id", sort=True):
         cols = np.array([position[d] for d in group["doc_id"]])
         chosen = top_k(group["score"].to_numpy(), cols, k, rank)

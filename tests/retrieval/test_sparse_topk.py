@@ -3,6 +3,7 @@
 Scores must be bit for bit equal (same summation order, no fused multiply-add) and the
 documents and their order identical, including ties at the cut, negative weights, sums that
 cancel to exactly zero (not candidates), k beyond the candidates and queries with no terms.
+The same holds with pruning (MaxScore over :class:`TermBounds`), which must also read fewer postings.
 """
 
 from __future__ import annotations
@@ -16,9 +17,10 @@ import pandas as pd
 import pytest
 import scipy.sparse as sp
 
+from rankscope.retrieval import _sparse_topk
 from rankscope.retrieval.bm25 import BM25
 from rankscope.retrieval.tfidf import TfidfRetriever
-from rankscope.retrieval.topk import sparse_top_k, top_k_rows
+from rankscope.retrieval.topk import TermBounds, sparse_top_k, top_k_rows
 
 
 def random_problem(rng: np.random.Generator, n_docs: int, n_terms: int, n_queries: int):
@@ -45,14 +47,17 @@ def random_problem(rng: np.random.Generator, n_docs: int, n_terms: int, n_querie
 
 
 def assert_same(queries: sp.csr_matrix, weights: sp.csr_matrix, k: int, rank: np.ndarray) -> int:
-    """Kernel vs reference on every row; returns how many rows had a zero-sum document dropped."""
-    positions, values = sparse_top_k(queries, weights, k, rank)
+    """Kernel, exhaustive and pruned, vs reference on every row; returns how many rows had a zero-sum
+    document dropped."""
     expected_positions, expected_values = top_k_rows(sp.csr_matrix(queries @ weights), k, rank)
-    assert len(positions) == len(values) == queries.shape[0] == len(expected_positions)
     cancelled = 0
-    for row, (got_p, got_v, want_p, want_v) in enumerate(zip(positions, values, expected_positions, expected_values)):
-        np.testing.assert_array_equal(got_p, want_p)
-        np.testing.assert_array_equal(got_v, want_v)  # exact, not approximate
+    for bounds in (None, TermBounds.of(weights)):
+        positions, values = sparse_top_k(queries, weights, k, rank, bounds)
+        assert len(positions) == len(values) == queries.shape[0] == len(expected_positions)
+        for got_p, got_v, want_p, want_v in zip(positions, values, expected_positions, expected_values):
+            np.testing.assert_array_equal(got_p, want_p)
+            np.testing.assert_array_equal(got_v, want_v)  # exact, not approximate
+    for row in range(queries.shape[0]):
         touched = np.unique(weights[queries[row].indices].indices)
         cancelled += len(touched) > len(sp.csr_matrix(queries[row] @ weights).indices)
     return cancelled
@@ -68,6 +73,75 @@ def test_kernel_equals_reference_on_random_signed_integer_weights() -> None:
         for k in (1, 3, 10, 1000):  # 1000 is beyond every row's candidates
             cancelled += assert_same(queries, weights, k, rank)
     assert cancelled > 0  # the inputs did exercise sums that cancel to exactly zero
+
+
+def skewed_problem(rng: np.random.Generator, n_docs: int, n_terms: int, n_queries: int, integer: bool):
+    """Zipfian document frequencies over several of the kernel's 4096-document windows, BM25-like
+    weights (frequent terms weigh less): small integers (most scores tie) or reals (sums that
+    depend on the order of additions); queries of 1-6 distinct terms counted 1 or 2 times."""
+    df = np.maximum(1, n_docs // (2 * np.arange(1, n_terms + 1)))
+    docs = [np.sort(rng.choice(n_docs, size=n, replace=False)) for n in df]
+    idf = 1 + np.arange(n_terms) // 5
+    values = [
+        (rng.integers(1, 4, size=n) * w).astype(np.float64) if integer else w * rng.random(n) for n, w in zip(df, idf)
+    ]
+    weights = sp.csr_matrix(
+        (np.concatenate(values), np.concatenate(docs), np.concatenate([[0], np.cumsum(df)])), shape=(n_terms, n_docs)
+    )
+    rows = [rng.choice(n_terms, size=rng.integers(1, 7), replace=False) for _ in range(n_queries)]
+    queries = sp.csr_matrix(
+        (
+            rng.choice([1.0, 2.0], size=sum(len(r) for r in rows)),
+            np.concatenate(rows),
+            np.concatenate([[0], np.cumsum([len(r) for r in rows])]),
+        ),
+        shape=(n_queries, n_terms),
+    )
+    return queries, weights, rng.permutation(n_docs).astype(np.int64)
+
+
+def postings_read(queries: sp.csr_matrix, weights: sp.csr_matrix, k: int, rank: np.ndarray, bounds) -> int:
+    extra = () if bounds is None else (bounds.high, bounds.low)
+    arrays = (queries.indptr, queries.indices, queries.data, weights.indptr, weights.indices, weights.data)
+    return _sparse_topk.top_k(*arrays, rank, k, *extra)[3]
+
+
+@pytest.mark.parametrize("integer", [True, False])
+def test_pruning_reads_fewer_postings_for_the_same_top_k(integer: bool) -> None:
+    """MaxScore over several windows, with ties at every cut (integer weights) or real sums: the same
+    documents and scores as the reference, and far fewer postings read for a short top k (bounds
+    tighten once per window, so a corpus of one or two windows prunes little)."""
+    rng = np.random.default_rng(3 if integer else 4)
+    for n_docs in (5000, 30000):
+        queries, weights, rank = skewed_problem(rng, n_docs, 60, 40, integer)
+        for k in (1, 10, 100, 5000):
+            assert_same(queries, weights, k, rank)
+        # a k beyond every query's candidates prunes nothing: every posting is read
+        bounds = TermBounds.of(weights)
+        assert postings_read(queries, weights, n_docs, rank, bounds) == postings_read(
+            queries, weights, n_docs, rank, None
+        )
+    # 30,000 documents (8 windows): 54k of 146k postings read with integer weights, 48k of 149k with reals
+    assert postings_read(queries, weights, 10, rank, bounds) < 0.4 * postings_read(queries, weights, 10, rank, None)
+
+
+def test_bounds_are_each_terms_largest_and_smallest_weight() -> None:
+    weights = sp.csr_matrix(np.array([[0.0, 2.0, -1.0, 0.5], [0.0, 0.0, 0.0, 0.0], [3.0, 0.0, 0.0, 0.0]]))
+    bounds = TermBounds.of(weights)
+    assert bounds.high.tolist() == [2.0, 0.0, 3.0] and bounds.low.tolist() == [-1.0, 0.0, 3.0]
+    unsorted = sp.csr_matrix((np.array([1.0, 2.0]), np.array([1, 0]), np.array([0, 2])), shape=(1, 2))
+    with pytest.raises(ValueError, match="ascending"):
+        TermBounds.of(unsorted)
+
+
+def test_pruning_falls_back_to_scoring_every_posting_when_a_bound_is_not_finite() -> None:
+    """A NaN weight makes the bound NaN: the query is scored exhaustively, which reports the NaN."""
+    weights = sp.csr_matrix(np.array([[1.0, np.nan], [0.5, 0.0]]))
+    rank = np.array([0, 1], dtype=np.int64)
+    with pytest.raises(ValueError, match="NaN"):
+        sparse_top_k(sp.csr_matrix(np.array([[1.0, 1.0]])), weights, 1, rank, TermBounds.of(weights))
+    positions, values = sparse_top_k(sp.csr_matrix(np.array([[0.0, 2.0]])), weights, 1, rank, TermBounds.of(weights))
+    assert positions[0].tolist() == [0] and values[0].tolist() == [1.0]  # the NaN term is not in this query
 
 
 def test_kernel_equals_reference_on_random_real_weights_with_int64_indices() -> None:
@@ -119,15 +193,16 @@ def test_malformed_input_raises_instead_of_reading_out_of_bounds() -> None:
         sparse_top_k(query, nan, 1, np.array([0, 1], dtype=np.int64))
 
 
-def test_search_runs_equal_the_reference_on_a_real_collection(collection) -> None:
-    """BM25 and both TF-IDF variants: search() through the kernel = reference product + top-k."""
+@pytest.mark.parametrize("k", [10, 100])
+def test_search_runs_equal_the_reference_on_a_real_collection(collection, k: int) -> None:
+    """BM25 and both TF-IDF variants: search() through the pruned kernel = reference product + top-k."""
     queries = collection.queries
-    for retriever in (BM25(), TfidfRetriever(), TfidfRetriever(variant="classic")):
+    for retriever in (BM25(), BM25(variant="okapi"), TfidfRetriever(), TfidfRetriever(variant="classic")):
         retriever.index(collection.corpus)
-        run = retriever.search(queries, k=100)
+        run = retriever.search(queries, k=k)
         counts = retriever.counts_
         matrix = retriever._scores(list(queries["text"]))
-        positions, values = top_k_rows(matrix, 100, counts.doc_id_rank)
+        positions, values = top_k_rows(matrix, k, counts.doc_id_rank)
         expected = pd.DataFrame(
             {
                 "query_id": np.repeat(queries["query_id"].to_numpy(), [len(p) for p in positions]),
@@ -140,6 +215,17 @@ def test_search_runs_equal_the_reference_on_a_real_collection(collection) -> Non
             expected.astype({"doc_id": str}),
             check_exact=True,
         )
+
+
+def test_pruned_search_equals_exhaustive_search_with_feedback(collection, monkeypatch) -> None:
+    """RM3 and Bo1 expand queries to many real-valued terms: pruned and exhaustive runs are identical."""
+    for spec in ({"prf": "rm3"}, {"prf": "bo1", "variant": "okapi"}):
+        retriever = BM25(**spec).index(collection.corpus)
+        pruned = retriever.search(collection.queries, k=10)
+        with monkeypatch.context() as patch:
+            patch.setattr(BM25, "_term_bounds", lambda self: None)  # the kernel without bounds scores every posting
+            exhaustive = retriever.search(collection.queries, k=10)
+        pd.testing.assert_frame_equal(pruned, exhaustive, check_exact=True)
 
 
 def test_missing_build_says_how_to_fix_it() -> None:
