@@ -24,6 +24,7 @@ COMMANDS: dict[str, str] = {
     "datasets": "rankscope.corpora.cli",
     "evaluate": "rankscope.evaluation.cli",
     "search": "rankscope.retrieval.cli",
+    "index": "rankscope.retrieval.cli",
     "retrievers": "rankscope.retrieval.cli",
     "engines": "rankscope.retrieval.engines.cli",
     "compare": "rankscope.workflows.cli",

@@ -137,8 +137,13 @@ def document_texts(corpus: pd.DataFrame) -> tuple[list[str], list[str]]:
     if duplicated.any():
         first = table["doc_id"][duplicated].iloc[0]
         raise SchemaError(f"corpus given to index(): {duplicate_message('doc_id', first)}")
-    texts = [f"{title}\n{text}" if title else text for title, text in zip(table["title"], table["text"])]
+    texts = [document_text(title, text) for title, text in zip(table["title"], table["text"])]
     return table["doc_id"].tolist(), texts
+
+
+def document_text(title: str, text: str) -> str:
+    """What a retriever indexes of one document: title, a newline, then the body (the body alone without a title)."""
+    return f"{title}\n{text}" if title else text
 
 
 def doc_positions(doc_index: Mapping[str, int], doc_ids: Sequence[str]) -> np.ndarray:

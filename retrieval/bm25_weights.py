@@ -50,6 +50,10 @@ def idf(variant: str, df: np.ndarray, n_docs: int, epsilon: float = 0.25) -> np.
     raise ValueError(f"unknown BM25 variant {variant!r}; known: {', '.join(VARIANTS)}")
 
 
+SLICE = 1 << 22
+"""Postings weighted at a time: the formula's temporaries stay a few times 32 MB at any index size."""
+
+
 def posting_weights(
     counts: TermCounts,
     variant: str,
@@ -61,7 +65,7 @@ def posting_weights(
     term_idf: np.ndarray | None = None,
     avgdl: float | None = None,
 ) -> np.ndarray:
-    """Weight of every posting of ``counts`` (aligned with ``counts.postings``).
+    """Weight of every posting of ``counts`` (aligned with ``counts.postings``), computed a slice at a time.
 
     ``term_idf`` and ``avgdl`` default to those of ``counts``; a shard of a corpus passes the whole
     corpus's (:mod:`retrieval.sharded`), so its weights are the ones the whole index would hold.
@@ -71,9 +75,20 @@ def posting_weights(
     if avgdl is None:
         avgdl = counts.doc_len.mean() if counts.n_docs else 0.0
     length_norm = 1.0 - b + b * counts.doc_len / avgdl if avgdl > 0 else np.full(counts.n_docs, 1.0 - b)
-    per_posting_idf = np.repeat(term_idf, counts.df)
-    norm = length_norm[counts.postings]
-    tf = counts.tf
+    weights = np.empty(len(counts.postings), dtype=np.float64)
+    for start in range(0, len(weights), SLICE):
+        stop = min(start + SLICE, len(weights))
+        first, last = np.searchsorted(counts.indptr, [start, stop - 1], side="right") - 1  # terms of the slice
+        bounds = np.clip(counts.indptr[first : last + 2], start, stop)
+        per_posting_idf = np.repeat(term_idf[first : last + 1], np.diff(bounds))
+        norm = length_norm[counts.postings[start:stop]]
+        weights[start:stop] = _formula(variant, per_posting_idf, counts.tf[start:stop], norm, k1, delta)
+    return weights
+
+
+def _formula(
+    variant: str, per_posting_idf: np.ndarray, tf: np.ndarray, norm: np.ndarray, k1: float, delta: float | None
+) -> np.ndarray:
     if variant == "okapi":
         return per_posting_idf * (tf * (k1 + 1) / (tf + k1 * norm))
     if variant == "lucene":

@@ -18,8 +18,9 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import warnings
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, ClassVar
@@ -28,7 +29,7 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
-from rankscope.core.errors import EnvironmentValueError, RankscopeError
+from rankscope.core.errors import EnvironmentValueError, RankscopeError, SchemaError, duplicate_message
 from rankscope.core.progress import progress
 from rankscope.retrieval.analysis import (
     Analyzer,
@@ -48,6 +49,7 @@ from rankscope.retrieval.base import (
     query_texts,
 )
 from rankscope.retrieval.storage import IndexFormatError, load_index, require_fields, save_index
+from rankscope.retrieval.streaming import DEFAULT_MEMORY_BUDGET, build_counts
 from rankscope.retrieval.termcounts import TermCounts
 from rankscope.retrieval.topk import TermBounds, sparse_top_k
 
@@ -86,6 +88,39 @@ class CountsRetriever(Retriever):
             raise EmptyIndexError(f"no document keeps any term after analysis with {analyzer!r}")
         self.counts_ = counts
         self.analyzer_ = analyzer
+        self._fit()
+        return self
+
+    def build_index(
+        self,
+        directory: str | os.PathLike[str],
+        documents: Iterable[tuple[str, str]],
+        *,
+        memory_budget: int = DEFAULT_MEMORY_BUDGET,
+        workers: int = 1,
+    ) -> CountsRetriever:
+        """``index`` + ``save(directory)`` for corpora larger than memory: ``documents`` are
+        (doc_id, text) pairs (text as :func:`retrieval.base.document_text` makes it), read lazily
+        and counted in bounded memory on ``workers`` processes (:mod:`retrieval.streaming`); the
+        saved arrays are those ``index`` + ``save`` would write. The counts stay memory-mapped."""
+        analyzer = get_analyzer(self.analyzer)
+        built = build_counts(analyzer, documents, memory_budget=memory_budget, workers=workers)
+        try:
+            counts = built.counts
+            if counts.n_docs == 0:
+                raise EmptyIndexError("cannot index an empty corpus")
+            if counts.n_terms == 0:
+                raise EmptyIndexError(f"no document keeps any term after analysis with {analyzer!r}")
+            ids = pd.Index(counts.doc_ids)
+            if ids.has_duplicates:
+                first = ids[ids.duplicated()][0]
+                raise SchemaError(f"corpus given to build_index(): {duplicate_message('doc_id', first)}")
+            self.analyzer_ = analyzer
+            save_index(directory, self.name, self._meta(), counts.to_arrays())
+        finally:
+            shutil.rmtree(built.folder, ignore_errors=True)
+        arrays = load_index(directory, self.name)[1]
+        self.counts_ = TermCounts(**{name: arrays[name] for name in arrays})  # written just now: not re-checked
         self._fit()
         return self
 
@@ -147,9 +182,12 @@ class CountsRetriever(Retriever):
     def save(self, directory: str | os.PathLike[str]) -> None:
         """Write the counts, the analyzer config and the parameters (pickle-free, atomic)."""
         self._check_fitted("counts_")
+        save_index(directory, self.name, self._meta(), self.counts_.to_arrays())
+
+    def _meta(self) -> dict[str, Any]:
+        """What a saved index records besides the counts: the parameters and the analyzer config."""
         params = {**self.get_params(), "analyzer": saved_analyzer_param(self.analyzer)}
-        meta = {"params": params, "analyzer": self.analyzer_.to_config()}
-        save_index(directory, self.name, meta, self.counts_.to_arrays())
+        return {"params": params, "analyzer": self.analyzer_.to_config()}
 
     @classmethod
     def load(cls, directory: str | os.PathLike[str]) -> CountsRetriever:

@@ -36,9 +36,7 @@ class TermCounts:
     @classmethod
     def build(cls, analyzer: Analyzer, doc_ids: Sequence[str], texts: Sequence[str]) -> TermCounts:
         """Tokenise ``texts`` once and count terms per document."""
-        term_ids, doc_len, vocabulary = encode(analyzer, texts, None, desc="indexing")
-        by_term = _count_matrix(term_ids, doc_len, len(vocabulary)).tocsc()  # docs x terms, column = term
-        by_term.sum_duplicates()  # tocsc keeps documents in order within a term; this merges repeats into counts
+        vocabulary, by_term, doc_len = count_postings(analyzer, texts, desc="indexing")
         return cls(
             vocabulary=np.asarray(vocabulary, dtype=object),
             doc_ids=np.asarray(doc_ids, dtype=object),
@@ -160,6 +158,18 @@ class TermCounts:
             raise ValueError("vocabulary must be sorted without repeats")
         if len(pd.unique(np.asarray(self.doc_ids, dtype=object))) != n_docs:
             raise ValueError("doc_ids must be unique")
+
+
+def count_postings(
+    analyzer: Analyzer, texts: Sequence[str], desc: str, chunk: int = 4096
+) -> tuple[list[str], sp.csc_matrix, np.ndarray]:
+    """Sorted vocabulary, term-major counts (documents x terms CSC: a column's documents ascending,
+    repeats summed into counts) and kept tokens per text: the counting both :meth:`TermCounts.build`
+    and the streaming builder (:mod:`retrieval.streaming`) do."""
+    term_ids, doc_len, vocabulary = encode(analyzer, texts, None, chunk=chunk, desc=desc)
+    by_term = _count_matrix(term_ids, doc_len, len(vocabulary)).tocsc()  # docs x terms, column = term
+    by_term.sum_duplicates()  # tocsc keeps documents in order within a term; this merges repeats into counts
+    return vocabulary, by_term, doc_len
 
 
 def _count_matrix(term_ids: np.ndarray, lengths: np.ndarray, n_terms: int) -> sp.csr_matrix:

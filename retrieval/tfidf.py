@@ -45,7 +45,7 @@ class TfidfRetriever(CountsRetriever):
             idf = np.log(counts.n_docs / np.maximum(counts.df, 1))
             term_of_posting = np.repeat(np.arange(counts.n_terms), counts.df)
             values = counts.tf / counts.doc_len[counts.postings] * idf[term_of_posting]
-            self.weights_ = counts.matrix(values)
+            self.weights_ = counts.matrix(values).copy()  # eliminate_zeros edits it: not the (read-only) saved postings
             self.idf_ = None
         else:
             self.idf_ = smooth_idf(counts.df, counts.n_docs)

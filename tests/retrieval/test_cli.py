@@ -103,3 +103,40 @@ def test_search_needs_exactly_one_of_out_and_query(cranfield, capsys) -> None:
     folder, _ = cranfield
     assert main(["search", "--dataset", str(folder), "--retriever", "bm25"]) == 2
     assert "give --out FILE" in capsys.readouterr().err
+
+
+def test_index_command_builds_what_search_reuses(cranfield, tmp_path: Path, capsys) -> None:
+    """rankscope index (a corpus file, a tiny budget, two workers) -> search --index-dir reuses it and
+    writes the file an in-memory search writes; a bad size or retriever is a one-line error."""
+    folder, dataset = cranfield
+    corpus = tmp_path / "corpus.jsonl"
+    corpus.write_text(
+        "".join(
+            json.dumps({"doc_id": d, "title": t, "text": x}) + "\n"
+            for d, t, x in zip(dataset.corpus["doc_id"], dataset.corpus["title"], dataset.corpus["text"])
+        ),
+        encoding="utf-8",
+    )
+    index_dir = tmp_path / "idx"
+    build = [
+        "index",
+        "--corpus",
+        str(corpus),
+        "--index-dir",
+        str(index_dir),
+        "--memory-budget",
+        "64K",
+        "--workers",
+        "2",
+    ]
+    assert main(build) == 0
+    assert capsys.readouterr().out.startswith(f"indexed {len(dataset.corpus):,} documents")
+    search = ["search", "--dataset", str(folder), "--retriever", "bm25", "--k", "20"]
+    assert main([*search, "--out", str(tmp_path / "reused.trec"), "--index-dir", str(index_dir)]) == 0
+    assert main([*search, "--out", str(tmp_path / "fresh.trec")]) == 0
+    assert (tmp_path / "reused.trec").read_text() == (tmp_path / "fresh.trec").read_text()
+    capsys.readouterr()
+    assert main([*build[:-4], "--memory-budget", "2X"]) == 2
+    assert "--memory-budget must be a positive size such as 512M or 2G, got '2X'" in capsys.readouterr().err
+    assert main([*build[:-4], "--retriever", "w2v"]) == 2
+    assert "only term-count indexes (bm25, tfidf)" in capsys.readouterr().err

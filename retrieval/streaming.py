@@ -1,0 +1,218 @@
+"""Term counts of a corpus too large for memory: batches counted apart, spilled to disk, merged into the index.
+
+The same counts as :meth:`retrieval.termcounts.TermCounts.build` (array for array: tested on
+Cranfield and CISI), built in bounded memory:
+
+1. documents arrive in batches of (doc_id, text) pairs; each batch is analysed and counted by
+   :func:`count_shard` (the code ``TermCounts.build`` runs, on fewer texts) into compact arrays:
+   its own sorted vocabulary, int32 document positions and uint16 (uint32 where a count needs
+   it) term frequencies, term-major. Batches are counted on ``workers`` processes, results
+   taken in batch order, so the index does not depend on which process counted what;
+2. when the counts held reach half the memory budget they are merged (:func:`merge_shards`)
+   and spilled to a run of ``.npy`` files in a temporary folder;
+3. the runs, memory-mapped, are merged once more straight into the ``.npy`` files of the
+   index (memory-mapped for writing), which is then saved like any index
+   (:func:`retrieval.storage.save_index`: atomic, checksummed).
+
+A run and the final index are both "counts of consecutive documents": merging appends each
+term's postings run after run, which keeps them ascending. That is also the API for
+building elsewhere (one machine per shard): ``count_shard`` each shard with its first
+document position, then ``merge_shards`` the results in document order.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import multiprocessing
+import os
+import shutil
+import tempfile
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from rankscope.core.progress import progress
+from rankscope.retrieval.analysis import Analyzer
+from rankscope.retrieval.storage import load_index, save_index
+from rankscope.retrieval.termcounts import TermCounts, count_postings
+
+DEFAULT_MEMORY_BUDGET = 1 << 30
+"""Bytes of counts (and their merge) held in memory before spilling to disk: 1 GiB."""
+BATCH_DOCUMENTS = 20_000
+"""Documents analysed per batch (per process): their token strings live only while they are counted."""
+_TF_LIMIT = np.iinfo(np.uint16).max
+_RUN_KIND = "counts-run"
+
+
+@dataclass(frozen=True, eq=False)
+class ShardCounts:
+    """Counts of consecutive documents, term-major: documents of ``vocabulary[i]`` are
+    ``postings[indptr[i]:indptr[i+1]]`` (ascending positions in the whole corpus), counts in ``tf``."""
+
+    vocabulary: np.ndarray  # sorted terms (object array of str)
+    indptr: np.ndarray  # int64, len(vocabulary) + 1
+    postings: np.ndarray  # int32
+    tf: np.ndarray  # uint16, or uint32 if a count exceeds 65,535
+    doc_len: np.ndarray  # int64, one per document of the shard
+
+    @property
+    def nbytes(self) -> int:
+        """Memory held, the vocabulary's strings estimated at 80 bytes each (a short str and its pointer)."""
+        arrays = (self.indptr, self.postings, self.tf, self.doc_len)
+        return sum(a.nbytes for a in arrays) + 80 * len(self.vocabulary)
+
+
+def count_shard(analyzer: Analyzer, texts: Sequence[str], first_position: int) -> ShardCounts:
+    """Analyse and count ``texts``, the documents at positions ``first_position``, ``first_position + 1``, ..."""
+    vocabulary, by_term, doc_len = count_postings(analyzer, texts, desc="counting", chunk=max(1, len(texts)))
+    counts = by_term.data
+    return ShardCounts(
+        vocabulary=np.asarray(vocabulary, dtype=object),
+        indptr=by_term.indptr.astype(np.int64),
+        postings=(by_term.indices.astype(np.int64) + first_position).astype(np.int32),
+        tf=counts.astype(np.uint16 if counts.size == 0 or counts.max() <= _TF_LIMIT else np.uint32),
+        doc_len=doc_len.astype(np.int64),
+    )
+
+
+Allocate = Callable[[str, int, Any], np.ndarray]
+
+
+def merge_shards(shards: Sequence[ShardCounts], allocate: Allocate | None = None) -> ShardCounts:
+    """Counts of the shards' documents together (shards given in document order).
+
+    ``allocate(name, length, dtype)`` makes the ``postings`` and ``tf`` arrays (default
+    ``np.empty``; a memory-mapped ``.npy`` for the final index), which are filled shard by
+    shard, so only one shard's arrays need to be in memory at a time besides the vocabulary.
+    """
+    allocate = allocate or (lambda name, length, dtype: np.empty(length, dtype=dtype))
+    union = sorted(set(itertools.chain.from_iterable(s.vocabulary for s in shards)))  # code point order, as build
+    position = {term: i for i, term in enumerate(union)}
+    where = [  # each shard's terms in the union
+        np.fromiter(map(position.__getitem__, s.vocabulary), dtype=np.int64, count=len(s.vocabulary)) for s in shards
+    ]
+    del position
+    vocabulary = np.asarray(union, dtype=object)
+    df = np.zeros(len(vocabulary), dtype=np.int64)
+    for shard, ids in zip(shards, where):
+        df[ids] += np.diff(shard.indptr)
+    indptr = np.concatenate([[0], np.cumsum(df)]).astype(np.int64)
+    wide = any(s.tf.dtype == np.uint32 for s in shards)
+    postings = allocate("postings", int(indptr[-1]), np.int32)
+    tf = allocate("tf", int(indptr[-1]), np.uint32 if wide else np.uint16)
+    filled = indptr[:-1].copy()  # next free slot of each term
+    for shard, ids in zip(shards, where):
+        local_df = np.diff(shard.indptr)
+        start = np.repeat(filled[ids] - shard.indptr[:-1], local_df) + np.arange(int(shard.indptr[-1]))
+        postings[start] = shard.postings
+        tf[start] = shard.tf
+        filled[ids] += local_df
+    doc_len = np.concatenate([np.empty(0, dtype=np.int64), *(s.doc_len for s in shards)])
+    return ShardCounts(vocabulary, indptr, postings, tf, doc_len)
+
+
+def _batches(
+    documents: Iterable[tuple[str, str]], size: int, doc_ids: list[str], config: Mapping[str, Any]
+) -> Iterator[tuple[Mapping[str, Any], list[str], int]]:
+    """Counting jobs of ``size`` documents: (analyzer config, texts, first position); ids go to ``doc_ids``."""
+    iterator = iter(documents)
+    while batch := list(itertools.islice(iterator, size)):
+        first = len(doc_ids)
+        doc_ids.extend(str(doc_id) for doc_id, _ in batch)
+        yield config, [text for _, text in batch], first
+
+
+def _count_batch(job: tuple[Mapping[str, Any], list[str], int]) -> ShardCounts:
+    config, texts, first = job
+    return count_shard(Analyzer.from_config(config), texts, first)
+
+
+@dataclass(frozen=True, eq=False)
+class BuiltCounts:
+    """What :func:`build_counts` made: the counts, memory-mapped from files in ``folder`` (the caller
+    saves them and deletes the folder), and how many runs were spilled to disk (1: the whole corpus fit in the budget)."""
+
+    counts: TermCounts
+    folder: Path
+    runs: int
+
+
+def build_counts(
+    analyzer: Analyzer,
+    documents: Iterable[tuple[str, str]],
+    *,
+    memory_budget: int = DEFAULT_MEMORY_BUDGET,
+    workers: int = 1,
+    batch_size: int = BATCH_DOCUMENTS,
+    spill_dir: str | os.PathLike[str] | None = None,
+) -> BuiltCounts:
+    """Count ``documents`` ((doc_id, text) pairs, read lazily, in corpus order) in bounded memory.
+
+    The counts are memory-mapped from ``.npy`` files in a new temporary folder (inside
+    ``spill_dir``, default the system's): the caller saves the index (:meth:`TermCounts.to_arrays`
+    + :func:`retrieval.storage.save_index`) and deletes the folder.
+    ``workers`` processes analyse the batches (``fork``: analyzers registered in this
+    process are known to them); the result does not depend on their number.
+    """
+    if memory_budget < 1:
+        raise ValueError(f"memory_budget must be a positive number of bytes, got {memory_budget}")
+    folder = Path(tempfile.mkdtemp(prefix="rankscope-counts-", dir=spill_dir))
+    doc_ids: list[str] = []
+    runs: list[ShardCounts] = []
+    try:
+        jobs = _batches(documents, batch_size, doc_ids, analyzer.to_config())
+        held: list[ShardCounts] = []
+        with contextlib.ExitStack() as stack:
+            mapper: Callable[..., Iterator[ShardCounts]] = map
+            if workers > 1:
+                pool = stack.enter_context(multiprocessing.get_context("fork").Pool(workers))
+                mapper = pool.imap  # results in batch order: the same index for any number of workers
+            for shard in progress(mapper(_count_batch, jobs), desc="counting", unit="batch"):
+                held.append(shard)
+                if sum(s.nbytes for s in held) * 2 >= memory_budget:
+                    runs.append(_spill(merge_shards(held), folder / f"run{len(runs)}"))
+                    held = []
+        if held:
+            runs.append(_spill(merge_shards(held), folder / f"run{len(runs)}"))
+        merged = merge_shards(runs, lambda name, length, dtype: _open_npy(folder / f"{name}.npy", length, dtype))
+        counts = _as_term_counts(merged, doc_ids, folder)
+    except BaseException:
+        shutil.rmtree(folder, ignore_errors=True)
+        raise
+    for number in range(len(runs)):
+        shutil.rmtree(folder / f"run{number}", ignore_errors=True)
+    return BuiltCounts(counts, folder, len(runs))
+
+
+def _open_npy(path: Path, length: int, dtype: Any) -> np.ndarray:
+    return np.lib.format.open_memmap(path, mode="w+", dtype=dtype, shape=(length,))
+
+
+def _spill(counts: ShardCounts, folder: Path) -> ShardCounts:
+    """Write ``counts`` in the index format and give them back memory-mapped (their memory is released)."""
+    names = ("vocabulary", "indptr", "postings", "tf", "doc_len")
+    save_index(folder, _RUN_KIND, {}, {name: getattr(counts, name) for name in names})
+    return ShardCounts(**load_index(folder, _RUN_KIND)[1])
+
+
+def _as_term_counts(merged: ShardCounts, doc_ids: Sequence[str], folder: Path) -> TermCounts:
+    """The merged counts in :class:`TermCounts`' layout (float64 counts and lengths, as TermCounts.build)."""
+    tf = _open_npy(folder / "tf64.npy", len(merged.tf), np.float64)
+    step = 1 << 24
+    for start in range(0, len(tf), step):  # converted in slices: never a second full copy in memory
+        tf[start : start + step] = merged.tf[start : start + step]
+    ids = np.asarray(doc_ids, dtype=object)
+    counts = TermCounts(
+        vocabulary=merged.vocabulary,
+        doc_ids=ids,
+        indptr=merged.indptr,
+        postings=merged.postings,
+        tf=tf,
+        doc_len=merged.doc_len.astype(np.float64),
+    )
+    (folder / "tf.npy").unlink()  # the compact counts: merged into tf64.npy
+    return counts

@@ -1,0 +1,107 @@
+"""The streaming index (retrieval.streaming): the same arrays and runs as the in-memory path, in bounded memory."""
+
+from __future__ import annotations
+
+import gzip
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from rankscope.core.errors import FormatError, SchemaError
+from rankscope.corpora.stream import iter_corpus
+from rankscope.retrieval.analysis import get_analyzer
+from rankscope.retrieval.base import document_texts
+from rankscope.retrieval.bm25 import BM25
+from rankscope.retrieval.counts_retriever import EmptyIndexError
+from rankscope.retrieval.storage import load_index
+from rankscope.retrieval.streaming import build_counts, count_shard, merge_shards
+from rankscope.retrieval.termcounts import TermCounts
+from rankscope.retrieval.tfidf import TfidfRetriever
+
+FIELDS = ("vocabulary", "doc_ids", "indptr", "postings", "tf", "doc_len")
+
+
+def test_streamed_counts_equal_the_in_memory_counts_on_a_real_collection(collection) -> None:
+    """A budget of 40 kB forces several spills; two worker processes count the batches."""
+    doc_ids, texts = document_texts(collection.corpus)
+    analyzer = get_analyzer("english")
+    expected = TermCounts.build(analyzer, doc_ids, texts)
+    built = build_counts(analyzer, zip(doc_ids, texts), memory_budget=40_000, workers=2, batch_size=97)
+    assert built.runs >= 5
+    for name in FIELDS:
+        got, want = getattr(built.counts, name), getattr(expected, name)
+        assert got.dtype == want.dtype, name
+        np.testing.assert_array_equal(got, want, err_msg=name)
+
+
+@pytest.mark.parametrize("make", [BM25, lambda: TfidfRetriever(variant="classic")])
+def test_build_index_saves_the_arrays_and_gives_the_runs_of_index_and_save(collection, tmp_path, make) -> None:
+    doc_ids, texts = document_texts(collection.corpus)
+    streamed = make().build_index(tmp_path / "streamed", zip(doc_ids, texts), memory_budget=50_000, workers=2)
+    in_memory = make().index(collection.corpus)
+    in_memory.save(tmp_path / "in-memory")
+    kind = in_memory.name
+    (meta_a, arrays_a), (meta_b, arrays_b) = (
+        load_index(tmp_path / "streamed", kind),
+        load_index(tmp_path / "in-memory", kind),
+    )
+    assert meta_a["params"] == meta_b["params"] and meta_a["analyzer"] == meta_b["analyzer"]
+    assert meta_a["checksums"] == meta_b["checksums"]  # byte for byte the same files
+    for name in FIELDS:
+        np.testing.assert_array_equal(arrays_a[name], arrays_b[name], err_msg=name)
+    pd.testing.assert_frame_equal(
+        streamed.search(collection.queries, k=100), in_memory.search(collection.queries, k=100), check_exact=True
+    )
+    reloaded = type(in_memory).load(tmp_path / "streamed")
+    pd.testing.assert_frame_equal(
+        reloaded.search(collection.queries, k=10), in_memory.search(collection.queries, k=10), check_exact=True
+    )
+
+
+def test_merging_two_shards_by_hand() -> None:
+    analyzer = get_analyzer("plain")
+    first = count_shard(analyzer, ["bb aa aa", "cc"], 0)
+    second = count_shard(analyzer, ["aa dd", "dd dd dd"], 2)
+    assert first.vocabulary.tolist() == ["aa", "bb", "cc"] and first.postings.tolist() == [0, 0, 1]
+    merged = merge_shards([first, second])
+    assert merged.vocabulary.tolist() == ["aa", "bb", "cc", "dd"]
+    assert merged.indptr.tolist() == [0, 2, 3, 4, 6]
+    assert merged.postings.tolist() == [0, 2, 0, 1, 2, 3]  # aa: docs 0, 2; bb: 0; cc: 1; dd: 2, 3
+    assert merged.tf.tolist() == [2, 1, 1, 1, 1, 3] and merged.tf.dtype == np.uint16
+    assert merged.doc_len.tolist() == [3, 1, 2, 3]
+
+
+def test_a_count_beyond_uint16_is_kept_exactly() -> None:
+    analyzer = get_analyzer("plain")
+    shard = count_shard(analyzer, ["aa " * 70_000 + "bb"], 0)
+    assert shard.tf.dtype == np.uint32 and shard.tf.tolist() == [70_000, 1]
+    built = build_counts(analyzer, [("d1", "aa " * 70_000), ("d2", "aa bb")], memory_budget=1, batch_size=1)
+    assert built.runs == 2 and built.counts.tf.tolist() == [70_000.0, 1.0, 1.0]
+
+
+def test_repeated_ids_and_empty_corpora_are_refused(tmp_path) -> None:
+    with pytest.raises(SchemaError, match="duplicate doc_id 'd1'"):
+        BM25().build_index(tmp_path / "a", [("d1", "flow"), ("d2", "heat"), ("d1", "cone")])
+    with pytest.raises(EmptyIndexError, match="empty corpus"):
+        BM25().build_index(tmp_path / "b", [])
+    assert not (tmp_path / "a").exists() and not (tmp_path / "b").exists()
+
+
+def test_iter_corpus_reads_jsonl_and_tsv_lazily_with_line_numbers_in_errors(tmp_path) -> None:
+    lines = [{"_id": "d1", "title": "T", "text": "a b"}, {"_id": 7, "text": "c"}]
+    path = tmp_path / "corpus.jsonl.gz"
+    with gzip.open(path, "wt", encoding="utf-8") as sink:
+        sink.write("\n".join(json.dumps(obj) for obj in lines) + "\n")
+    assert list(iter_corpus(path)) == [("d1", "T", "a b"), ("7", "", "c")]
+    tsv = tmp_path / "corpus.tsv"
+    tsv.write_text("doc_id\ttext\ttitle\nd1\tflow\tT1\nd2\theat\n", encoding="utf-8")
+    reader = iter_corpus(tsv)
+    assert next(reader) == ("d1", "T1", "flow")
+    with pytest.raises(FormatError, match=r"corpus.tsv, line 3: expected 3 fields"):
+        next(reader)
+    bad_id = tmp_path / "bad.tsv"
+    bad_id.write_text("doc_id\ttext\n\tflow\n", encoding="utf-8")
+    with pytest.raises(FormatError, match=r"bad.tsv, line 2: empty doc_id"):
+        list(iter_corpus(bad_id))
