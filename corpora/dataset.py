@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import pandas as pd
 
@@ -51,6 +53,24 @@ class Dataset:
         dangling = _dangling_notes(self.corpus, self.queries, self.qrels)
         if dangling:
             raise SchemaError(f"dataset {self.name!r}: {dangling[0]}")
+
+    def __repr__(self) -> str:
+        """Counts, not the corpus: a dataset in a notebook cell or a log line stays one line."""
+        return (
+            f"Dataset({self.name!r}, split={self.split!r}: {len(self.corpus)} documents, "
+            f"{len(self.queries)} queries, {len(self.qrels)} judgments, {len(self.warnings)} warnings)"
+        )
+
+    @cached_property
+    def fingerprint(self) -> str:
+        """SHA-256 of the three tables as validated (ids, titles, texts, judgments, in their order):
+        two datasets with the same fingerprint give the same numbers; reports record it."""
+        digest = hashlib.sha256()
+        for frame in (self.corpus, self.queries, self.qrels):
+            for column in frame.columns:
+                digest.update(f"\x1d{column}\x1d".encode())
+                digest.update("\x1e".join(frame[column].astype(str)).encode("utf-8", "surrogatepass"))
+        return digest.hexdigest()
 
     # --- views -------------------------------------------------------------------
     @property

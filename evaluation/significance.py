@@ -33,6 +33,7 @@ import numpy as np
 import pandas as pd
 
 from rankscope.core.errors import SchemaError, duplicate_message
+from rankscope.core.progress import progress
 
 if TYPE_CHECKING:
     from rankscope.evaluation.results import EvaluationResult
@@ -263,7 +264,8 @@ def compare_results(
     wide = {name: result.wide() for name, result in results.items()}
     wanted = list(wide[baseline].columns) if metrics is None else list(metrics)
     frames = []
-    for metric in wanted:
+    # seconds per metric with thousands of permutations: a bar says the run is alive, and where
+    for metric in progress(wanted, desc="significance", total=len(wanted), unit="metric", label=str):
         for name, table in wide.items():
             if metric not in table.columns:
                 raise SchemaError(

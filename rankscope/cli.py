@@ -17,6 +17,7 @@ import warnings
 from collections.abc import Callable, Sequence
 
 from rankscope.core.errors import RankscopeError
+from rankscope.core.invocation import command_line
 from rankscope.core.progress import set_quiet
 from rankscope.core.version import __version__
 
@@ -63,7 +64,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.quiet:
         set_quiet(True)
     try:
-        with warnings.catch_warnings():
+        with warnings.catch_warnings(), command_line(sys.argv[1:] if argv is None else argv):
             warnings.showwarning = _one_line(args.command)
             return int(args.func(args) or 0)
     except (RankscopeError, FileNotFoundError) as exc:

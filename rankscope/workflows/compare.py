@@ -23,10 +23,11 @@ from rankscope.core.outputs import check_output_folder, write_folder
 from rankscope.core.progress import progress
 from rankscope.evaluation.marks import ALPHA, mark_summary, summary_marks
 from rankscope.evaluation.marks import legend as legend_text
-from rankscope.workflows import latex, plots
+from rankscope.workflows import latex, plots, provenance
 from rankscope.workflows.fanout import produce_runs
 from rankscope.workflows.findings import DIAGNOSTICS_CAPTION
 from rankscope.workflows.misses import CUTOFFS
+from rankscope.workflows.provenance import Provenance
 from rankscope.workflows.report import Report, write_csv, write_report, write_runs, write_text
 from rankscope.workflows.runs import (
     DatasetSource,
@@ -67,11 +68,19 @@ class CompareResult:
     per_query: pd.DataFrame
     significance: pd.DataFrame
     curves: pd.DataFrame
+    provenance: Provenance
     runs: Mapping[str, pd.DataFrame] = field(repr=False)
     systems: pd.DataFrame = field(default_factory=pd.DataFrame)
     precision_recall: pd.DataFrame = field(default_factory=pd.DataFrame)
     files: tuple[Path, ...] = ()
     diagnostics: pd.DataFrame = field(default_factory=pd.DataFrame)
+
+    def __repr__(self) -> str:
+        """Counts, not the tables (a notebook cell shows one line)."""
+        return (
+            f"CompareResult({self.dataset!r}: {len(self.summary)} systems, {len(self.metrics)} metrics, "
+            f"{self.per_query['query_id'].nunique()} queries, baseline {self.baseline!r})"
+        )
 
     def marked(self) -> pd.DataFrame:
         """The summary as text with the best and significance marks (see :data:`rankscope.evaluation.marks.LEGEND`)."""
@@ -113,6 +122,7 @@ class CompareResult:
             "mean": {spec: row.to_dict() for spec, row in self.summary.iterrows()},
             "significance": records(self.significance, index=False),
             "diagnostics": {spec: row.dropna().to_dict() for spec, row in self.diagnostics.iterrows()},
+            "provenance": self.provenance.to_dict(),
         }
 
 
@@ -186,6 +196,18 @@ def compare(
         diagnostics=pd.DataFrame.from_dict(diagnostics, orient="index").rename_axis("retriever"),
         systems=pd.DataFrame.from_dict(described, orient="index").rename_axis("retriever"),
         precision_recall=pd.DataFrame(pr_rows, columns=["retriever", "recall", "precision"]),
+        provenance=provenance.record(
+            "compare",
+            data,
+            {name: system.description for name, system in systems.items()},
+            metrics=list(metrics),
+            baseline=baseline,
+            test=test,
+            correction="holm",
+            alpha=ALPHA,
+            seed=seed,
+            depth=depth,
+        ),
     )
     if out_path is None:
         return result
@@ -205,7 +227,7 @@ def write_outputs(result: CompareResult, out: Path, figures: Sequence[str] = plo
     """summary.csv/.json/.tex, per_query.csv, significance.csv, curves.csv, one TREC run per retriever, the report."""
     files = [
         write_csv(result.summary, out / "summary.csv"),
-        write_text(out / "summary.tex", result.to_latex()),
+        write_text(out / "summary.tex", result.provenance.latex_comment() + result.to_latex()),
         write_text(out / "summary.json", to_json(result.to_dict())),
         write_csv(result.per_query, out / "per_query.csv", index=False),
         write_csv(result.significance, out / "significance.csv", index=False),
@@ -214,6 +236,7 @@ def write_outputs(result: CompareResult, out: Path, figures: Sequence[str] = plo
         write_csv(result.precision_recall, out / "precision_recall.csv", index=False),
     ]
     files += write_runs(result.runs, out)
+    files.append(provenance.write(result.provenance, out))
     files += write_report(build_report(result), out, figures)
     return files
 
@@ -273,4 +296,4 @@ def build_report(result: CompareResult) -> Report:
             plots.per_query_difference(diffs, primary, result.baseline, dataset=result.dataset),
             f"{primary} of each retriever minus {result.baseline}, per query, sorted",
         )
-    return report
+    return provenance.add_section(report, result.provenance)

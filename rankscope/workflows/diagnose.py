@@ -32,7 +32,7 @@ from rankscope.core.errors import RankscopeError
 from rankscope.core.outputs import check_output_folder, write_folder
 from rankscope.core.progress import progress
 from rankscope.corpora.dataset import Dataset
-from rankscope.workflows import plots
+from rankscope.workflows import plots, provenance
 from rankscope.workflows.drilldown import (
     document_titles,
     drilldown_html,
@@ -62,6 +62,7 @@ from rankscope.workflows.misses import (
     rank_label,
     relevant_ranks,
 )
+from rankscope.workflows.provenance import Provenance
 from rankscope.workflows.recall_failures import MISMATCH_SHARE, analyzer_of, failure_summary, recall_failures
 from rankscope.workflows.report import Report, write_csv, write_report, write_text
 from rankscope.workflows.runs import (
@@ -95,12 +96,22 @@ LOSS_CAPTION = (
 class System:
     """A system to diagnose: its name, its run and, when there is one, the retriever that made it
     (it gives the analyzer that explains recall losses and scores the sampled protocol) and that
-    retriever's ``diagnostics()`` taken right after the search (ANN recall, out-of-vocabulary rates)."""
+    retriever's ``diagnostics()`` taken right after the search (ANN recall, out-of-vocabulary rates).
+    ``description`` is what the provenance records (default: the retriever's full spec, or the
+    run's size)."""
 
     name: str
     run: pd.DataFrame
     retriever: object | None = None
     diagnostics: Mapping[str, float] = field(default_factory=dict)
+    description: str = ""
+
+    def described(self) -> str:
+        if self.description:
+            return self.description
+        if self.retriever is not None:
+            return self.retriever.spec()
+        return f"run given in Python: {len(self.run)} rows, {self.run['query_id'].nunique()} queries"
 
 
 @dataclass(frozen=True)
@@ -165,8 +176,14 @@ class DiagnoseResult:
     diagnoses: tuple[Diagnosis, ...]
     comparison: tuple[str, ...]
     sampled_settings: str
+    provenance: Provenance
     notes: tuple[str, ...] = ()
     files: tuple[Path, ...] = field(default=())
+
+    def __repr__(self) -> str:
+        """Counts, not the tables (a notebook cell shows one line)."""
+        names = " vs ".join(d.retriever for d in self.diagnoses)
+        return f"DiagnoseResult({names} on {self.dataset!r}: depth {self.depth}, {len(self.findings)} findings)"
 
     def worst(self, diagnosis: Diagnosis, n: int | None = WORST) -> pd.DataFrame:
         """The ``n`` queries (all with None) that lose the most points of the first metric to its ideal,
@@ -245,6 +262,7 @@ class DiagnoseResult:
             "sampled_settings": self.sampled_settings,
             "notes": list(self.notes),
             "findings": self.findings,
+            "provenance": self.provenance.to_dict(),
         }
 
     def to_text(self) -> str:
@@ -348,7 +366,7 @@ def diagnose(
     systems, described = [], []
     for name, given_system in progress(named.items(), desc="systems", total=len(named)):
         made = produce_run(given_system, data, depth)
-        systems.append(System(name, made.run, made.retriever, made.diagnostics))
+        systems.append(System(name, made.run, made.retriever, made.diagnostics, made.description))
         if given_system.is_run:  # a spec names itself; a run is said to be which file (and its SHA-256)
             described += [f"{name} is {made.description}", *(f"{name}: {note}" for note in made.notes)]
     return diagnose_runs(
@@ -440,6 +458,17 @@ def diagnose_runs(
         diagnoses=tuple(diagnoses),
         comparison=tuple(comparison),
         sampled_settings=f"{sampled_negatives} negatives, {sampled_repeats} repeats, seed {seed}",
+        provenance=provenance.record(
+            "diagnose",
+            data,
+            {system.name: system.described() for system in systems},
+            metrics=list(metrics),
+            depth=depth,
+            sampled=sampled,
+            sampled_negatives=sampled_negatives,
+            sampled_repeats=sampled_repeats,
+            seed=seed,
+        ),
         notes=(*described, *notes),
     )
     if out_path is None:
@@ -506,6 +535,7 @@ def write_outputs(result: DiagnoseResult, out: Path, figures: Sequence[str] = pl
         write_csv(result.first_rank_table(), out / "first_ranks.csv"),
         write_csv(result.relevant_rank_table(), out / "relevant_ranks.csv", index=False),
         write_text(out / "summary.json", to_json(result.to_dict())),
+        provenance.write(result.provenance, out),
     ]
     for d in result.diagnoses:
         stem = file_stem(d.retriever)
@@ -572,4 +602,4 @@ def build_report(result: DiagnoseResult) -> Report:
         f'<h2 id="drilldown">{title}</h2>\n{drilldown_html(result, index, pages)}',
         f"## {title}\n\n{drilldown_markdown(result, index, pages)}",
     )
-    return report
+    return provenance.add_section(report, result.provenance)

@@ -25,9 +25,11 @@ from rankscope.core.outputs import check_output_folder, write_folder
 from rankscope.core.progress import progress
 from rankscope.corpora.dataset import Dataset
 from rankscope.evaluation.marks import ALPHA, TIE_TOLERANCE, legend, mark_summary
-from rankscope.workflows import plots
+from rankscope.workflows import plots, provenance
+from rankscope.workflows.provenance import Provenance
 from rankscope.workflows.report import Report, write_csv, write_report, write_runs, write_text
 from rankscope.workflows.runs import check_depth, check_specs, resolve_dataset
+from rankscope.workflows.systems import sha256_of
 from rankscope.workflows.tables import records, text_table, to_json
 
 DEFAULT_CHUNKINGS = ("words:200:50", "words:100:25", "sentences:300")
@@ -69,8 +71,13 @@ class RagResult:
     tokens: pd.DataFrame
     chunks: pd.DataFrame
     findings: tuple[str, ...]
+    provenance: Provenance
     runs: Mapping[str, pd.DataFrame] = field(repr=False)
     files: tuple[Path, ...] = ()
+
+    def __repr__(self) -> str:
+        """Counts, not the tables (a notebook cell shows one line)."""
+        return f"RagResult({self.dataset!r}: {len(self.summary)} systems, budgets {list(self.budgets)})"
 
     def marked(self) -> pd.DataFrame:
         """The summary as text with the best and significance marks (see :data:`rankscope.evaluation.marks.LEGEND`)."""
@@ -113,6 +120,7 @@ class RagResult:
             "chunks": {name: row.to_dict() for name, row in self.chunks.iterrows()},
             "significance": records(self.significance, index=False),
             "findings": list(self.findings),
+            "provenance": self.provenance.to_dict(),
         }
 
 
@@ -239,6 +247,23 @@ def rag(
         tokens=tokens_frame,
         chunks=chunk_stats,
         findings=tuple(rag_findings(summary, significance, chunk_stats, baseline, budgets)),
+        provenance=provenance.record(
+            "rag",
+            data,
+            {spec: make_retriever(spec).spec() for spec in retrievers},
+            chunkings=list(specs),
+            budgets=list(budgets),
+            evidence=evidence_kind,
+            answers=None if answers is None else f"{answers} (sha256 {sha256_of(Path(answers))})",
+            answer_mode=answer_mode,
+            token_counts=counter.name,
+            metrics=metrics,
+            test=test,
+            correction="holm",
+            alpha=ALPHA,
+            seed=seed,
+            depth=depth,
+        ),
         runs=runs,
     )
     if out_path is None:
@@ -315,6 +340,7 @@ def write_outputs(result: RagResult, out: Path, figures: Sequence[str] = plots.F
         write_csv(result.significance, out / "significance.csv", index=False),
         write_csv(result.tokens, out / "tokens.csv", index=False),
         write_csv(result.chunks, out / "chunks.csv"),
+        provenance.write(result.provenance, out),
     ]
     files += write_runs(result.runs, out)
     files += write_report(build_report(result), out, figures)
@@ -362,4 +388,4 @@ def build_report(result: RagResult) -> Report:
         plots.tokens_to_first(distributions, result.budgets, dataset=result.dataset),
         "Share of queries whose first evidence is within T tokens of context (budgets dashed)",
     )
-    return report
+    return provenance.add_section(report, result.provenance)

@@ -31,12 +31,13 @@ from rankscope.core.errors import RankscopeError
 from rankscope.core.outputs import check_output_folder, write_folder
 from rankscope.core.progress import progress
 from rankscope.core.scheduler import connect
-from rankscope.workflows import plots
+from rankscope.workflows import plots, provenance
 from rankscope.workflows.crossval import CrossValidation, assign_folds, best_column, cross_validate
 from rankscope.workflows.fanout import grid_scores, per_query_score
 from rankscope.workflows.gain import GainTest, gain_test
 from rankscope.workflows.grid import parse_values
 from rankscope.workflows.model_search import optuna_search, point_values
+from rankscope.workflows.provenance import Provenance
 from rankscope.workflows.report import Report, write_csv, write_report, write_text
 from rankscope.workflows.runs import DatasetSource, check_specs, resolve_dataset
 from rankscope.workflows.tables import records, text_table, to_json
@@ -69,10 +70,18 @@ class TuneResult:
     cv: CrossValidation
     seed: int
     gain: GainTest
+    provenance: Provenance
     search: str = "grid"
     trials: int | None = None
     space: dict[str, list[object]] = field(default_factory=dict)
     files: tuple[Path, ...] = field(default=())
+
+    def __repr__(self) -> str:
+        """Counts, not the tables (a notebook cell shows one line)."""
+        return (
+            f"TuneResult({self.retriever!r} on {self.dataset!r}: {len(self.grid)} grid points, {self.metric}, "
+            f"{len(self.cv.choices)} folds)"
+        )
 
     @property
     def params(self) -> list[str]:
@@ -116,6 +125,7 @@ class TuneResult:
             "cross_validated": {**cross_validated, "gain_test": self.gain.to_dict()},
             "fold_choices": records(self.fold_table()),
             "notes": self.notes(),
+            "provenance": self.provenance.to_dict(),
         }
 
     def headline(self) -> list[str]:
@@ -256,6 +266,11 @@ def tune(
     every_point = search == "grid"
     plans = [_plan(system, k1, b, params, nested, every_point) for system in (retrievers if nested else [retriever])]
     specs = [plan.spec for plan in plans]
+    described = {plan.spec: plan.system.spec() for plan in plans}  # every parameter, before any is tuned
+    grids = {
+        plan.spec: {n: list(dict.fromkeys(_plain(p[i]) for p in plan.points)) for i, n in enumerate(plan.names)}
+        for plan in plans
+    }
     figures = plots.check_formats(figures)
     out_path = None if out is None else check_output_folder(out)  # before any computing
     data = resolve_dataset(dataset)
@@ -301,6 +316,9 @@ def tune(
         cv=cv,
         seed=seed,
         gain=gain_test(cv.held_out, base.at_defaults, seed),
+        provenance=provenance.record(
+            "tune", data, described, metric=metric, folds=folds, seed=seed, depth=depth, grid=grids
+        ),
     )
     if out_path is None:
         return result
@@ -497,7 +515,7 @@ def build_report(result: TuneResult) -> Report:
         report.image("heatmap", heatmap, f"{result.metric} over the ({', '.join(result.params)}) grid")
     top = result.grid.sort_values("mean", ascending=False, kind="stable").head(10)
     report.table(top, caption="the ten best grid points", index=False)
-    return report
+    return provenance.add_section(report, result.provenance)
 
 
 def write_outputs(result: TuneResult, out: Path, figures: Sequence[str] = plots.FIGURE_FORMATS) -> list[Path]:
@@ -506,5 +524,6 @@ def write_outputs(result: TuneResult, out: Path, figures: Sequence[str] = plots.
         write_csv(result.grid, out / "grid.csv", index=False),
         write_csv(result.fold_table(), out / "folds.csv"),
         write_text(out / "summary.json", to_json(result.to_dict())),
+        provenance.write(result.provenance, out),
         *write_report(build_report(result), out, figures),
     ]

@@ -9,6 +9,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
+from rankscope.core import progress
 from rankscope.core.errors import SchemaError
 from rankscope.evaluation import evaluate
 from rankscope.evaluation.significance import (
@@ -134,6 +135,9 @@ def _random_run(rng: np.random.Generator, queries: list[str], docs: list[str]) -
     return pd.DataFrame(rows, columns=["query_id", "doc_id", "score"])
 
 
+QRELS_COLUMNS = ["query_id", "doc_id", "relevance"]
+
+
 def test_compare_results_per_metric_from_evaluation_results() -> None:
     rng = np.random.default_rng(5)
     queries, docs = [f"q{i}" for i in range(25)], [f"d{i}" for i in range(12)]
@@ -154,3 +158,18 @@ def test_compare_results_per_metric_from_evaluation_results() -> None:
         assert rows["baseline_mean"].iloc[0] == pytest.approx(results["base"].mean[metric])
     with pytest.raises(SchemaError, match="no per-query values for metric 'map'"):
         compare_results(results, "base", ["map"])
+
+
+def test_compare_results_shows_a_bar_per_metric_and_the_same_table(monkeypatch, capsys) -> None:
+    rng = np.random.default_rng(6)
+    queries, docs = [f"q{i}" for i in range(20)], [f"d{i}" for i in range(10)]
+    qrels = pd.DataFrame([(q, d, int(rng.integers(0, 2))) for q in queries for d in docs[:5]], columns=QRELS_COLUMNS)
+    results = {name: evaluate(qrels, _random_run(rng, queries, docs), ["ndcg@10", "map"]) for name in ("x", "y")}
+    monkeypatch.setattr(progress, "_quiet", True)
+    quiet = compare_results(results, "x")
+    assert capsys.readouterr().err == ""
+    monkeypatch.setattr(progress, "_quiet", False)
+    shown = compare_results(results, "x")
+    err = capsys.readouterr().err
+    assert "significance" in err and "/2" in err and ", map]" in err  # names the metric being tested
+    pd.testing.assert_frame_equal(quiet, shown)

@@ -84,6 +84,9 @@ def test_compare_report_is_self_contained(compared: tuple[Path, str]) -> None:
     assert f"{summary.loc['bm25', 'ndcg@10']:.4f}" in html
     md = (out / "report.md").read_text()
     assert "![Hit@K and Recall@K against K](hit_recall_at_k.png)" in md
+    record = json.loads((out / "provenance.json").read_text())  # the command line as typed, in every report
+    assert record["command"] == f"rankscope --quiet compare --dataset cranfield --retrievers tfidf bm25 --out {out}"
+    assert record["command"] in html and record["command"] in md
     assert "![interpolated precision at the 11 recall points](precision_recall.png)" in md
 
 
