@@ -28,7 +28,7 @@ from rankscope.workflows.fanout import produce_runs
 from rankscope.workflows.findings import DIAGNOSTICS_CAPTION
 from rankscope.workflows.misses import CUTOFFS
 from rankscope.workflows.provenance import Provenance
-from rankscope.workflows.report import Report, write_csv, write_report, write_runs, write_text
+from rankscope.workflows.report import Report, table_block, write_csv, write_report, write_runs, write_text
 from rankscope.workflows.runs import (
     DatasetSource,
     check_depth,
@@ -249,6 +249,14 @@ def per_query_differences(result: CompareResult, metric: str) -> dict[str, pd.Se
     return {s: wide[s] - wide[result.baseline] for s in result.summary.index if s != result.baseline}
 
 
+def cutoff_table_of(result: CompareResult, measure: str) -> pd.DataFrame:
+    """``measure`` (hit or recall) at each K: one row per system, one column per K (narrow for any
+    number of systems, unlike one column per system and measure)."""
+    table = result.curves.pivot(index="retriever", columns="K", values=measure).reindex(result.summary.index)
+    table.columns = [f"@{k}" for k in table.columns]
+    return table
+
+
 def build_report(result: CompareResult) -> Report:
     """The comparison as a report: marked summary, significance details, curves, per-query differences."""
     primary = result.metrics[0]
@@ -269,11 +277,12 @@ def build_report(result: CompareResult) -> Report:
     curves = {
         spec: frame.set_index("K")[["hit", "recall"]] for spec, frame in result.curves.groupby("retriever", sort=False)
     }
-    wide = result.curves.pivot(index="K", columns="retriever", values=["hit", "recall"])
-    order = [(m, s) for m in ("hit", "recall") for s in result.summary.index]
-    wide = wide[order]
-    wide.columns = [f"{m.capitalize()}@K {s}" for m, s in order]
-    report.heading("Hit@K and Recall@K").table(wide)
+    report.heading("Hit@K and Recall@K").row(
+        *(
+            table_block(cutoff_table_of(result, measure), caption=f"{measure.capitalize()}@K")
+            for measure in ("hit", "recall")
+        )
+    )
     report.image(
         "hit_recall_at_k",
         plots.cutoff_curves(curves, dataset=result.dataset, reference=result.baseline),

@@ -64,7 +64,7 @@ from rankscope.workflows.misses import (
 )
 from rankscope.workflows.provenance import Provenance
 from rankscope.workflows.recall_failures import MISMATCH_SHARE, analyzer_of, failure_summary, recall_failures
-from rankscope.workflows.report import Report, write_csv, write_report, write_text
+from rankscope.workflows.report import Report, image_block, table_block, write_csv, write_report, write_text
 from rankscope.workflows.runs import (
     check_depth,
     cutoff_table,
@@ -565,37 +565,41 @@ def build_report(result: DiagnoseResult) -> Report:
         f"{result.depth}: only a better first stage can). Per query: a ranking miss at K has its first relevant "
         f"document below K; a recall miss has none within the top {result.depth}."
     )
+    # plots sit beside the tables they draw, near the top: first the distribution both systems share
+    distributions = {d.retriever: rank_distribution(d.first_ranks, result.depth) for d in result.diagnoses}
+    report.heading("Where the first relevant document lands").row(
+        table_block(pd.DataFrame(distributions).rename_axis("first relevant rank"), caption="queries per rank bucket"),
+        image_block(
+            "first_relevant_rank",
+            plots.rank_histogram(distributions, dataset=result.dataset),
+            "rank of the first relevant document per query",
+        ),
+    )
     for d in result.diagnoses:
+        stem = file_stem(d.retriever)
+        report.heading(f"{d.retriever}: Hit@K, Recall@K, MRR@K, Judged@K and misses").row(
+            table_block(d.table()),
+            image_block(
+                f"misses.{stem}",
+                plots.miss_bars({d.retriever: d.misses}, dataset=result.dataset),
+                f"{d.retriever}: hits, ranking misses and recall misses at each K",
+            ),
+        )
         if d.diagnostics:
             report.heading(f"{d.retriever}: retriever diagnostics").table(
                 pd.DataFrame([d.diagnostics]), caption=DIAGNOSTICS_CAPTION, index=False
             )
         report.heading(f"{d.retriever}: relevant documents found, ranking losses, recall losses")
         report.table(d.loss_summary()[LOSS_COLUMNS], caption=LOSS_CAPTION)
-        report.heading(f"{d.retriever}: headroom in metric points").table(
-            d.headroom.summary, caption=result.headroom_caption
+        report.heading(f"{d.retriever}: headroom in metric points; why recall failed").row(
+            table_block(d.headroom.summary, caption=result.headroom_caption),
+            table_block(d.failure_summary(), caption=result.failure_caption),
         )
-        report.heading(f"{d.retriever}: why recall failed").table(d.failure_summary(), caption=result.failure_caption)
-        report.heading(f"{d.retriever}: Hit@K, Recall@K, MRR@K, Judged@K and misses").table(d.table())
         if len(d.sampled):
             report.table(d.sampled, caption=result.sampled_caption, index=False)
         worst = result.worst(d)
         worst["text"] = [t if len(t) <= 120 else t[:119] + "…" for t in worst["text"]]
         report.heading(f"{d.retriever}: worst queries").table(worst, caption=result.worst_caption, index=False)
-    report.heading("Distributions")
-    report.image(
-        "first_relevant_rank",
-        plots.rank_histogram(
-            {d.retriever: rank_distribution(d.first_ranks, result.depth) for d in result.diagnoses},
-            dataset=result.dataset,
-        ),
-        "rank of the first relevant document per query",
-    )
-    report.image(
-        "misses",
-        plots.miss_bars({d.retriever: d.misses for d in result.diagnoses}, dataset=result.dataset),
-        "hits, ranking misses and recall misses at each K",
-    )
     title = "Queries, worst first"
     index, pages = query_pages(result)
     report.raw(

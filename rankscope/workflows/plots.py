@@ -197,8 +197,16 @@ def _system_lines(
         ax.set_title(name, fontsize="medium")
     for i in _row_starts(len(names), 4):
         axes[i].set_ylabel(ylabel)
-    others = [ax for ax, name in zip(axes, names) if name != reference]
-    _legend_below(fig, others[:1], ncol=4)  # a panel with the reference lines as well
+    from matplotlib.lines import Line2D
+
+    # the legend explains line styles, so its lines are neutral (each panel has its own colour)
+    handles = [
+        Line2D([], [], linestyle=style, color=colour, marker=marker, markersize=3)
+        for style in styles[: len(columns)]
+        for colour, marker in (("black", "o"), ("0.65", ""))
+    ]
+    labels = [text for label in columns.values() for text in (label, f"{label} {reference}")]
+    fig.legend(handles, labels, loc="outside lower center", ncol=4, fontsize="small")
     return fig
 
 

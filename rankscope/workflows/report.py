@@ -28,16 +28,16 @@ h1 { border-bottom: 2px solid #444; padding-bottom: .2em; }
 h2 { margin-top: 1.8em; border-bottom: 1px solid #ccc; }
 table { border-collapse: collapse; margin: .8em 0; font-size: .92em; }
 div.scroll { overflow-x: auto; }
-th, td { border: 1px solid #ccc; padding: .25em .6em; vertical-align: top; }
+th, td { border: 1px solid #ccc; padding: .25em .5em; vertical-align: top; }
 th { background: #f0f0f0; }
-td { max-width: 36em; overflow-wrap: anywhere; }
+td { max-width: 36em; overflow-wrap: break-word; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
 figure { margin: 1em 0; }
 figure svg { max-width: 100%; height: auto; border: 1px solid #ddd; }
 figcaption, p.caption { color: #555; font-size: .9em; }
-div.row { display: flex; flex-wrap: wrap; gap: 1.5em; align-items: flex-start; }
-div.row > div { flex: 0 1 auto; min-width: 0; max-width: 100%; }
-div.row > figure { flex: 1 1 440px; margin: .8em 0; min-width: 0; }
+div.row { display: flex; flex-wrap: wrap; gap: 1em; align-items: flex-start; }
+div.row > div { flex: 0 1 auto; max-width: 62%; min-width: 0; }
+div.row > figure { flex: 1 1 360px; margin: .8em 0; min-width: 0; }
 """
 
 
@@ -209,12 +209,14 @@ def _html_table(frame: pd.DataFrame, index: bool) -> str:
     esc = html.escape
     columns = ([str(frame.index.name or "")] if index else []) + [str(c) for c in frame.columns]
     numeric = [False] * index + [pd.api.types.is_numeric_dtype(frame[c]) for c in frame.columns]
-    head = "".join(f"<th>{esc(c)}</th>" for c in columns)
+    # break opportunities after _ in headers and , in cells: long names and specs wrap at a word
+    # boundary instead of widening the table past the page
+    head = "".join(f"<th>{esc(c).replace('_', '_<wbr>')}</th>" for c in columns)
     rows = []
     for label, values in zip(frame.index, frame.itertuples(index=False, name=None)):
         cells = ([label] if index else []) + list(values)
         tds = "".join(
-            f'<td class="num">{esc(cell(v))}</td>' if num else f"<td>{esc(cell(v))}</td>"
+            f'<td class="num">{esc(cell(v))}</td>' if num else f"<td>{esc(cell(v)).replace(',', ',<wbr>')}</td>"
             for v, num in zip(cells, numeric)
         )
         rows.append(f"<tr>{tds}</tr>")

@@ -141,14 +141,26 @@ class TuneResult:
             shape += (
                 f" searched by optuna TPE ({studies} studies of {self.trials} trials, {len(self.grid)} points scored)"
             )
+        folds = f"{len(self.cv.choices)}-fold CV (seed {self.seed})"
+        rows = [  # label, where, what: each column padded so the numbers line up
+            ("defaults", _point(d, self.params), f"{m} {d['score']:.4f}"),
+            (
+                "best on all queries",
+                _point(best, self.params),
+                f"{m} {best['score']:.4f}  in-sample gain {self.in_sample_gain:+.4f}",
+            ),
+            (
+                folds,
+                "held-out",
+                f"{m} {self.cv.mean:.4f}  cross-validated gain {self.cv_gain:+.4f}  <- expect this on new queries",
+            ),
+        ]
+        label = max(len(r[0]) for r in rows + [("error bar on it", "", "")])
+        where = max(len(r[1]) for r in rows)
         lines = [
             f"{self.retriever} on {self.dataset}: {m} over {shape}, {len(self.per_query)} queries",
-            f"  defaults             {_point(d, self.params)}  {m} {d['score']:.4f}",
-            f"  best on all queries  {_point(best, self.params)}  {m} {best['score']:.4f}  "
-            f"in-sample gain {self.in_sample_gain:+.4f}",
-            f"  {len(self.cv.choices)}-fold CV (seed {self.seed})  held-out {m} {self.cv.mean:.4f}  "
-            f"cross-validated gain {self.cv_gain:+.4f}  <- expect this on new queries",
-            f"  error bar on it      {self.gain.interval()} (paired bootstrap over queries)  "
+            *(f"  {a.ljust(label)}  {b.ljust(where)}  {c}" for a, b, c in rows),
+            f"  {'error bar on it'.ljust(label)}  {self.gain.interval()} (paired bootstrap over queries)  "
             f"p = {self.gain.p_value:.4f} (paired randomization test)  -> {self.gain.verdict()}",
         ]
         return lines + [f"  note: {note}" for note in self.notes()]

@@ -175,7 +175,7 @@ def test_diagnose_cli_on_cisi(data_dir: Path, tmp_path: Path, monkeypatch, capsy
     assert set(failures["reason"]) <= {"vocabulary mismatch", "outscored", "not in the corpus"}
     html = (tmp_path / "report.html").read_text()
     assert html.count("<section id=") == 76 and "not within 100" in html and "<mark>" in html
-    for name in ("report.md", "report.html", "first_relevant_rank.png", "misses.png"):
+    for name in ("report.md", "report.html", "first_relevant_rank.svg", "misses.bm25.pdf", "misses.tfidf.png"):
         assert (tmp_path / name).stat().st_size > 0
 
 

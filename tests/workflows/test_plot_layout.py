@@ -96,3 +96,41 @@ def test_grid_shape_is_even() -> None:
     assert plots.grid_shape(8, 4) == [4, 4]
     assert plots.grid_shape(5, 4) == [3, 2]
     assert plots.grid_shape(1, 3) == [1]
+
+
+def test_compare_report_with_eight_systems_stays_narrow_and_shares_axes() -> None:
+    from rankscope.workflows.compare import build_report, compare, cutoff_table_of
+    from tests.workflows.tiny_collection import DATA
+
+    specs = ["bm25", "tfidf", "bm25:k1=0.9,b=0.4", "bm25:variant=bm25l", "bm25:variant=bm25+", "bm25:b=0.3"]
+    specs += ["tfidf:variant=classic", "bm25:variant=okapi"]
+    result = compare(DATA, specs, ["ndcg@10", "map"], depth=5)
+    report = build_report(result)
+    hit = cutoff_table_of(result, "hit")
+    assert list(hit.index) == specs and list(hit.columns) == ["@1", "@3", "@5"]  # one row per system
+    assert hit.loc["tfidf", "@5"] == result.curves.set_index(["retriever", "K"]).loc[("tfidf", 5), "hit"]
+    rows = [b for b in report.blocks if b.kind == "row"]
+    assert [len(b.children) for b in rows[:1]] == [2]  # Hit@K and Recall@K tables side by side
+    curves = report.images["hit_recall_at_k"].figure
+    curves.draw_without_rendering()
+    assert [ax.get_title() for ax in curves.axes] == specs
+    assert_no_empty_axes(curves)
+    assert_legend_outside_axes(curves)
+    diffs = report.images["per_query_difference"].figure
+    assert len(diffs.axes) == 7 and len({ax.get_ylim() for ax in diffs.axes}) == 1
+
+
+def test_diagnose_report_puts_each_plot_beside_its_table() -> None:
+    from rankscope.workflows.diagnose import build_report, diagnose
+    from tests.workflows.tiny_collection import DATA
+
+    report = build_report(diagnose(DATA, "bm25", vs="tfidf", depth=5))
+    rows = [b for b in report.blocks if b.kind == "row"]
+    pairs = [(b.children[0].kind, b.children[1].kind, b.children[1].name) for b in rows]
+    assert ("table", "image", "first_relevant_rank") in pairs
+    assert ("table", "image", "misses.bm25") in pairs and ("table", "image", "misses.tfidf") in pairs
+    first_plot = next(i for i, b in enumerate(report.blocks) if b.kind == "row" and b.children[1].kind == "image")
+    first_worst = next(i for i, b in enumerate(report.blocks) if b.kind == "heading" and "worst" in b.text)
+    assert first_plot < first_worst  # plots come before the long per-query tables, not after them
+    misses = next(b for b in rows if b.children[1].name == "misses.bm25")
+    assert misses.children[0].frame.index.name == "K"  # the table that plot draws: misses per K

@@ -97,6 +97,11 @@ def test_any_numeric_parameter_tunes_and_matches_fresh_retrievers() -> None:
     assert gain.ci_low <= gain.gain <= gain.ci_high
     text = result.to_text()
     assert "error bar on it      95% CI [" in text and "paired randomization test" in text
+    # the summary lines align: the metric's column starts at one place, whatever the points' widths
+    head = text.splitlines()[1:4]
+    assert [line.split()[0] for line in head] == ["defaults", "best", "3-fold"]
+    assert len({line.index("ndcg@5 ") for line in head}) == 1
+    assert len({line.index("error bar on it") for line in text.splitlines() if "error bar" in line}) == 1
 
 
 def test_hybrid_fusion_settings_tune_by_re_fusing() -> None:
