@@ -50,6 +50,17 @@ def add_strict(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def add_analyzer(parser: argparse.ArgumentParser) -> None:
+    """The dataset-level ``--analyzer`` of every command that builds retrievers (the collection's language)."""
+    parser.add_argument(
+        "--analyzer",
+        "--language",
+        metavar="NAME",
+        help="text analysis for the collection, given to every retriever spec that sets none: a preset "
+        "(english, english-nostem, plain, chinese); instead of analyzer=NAME in each spec",
+    )
+
+
 FIELDS_HELP = (
     "map columns of JSONL/CSV/TSV/Parquet files: COLUMN=NAME,... e.g. doc_id=id,text=contents; "
     "KIND.COLUMN=NAME for one kind of file (corpus, queries, qrels, run), e.g. run.query_id=qid"

@@ -257,7 +257,7 @@ def script_mismatch(texts: list[str], analyzer: Analyzer) -> str | None:
     return (
         f"{cjk / letters:.0%} of the corpus's letters are Chinese, Japanese or Korean, which the "
         f"pattern tokenizer ({analyzer.token_pattern!r}) cannot split into words, so queries will "
-        "match almost nothing; for Chinese set analyzer=chinese in the retriever spec "
+        "match almost nothing; for Chinese pass --analyzer chinese (analyzer=chinese in a retriever spec) "
         '(pip install "rankscope[zh]" for jieba and the stopword list)'
     )
 

@@ -24,7 +24,7 @@ from rankscope.core.errors import RankscopeError
 from rankscope.core.fileio import atomic_write
 from rankscope.core.outputs import check_output_file
 from rankscope.core.scheduler import add_scheduler
-from rankscope.corpora.cli import add_fields, add_strict, load_reported
+from rankscope.corpora.cli import add_analyzer, add_fields, add_strict, load_reported
 from rankscope.retrieval.storage import META_FILE
 
 if TYPE_CHECKING:  # pandas (and the retrievers) load when a command runs, not to parse its command line
@@ -70,6 +70,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--index-dir", type=Path, help="save the index here, or reuse the one already there")
     add_scheduler(parser, "shards bm25's index and searches over a Dask cluster; the run is the same, bit for bit")
+    add_analyzer(parser)
     add_strict(parser)
     add_fields(parser)
     parser.set_defaults(func=run_search)
@@ -114,7 +115,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run_search(args: argparse.Namespace) -> int:
     from rankscope.corpora.trec import write_trec_run
-    from rankscope.retrieval.registry import make_retriever
+    from rankscope.retrieval.registry import make_retriever, with_analyzer
 
     if (args.out is None) == (not args.query):
         raise RankscopeError("give --out FILE to write a run of the collection's queries, or --query TEXT (not both)")
@@ -124,7 +125,7 @@ def run_search(args: argparse.Namespace) -> int:
     if args.out is not None:
         check_output_file(args.out)  # a bad path fails before any computing
     started = time.perf_counter()
-    retriever = make_retriever(args.retriever)  # a bad spec fails before the collection is read
+    retriever = make_retriever(with_analyzer(args.retriever, args.analyzer))  # a bad spec fails before reading
     if args.scheduler is not None:
         return _search_sharded(args, retriever, k, started)
     dataset = load_reported(args.dataset, args.command, args.strict, args.fields)

@@ -168,6 +168,20 @@ def make_retriever(spec: str) -> Retriever:
     return cls(**parse_values(cls.parameters, raw, name))
 
 
+def with_analyzer(spec: str, analyzer: str | None) -> str:
+    """``spec`` with ``analyzer=<analyzer>`` added when its retriever has an analyzer parameter and the
+    spec sets none: the dataset-level ``--analyzer`` option (one ``--analyzer chinese`` instead of
+    ``analyzer=chinese`` in every spec). A spec that sets its own, or whose retriever has no
+    analyzer (a hybrid's parts are specs of their own), is returned unchanged; so is every spec
+    when ``analyzer`` is None."""
+    if analyzer is None:
+        return spec
+    name, params = parse_spec(spec)
+    if "analyzer" in params or "analyzer" not in {p.name for p in retriever_class(name).parameters}:
+        return spec
+    return f"{spec.strip()},analyzer={analyzer}" if params else f"{name}:analyzer={analyzer}"
+
+
 def load_retriever(directory: str | os.PathLike[str], *, verify: bool = False) -> Retriever:
     """Load a saved index of any registered kind (its ``meta.json`` names the retriever).
 

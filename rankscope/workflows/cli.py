@@ -11,7 +11,7 @@ from typing import Any
 
 from rankscope.core.errors import RankscopeError
 from rankscope.core.scheduler import add_scheduler
-from rankscope.corpora.cli import add_fields, add_strict, load_reported, parsed_fields
+from rankscope.corpora.cli import add_analyzer, add_fields, add_strict, load_reported, parsed_fields
 from rankscope.workflows.plots import FIGURE_FORMATS
 from rankscope.workflows.tables import to_json
 
@@ -199,6 +199,7 @@ def _common(p: argparse.ArgumentParser, given: dict[str, Any], formats: tuple[st
     """Options every workflow has; ``given`` is the workflow function's defaults."""
     p.add_argument("--dataset", default=given["dataset"], help="collection name or folder (default: %(default)s)")
     p.add_argument("--out", metavar="DIR", help="write tables, runs, plots and report.md/report.html here")
+    add_analyzer(p)
     p.add_argument(
         "--figure-format",
         nargs="+",
@@ -243,13 +244,17 @@ def _finish(result: object, args: argparse.Namespace) -> int:
     return 0
 
 
-def systems_from_args(specs: list[str], runs: list[str], fields: str | None = None) -> dict[str, object]:
-    """Specs (each named by itself) then ``--run NAME=PATH`` files (as paths, with the ``--fields``
+def systems_from_args(
+    specs: list[str], runs: list[str], fields: str | None = None, analyzer: str | None = None
+) -> dict[str, object]:
+    """Specs (each named by itself as typed, so ``--baseline bm25`` still names it; ``--analyzer``
+    added to each that takes one) then ``--run NAME=PATH`` files (as paths, with the ``--fields``
     run mapping if any), refusing a name given twice."""
+    from rankscope.retrieval.registry import with_analyzer
     from rankscope.workflows.systems import RunFile
 
     columns = parsed_fields(fields).get("run")
-    pairs: list[tuple[str, object]] = [(spec, spec) for spec in specs]
+    pairs: list[tuple[str, object]] = [(spec, with_analyzer(spec, analyzer)) for spec in specs]
     for item in runs:
         name, sep, path = item.partition("=")
         if not sep or not name or not path:
@@ -275,7 +280,7 @@ def run_compare(args: argparse.Namespace) -> int:
     specs = default_specs(args.retrievers, args.run, defaults(compare)["retrievers"])
     result = compare(
         _loader(args),
-        systems_from_args(specs, args.run, args.fields),
+        systems_from_args(specs, args.run, args.fields, args.analyzer),
         args.metrics,
         args.baseline,
         args.out,
@@ -295,9 +300,11 @@ def run_tune(args: argparse.Namespace) -> int:
     params = dict(parse_param(item) for item in args.param)
     if len(params) < len(args.param):
         raise RankscopeError(f"--param gives a parameter twice: {args.param}")
+    from rankscope.retrieval.registry import with_analyzer
+
     result = tune(
         _loader(args),
-        args.retriever,
+        with_analyzer(args.retriever, args.analyzer),
         args.k1,
         args.b,
         args.metric,
@@ -305,7 +312,7 @@ def run_tune(args: argparse.Namespace) -> int:
         args.seed,
         args.out,
         params=params,
-        retrievers=args.retrievers,
+        retrievers=None if args.retrievers is None else [with_analyzer(s, args.analyzer) for s in args.retrievers],
         figures=args.figure_format,
         scheduler=args.scheduler,
         search=args.search,
@@ -320,7 +327,7 @@ def run_diagnose(args: argparse.Namespace) -> int:
     specs = default_specs([args.retriever] if args.retriever else None, args.run, defaults(diagnose)["retriever"])
     result = diagnose(
         _loader(args),
-        systems_from_args(specs + ([args.vs] if args.vs else []), args.run, args.fields),
+        systems_from_args(specs + ([args.vs] if args.vs else []), args.run, args.fields, args.analyzer),
         None,
         args.depth,
         args.out,
@@ -335,12 +342,13 @@ def run_diagnose(args: argparse.Namespace) -> int:
 
 
 def run_rag(args: argparse.Namespace) -> int:
+    from rankscope.retrieval.registry import with_analyzer
     from rankscope.workflows.rag import rag
 
     result = rag(
         args.dataset,
         args.chunking,
-        args.retrievers,
+        [with_analyzer(spec, args.analyzer) for spec in args.retrievers],
         args.budget,
         args.answers,
         args.out,

@@ -36,7 +36,9 @@ EXPECTED_FIRST = {"q-capital": "capital", "q-panda": "panda", "q-shanghai": "sha
 
 
 def test_default_tokenizer_finds_nothing_and_says_what_to_set() -> None:
-    with pytest.warns(AnalyzerMismatchWarning, match=r"100% of the corpus's letters .* set analyzer=chinese"):
+    with pytest.warns(
+        AnalyzerMismatchWarning, match=r"100% of the corpus's letters .* --analyzer chinese \(analyzer=chinese"
+    ):
         run = BM25().index(CORPUS).search(QUERIES)
     assert run.empty  # every query is one token that no document contains
 
@@ -47,17 +49,23 @@ def test_no_warning_for_english_or_a_few_chinese_words() -> None:
     assert script_mismatch(CORPUS["text"].tolist(), get_analyzer("english")) is not None
 
 
-def test_the_cli_prints_the_warning_as_one_line(tmp_path, capsys) -> None:
-    (tmp_path / "corpus.jsonl").write_text(
+def write_beir(folder):
+    """The mini-corpus as a BEIR folder, each query's expected document judged relevant."""
+    (folder / "corpus.jsonl").write_text(
         "".join(json.dumps({"_id": d, "title": "", "text": t}, ensure_ascii=False) + "\n" for d, t in CORPUS.values)
     )
-    (tmp_path / "queries.jsonl").write_text(
+    (folder / "queries.jsonl").write_text(
         "".join(json.dumps({"_id": q, "text": t}, ensure_ascii=False) + "\n" for q, t in QUERIES.values)
     )
-    (tmp_path / "qrels").mkdir()
-    (tmp_path / "qrels" / "test.tsv").write_text(
+    (folder / "qrels").mkdir()
+    (folder / "qrels" / "test.tsv").write_text(
         "query-id\tcorpus-id\tscore\n" + "".join(f"{q}\t{d}\t1\n" for q, d in EXPECTED_FIRST.items())
     )
+    return folder
+
+
+def test_the_cli_prints_the_warning_as_one_line(tmp_path, capsys) -> None:
+    write_beir(tmp_path)
     assert main(["search", "--dataset", str(tmp_path), "--retriever", "bm25", "--out", str(tmp_path / "r.trec")]) == 0
     warned = [line for line in capsys.readouterr().err.splitlines() if "warning" in line]
     assert len(warned) == 1
@@ -77,3 +85,28 @@ def test_jieba_ranks_the_right_document_first() -> None:
     run = BM25(analyzer="chinese").index(CORPUS).search(QUERIES)
     first = run[run["rank"] == 1].set_index("query_id")["doc_id"].to_dict()
     assert first == EXPECTED_FIRST
+
+
+def test_one_dataset_level_analyzer_option_reaches_every_spec(tmp_path, capsys) -> None:
+    """--analyzer chinese (alias --language) instead of analyzer=chinese in every spec: the warning
+    is gone, the baseline keeps its name, and a spec that sets its own analyzer keeps it."""
+    pytest.importorskip("jieba")
+    pytest.importorskip("stopwordsiso")
+    from rankscope.retrieval.registry import make_retriever, with_analyzer
+
+    assert with_analyzer("bm25", "chinese") == "bm25:analyzer=chinese"
+    assert with_analyzer("bm25:k1=0.9", "chinese") == "bm25:k1=0.9,analyzer=chinese"
+    assert with_analyzer("tfidf:analyzer=plain", "chinese") == "tfidf:analyzer=plain"
+    assert with_analyzer("hybrid:retrievers=bm25+tfidf", "chinese") == "hybrid:retrievers=bm25+tfidf"
+    assert with_analyzer("bm25", None) == "bm25"
+    assert make_retriever(with_analyzer("bm25", "chinese")).get_params()["analyzer"] == "chinese"
+    (tmp_path / "zh").mkdir()
+    folder = write_beir(tmp_path / "zh")
+    out = tmp_path / "cmp"
+    argv = ["--quiet", "compare", "--dataset", str(folder), "--retrievers", "tfidf", "bm25", "--language", "chinese"]
+    assert main([*argv, "--metrics", "ndcg@10", "--out", str(out)]) == 0
+    err = capsys.readouterr().err
+    assert "warning" not in err
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["baseline"] == "bm25" and summary["mean"]["bm25"]["ndcg@10"] == pytest.approx(1.0)
+    assert "analyzer=chinese" in summary["provenance"]["systems"]["tfidf"]
