@@ -38,6 +38,7 @@ figcaption, p.caption { color: #555; font-size: .9em; }
 div.row { display: flex; flex-wrap: wrap; gap: 1em; align-items: flex-start; }
 div.row > div { flex: 0 1 auto; max-width: 62%; min-width: 0; }
 div.row > figure { flex: 1 1 360px; margin: .8em 0; min-width: 0; }
+div.row p.caption { width: 0; min-width: 100%; }  /* a long caption wraps to its table, never widens it */
 """
 
 
