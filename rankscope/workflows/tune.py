@@ -279,20 +279,20 @@ def tune(
     plans = [_plan(system, k1, b, params, nested, every_point) for system in (retrievers if nested else [retriever])]
     specs = [plan.spec for plan in plans]
     described = {plan.spec: plan.system.spec() for plan in plans}  # every parameter, before any is tuned
-    grids = {
-        plan.spec: {n: list(dict.fromkeys(_plain(p[i]) for p in plan.points)) for i, n in enumerate(plan.names)}
-        for plan in plans
-    }
+    grids = {plan.spec: {n: [_plain(v) for v in values] for n, values in plan.space.items()} for plan in plans}
     figures = plots.check_formats(figures)
     out_path = None if out is None else check_output_folder(out)  # before any computing
     data = resolve_dataset(dataset)
+    record = provenance.record(
+        "tune", data, described, metric=metric, folds=folds, seed=seed, depth=depth, search=search, grid=grids
+    )
 
     if search == "optuna":
 
         def score(system: Retriever) -> pd.Series:
             return per_query_score(system, data.queries, data.qrels, metric, depth)
 
-        return _tune_by_search(data, plans[0], score, metric, folds, seed, trials, out_path, figures)
+        return _tune_by_search(data, plans[0], score, metric, folds, seed, trials, out_path, figures, record)
     rows: list[dict[str, object]] = []
     columns: dict[int, pd.Series] = {}
     bar = progress(range(sum(len(plan.points) for plan in plans)), desc="grid", unit="point")
@@ -328,9 +328,7 @@ def tune(
         cv=cv,
         seed=seed,
         gain=gain_test(cv.held_out, base.at_defaults, seed),
-        provenance=provenance.record(
-            "tune", data, described, metric=metric, folds=folds, seed=seed, depth=depth, grid=grids
-        ),
+        provenance=record,
     )
     if out_path is None:
         return result
@@ -361,6 +359,7 @@ def _tune_by_search(
     trials: int,
     out_path: Path | None,
     figures: Sequence[str],
+    record: Provenance,
 ) -> TuneResult:
     """:func:`tune` with optuna's TPE proposing the points (one study per fold, one on all queries)."""
     system = plan.system
@@ -391,6 +390,7 @@ def _tune_by_search(
         cv=cv,
         seed=seed,
         gain=gain_test(cv.held_out, at_defaults, seed),
+        provenance=replace(record, settings={**record.settings, "trials": trials}),
         search="optuna",
         trials=trials,
         space={n: list(v) for n, v in plan.space.items()},
