@@ -19,7 +19,6 @@ schema's tables (:mod:`rankscope.corpora.schema`).
 
 from __future__ import annotations
 
-import gzip
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -28,7 +27,7 @@ import numpy as np
 import pandas as pd
 
 from rankscope.core.errors import FormatError, RankscopeError, SchemaError, duplicate_message
-from rankscope.core.fileio import PathLike, read_lines, require_file
+from rankscope.core.fileio import PathLike, read_head, read_lines, require_file
 from rankscope.corpora.schema import sort_run, validate
 from rankscope.corpora.tabular import Columns, from_frame, read_table
 
@@ -116,13 +115,7 @@ def read_run(path: PathLike, columns: Columns | None = None) -> pd.DataFrame:
 
 def _first_line_words(path: Path) -> list[str]:
     """The words of the file's first non-blank line, read from its head only (runs are large)."""
-    opener = gzip.open if path.suffix == ".gz" else open
-    try:
-        with opener(path, "rb") as handle:
-            head = handle.read(1 << 16)
-    except (OSError, EOFError):
-        return []  # not readable as gzip: the reader of the format says so
-    head = head.removeprefix(b"\xef\xbb\xbf")
+    head = read_head(path)
     lines = head.replace(b"\r", b"\n").split(b"\n")[:-1] or [head]  # the last piece may be cut
     first = next((line for line in lines if line.strip()), b"")
     return first.decode("utf-8", errors="replace").split()

@@ -22,6 +22,8 @@ from rankscope.core.errors import FormatError
 
 PathLike = str | os.PathLike[str]
 
+_BOM = b"\xef\xbb\xbf"  # UTF-8's byte order mark: accepted at the start of any file, never part of it
+
 
 def require_file(path: PathLike, what: str = "file") -> Path:
     """``path`` as a Path if it is a regular file; a directory, device, FIFO or socket is a FormatError.
@@ -47,7 +49,20 @@ def read_bytes(path: PathLike) -> bytes:
             raw = gzip.decompress(raw)
         except (OSError, EOFError) as exc:
             raise FormatError(path, None, f"not a valid gzip file ({exc})") from None
-    return raw[3:] if raw.startswith(b"\xef\xbb\xbf") else raw
+    return raw.removeprefix(_BOM)
+
+
+def read_head(path: PathLike, size: int = 1 << 16) -> bytes:
+    """The first ``size`` bytes of what :func:`read_bytes` returns, without reading the rest (to sniff
+    a format); ``b""`` for a broken gzip stream, which the full read then reports."""
+    path = require_file(path)
+    opener = gzip.open if path.suffix == ".gz" else open
+    try:
+        with opener(path, "rb") as handle:
+            head = handle.read(size)
+    except (OSError, EOFError):
+        return b""
+    return head.removeprefix(_BOM)
 
 
 def read_text(path: PathLike) -> str:
