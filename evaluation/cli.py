@@ -6,12 +6,13 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 import pandas as pd
 
 from rankscope.core.errors import RankscopeError
 from rankscope.core.notices import print_warnings
+from rankscope.core.scheduler import add_scheduler, using
 from rankscope.corpora.cli import add_fields, parsed_fields
 from rankscope.corpora.foreign import read_qrels, read_run
 from rankscope.evaluation.coverage import coverage_notes
@@ -89,6 +90,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--strict", action="store_true", help="queries in only one of the files, or no judged document retrieved, fail"
     )
     add_fields(parser)
+    add_scheduler(parser, "partitions of the queries are scored there as tasks; the numbers are the same, bit for bit")
     parser.set_defaults(func=run_evaluate)
     parser.__class__ = _IntermixedParser  # add_parser builds the hub's class; only the parsing differs
 
@@ -124,11 +126,12 @@ def run_evaluate(args: argparse.Namespace, out: TextIO | None = None) -> int:
         raise RankscopeError(f"a run file is listed twice: {paths}")
     baseline = _baseline(args.baseline, paths)
     fields = parsed_fields(args.fields)
-    qrels = read_qrels(args.qrels, fields.get("qrels"))
-    results = {
-        path: _evaluate_file(qrels, read_run(path, fields.get("run")), path, metrics, args, named=len(paths) > 1)
-        for path in paths
-    }
+    with using(args.scheduler) as client:
+        qrels = read_qrels(args.qrels, fields.get("qrels"))
+        results = {
+            path: _evaluate_file(qrels, read_run(path, fields.get("run")), path, metrics, args, client, len(paths) > 1)
+            for path in paths
+        }
     if len(results) == 1:
         _print_one(results[paths[0]], args, out)
     else:
@@ -137,9 +140,16 @@ def run_evaluate(args: argparse.Namespace, out: TextIO | None = None) -> int:
 
 
 def _evaluate_file(
-    qrels: pd.DataFrame, run: pd.DataFrame, path: str, metrics: list[str], args: argparse.Namespace, named: bool
+    qrels: pd.DataFrame,
+    run: pd.DataFrame,
+    path: str,
+    metrics: list[str],
+    args: argparse.Namespace,
+    client: Any,
+    named: bool,
 ) -> EvaluationResult:
-    """Say (or with --strict refuse) what the run read from ``path`` shares with the qrels, score it.
+    """Say (or with --strict refuse) what the run read from ``path`` shares with the qrels, score it
+    (on ``client``'s cluster unless None).
 
     ``named``: several runs, so each warning starts with the run's path."""
     notes = coverage_notes(qrels, run)
@@ -154,6 +164,7 @@ def _evaluate_file(
         judged_only=args.judged_only,
         exclude_unjudged=args.exclude_unjudged,
         ignore_self=args.ignore_self,
+        scheduler=client,
     )
 
 

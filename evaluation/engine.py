@@ -13,7 +13,8 @@ Which queries count (trec_eval ``-c`` by default):
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+from typing import Any, NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -21,7 +22,7 @@ import pandas as pd
 from rankscope.core.errors import RankscopeError, SchemaError
 from rankscope.corpora.foreign import as_table
 from rankscope.corpora.schema import validate
-from rankscope.evaluation.metrics import DEFAULT_METRICS, parse_metrics
+from rankscope.evaluation.metrics import DEFAULT_METRICS, Metric, parse_metrics
 from rankscope.evaluation.ranking import judge_run
 from rankscope.evaluation.results import EvaluationResult
 
@@ -35,6 +36,7 @@ def evaluate(
     judged_only: bool = False,
     exclude_unjudged: bool = False,
     ignore_self: bool = False,
+    scheduler: Any = None,
 ) -> EvaluationResult:
     """Score ``run`` (``query_id, doc_id, score[, rank]``) against ``qrels`` (``query_id, doc_id, relevance``).
 
@@ -46,6 +48,10 @@ def evaluate(
     is >= ``relevance_level``; nDCG uses the graded labels. ``ignore_self`` drops run
     rows whose doc_id equals their query_id (BEIR does so silently for ArguAna and
     Quora, where queries are documents of the corpus). Neither frame is modified.
+
+    ``scheduler`` (``local:N``, a Dask scheduler's address or a connected ``distributed.Client``)
+    scores partitions of the queries there as tasks (:mod:`rankscope.evaluation.query_partitions`);
+    the result is the same, bit for bit.
     """
     parsed = parse_metrics(metrics)
     if isinstance(relevance_level, bool) or not isinstance(relevance_level, (int, np.integer)) or relevance_level < 1:
@@ -59,25 +65,50 @@ def evaluate(
     if ignore_self:
         other = run_doc != run_query
         run_query, run_doc, run_score = run_query[other], run_doc[other], run_score[other]
-    judged = judge_run(
+    columns = Columns(
         qrels["query_id"].to_numpy(dtype=object),
         qrels["doc_id"].to_numpy(dtype=object),
         qrels["relevance"].to_numpy(dtype=np.int64),
         run_query,
         run_doc,
         run_score,
-        relevance_level=int(relevance_level),
-        judged_only=judged_only,
     )
-    values = np.column_stack([metric.compute(judged) for metric in parsed])
-    unjudged = judged.num_rel == 0
-    query_ids = judged.query_ids
+    options = {"relevance_level": int(relevance_level), "judged_only": judged_only}
+    if scheduler is None:
+        query_ids, values, unjudged = score_queries(columns, parsed, **options)
+    else:
+        from rankscope.core.scheduler import using
+        from rankscope.evaluation.query_partitions import partitioned_scores
+
+        with using(scheduler) as client:
+            query_ids, values, unjudged = partitioned_scores(columns, parsed, client=client, **options)
     if exclude_unjudged:
         query_ids, values = query_ids[~unjudged], values[~unjudged]
         if len(query_ids) == 0:
             raise RankscopeError("exclude_unjudged: no evaluated query has a relevant judgment")
     names = tuple(metric.name for metric in parsed)
     return EvaluationResult.from_matrix(query_ids, names, values, int(unjudged.sum()))
+
+
+class Columns(NamedTuple):
+    """What :func:`~rankscope.evaluation.ranking.judge_run` reads, as 1-d arrays (ids as ``str`` objects)."""
+
+    qrels_query: np.ndarray
+    qrels_doc: np.ndarray
+    qrels_label: np.ndarray
+    run_query: np.ndarray
+    run_doc: np.ndarray
+    run_score: np.ndarray
+
+
+def score_queries(
+    columns: Columns, metrics: Sequence[Metric], *, relevance_level: int, judged_only: bool
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The evaluated queries (:func:`~rankscope.evaluation.ranking.evaluated_queries` order), their
+    values (one column per metric) and which of them have no relevant judgment."""
+    judged = judge_run(*columns, relevance_level=relevance_level, judged_only=judged_only)
+    values = np.column_stack([metric.compute(judged) for metric in metrics])
+    return judged.query_ids, values, judged.num_rel == 0
 
 
 def _run_columns(run: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -243,13 +243,17 @@ def err(j: Judged, k: int | None = None) -> np.ndarray:
     if len(j.label) and int(j.label.max()) > ERR_MAX_GRADE:
         raise RankscopeError(f"err: labels go up to {ERR_MAX_GRADE} (gdeval's scale), found {int(j.label.max())}")
     keep = j.label > 0 if k is None else (j.label > 0) & (j.pos < k)
-    q, pos = j.q[keep], j.pos[keep]
-    stop = (np.exp2(j.label[keep].astype(np.float64)) - 1.0) / 2.0**ERR_MAX_GRADE
-    log_go_on = np.cumsum(np.log1p(-stop))  # log of prod (1 - R) up to and including each row, across queries
-    before = log_go_on - np.log1p(-stop)  # ... strictly before each row
-    first = np.arange(len(q)) - group_positions(q, j.n_queries)
-    reached = np.exp(before - before[first])
-    return j.per_query_sum(stop * reached / (pos + 1.0), q)
+    q, pos, grade = j.q[keep], j.pos[keep], j.label[keep]
+    first = np.arange(len(q)) - group_positions(q, j.n_queries)  # of each row's query
+    # log of prod (1 - R) over the documents above each row in its query, from whole counts per
+    # grade: exact counts, so a query's value never depends on the queries numbered before it
+    log_reached = np.zeros(len(q))
+    for g in range(1, ERR_MAX_GRADE + 1):
+        is_g = (grade == g).astype(np.int64)
+        above = np.cumsum(is_g) - is_g
+        log_reached += (above - above[first]) * np.log1p(-(2.0**g - 1.0) / 2.0**ERR_MAX_GRADE)
+    stop = (np.exp2(grade.astype(np.float64)) - 1.0) / 2.0**ERR_MAX_GRADE
+    return j.per_query_sum(stop * np.exp(log_reached) / (pos + 1.0), q)
 
 
 def rbp(j: Judged, k: int | None = None, p: float = 0.8) -> np.ndarray:

@@ -190,6 +190,11 @@ class Metric:
     rel: int | None = None
     params: tuple[tuple[str, float], ...] = ()
 
+    @property
+    def built_in(self) -> bool:
+        """False for a measure added with :func:`define` (it exists in this process only)."""
+        return self.family in _BUILT_IN
+
     def compute(self, judged: Judged) -> PerQuery:
         """One value per query of ``judged`` (at this metric's own relevance level if it sets one)."""
         family = FAMILIES[self.family]
@@ -202,7 +207,7 @@ class Metric:
             values = family.threshold(judged, self.threshold)  # type: ignore[misc]
         else:
             values = family.whole(judged, **params)  # type: ignore[misc]
-        if self.family in _BUILT_IN:
+        if self.built_in:
             return values
         return _checked_values(self.name, values, judged.n_queries)
 

@@ -116,12 +116,8 @@ def judge_run(
     1-d arrays (ids as ``str`` objects) and are not modified. Duplicate (query,
     document) pairs in either input raise :class:`SchemaError`.
     """
-    query_ids = np.sort(pd.unique(qrels_query))  # code point order == UTF-8 byte order
     run_names, run_codes = _query_codes(run_query)
-    if judged_only:
-        query_ids = query_ids[pd.Index(query_ids).isin(run_names)]
-        if len(query_ids) == 0:
-            raise RankscopeError("judged_only: no query appears in both the qrels and the run")
+    query_ids = evaluated_queries(qrels_query, run_names, judged_only)
     n_queries = len(query_ids)
     query_index = pd.Index(query_ids)  # one hash table for both lookups
     run_q = query_index.get_indexer(run_names)[run_codes]
@@ -168,6 +164,17 @@ def judge_run(
         run_q=run_q,
         run_score=run_score,
     )
+
+
+def evaluated_queries(qrels_query: np.ndarray, run_names: np.ndarray, judged_only: bool) -> np.ndarray:
+    """The queries evaluated, in the order they are numbered: the qrels' (only those also among
+    ``run_names`` when ``judged_only``), sorted by code point, which is the UTF-8 byte order."""
+    query_ids = np.sort(pd.unique(qrels_query))
+    if judged_only:
+        query_ids = query_ids[pd.Index(query_ids).isin(run_names)]
+        if len(query_ids) == 0:
+            raise RankscopeError("judged_only: no query appears in both the qrels and the run")
+    return query_ids
 
 
 def _query_codes(run_query: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

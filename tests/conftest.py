@@ -47,6 +47,18 @@ def _no_progress_bars(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.fixture(scope="session")
+def dask_client() -> Iterator[object]:
+    """One Dask LocalCluster of 2 worker processes on loopback for every test that needs a cluster
+    (starting one costs seconds); skipped without the distributed extra."""
+    distributed = pytest.importorskip("distributed")
+    with distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, host="127.0.0.1", dashboard_address="127.0.0.1:0"
+    ) as cluster:
+        with distributed.Client(cluster) as client:
+            yield client
+
+
+@pytest.fixture(scope="session")
 def trec_eval_dir() -> Path:
     """trec_eval's own test files: RANKSCOPE_TREC_EVAL_TEST, else ``trec_eval-test/`` beside the collections."""
     env = os.environ.get("RANKSCOPE_TREC_EVAL_TEST")

@@ -80,6 +80,17 @@ def connect(spec: str) -> Iterator[Any]:
         yield client
 
 
+@contextlib.contextmanager
+def using(scheduler: Any) -> Iterator[Any]:
+    """A client for ``scheduler``: None gives None (this process), a spec is :func:`connect`-ed and
+    closed on exit, a connected ``distributed.Client`` is used as it is and left open."""
+    if scheduler is None or not isinstance(scheduler, str):
+        yield scheduler
+        return
+    with connect(scheduler) as client:
+        yield client
+
+
 def worker_count(client: Any) -> int:
     """Workers the scheduler has now (at least 1: work waits for a worker to join)."""
     return max(1, len(client.scheduler_info()["workers"]))

@@ -14,8 +14,6 @@ import pytest
 
 pytest.importorskip("distributed")
 
-from distributed import Client, LocalCluster  # noqa: E402
-
 from rankscope.cli import main  # noqa: E402
 from rankscope.core import scheduler  # noqa: E402
 from rankscope.corpora import load_dataset  # noqa: E402
@@ -24,47 +22,40 @@ from rankscope.retrieval.sharded import sharded_search  # noqa: E402
 
 
 @pytest.fixture(scope="module")
-def client():
-    with LocalCluster(n_workers=2, threads_per_worker=1, host="127.0.0.1", dashboard_address="127.0.0.1:0") as cluster:
-        with Client(cluster) as connected:
-            yield connected
-
-
-@pytest.fixture(scope="module")
 def cranfield(data_dir: Path):
     return load_dataset(str(data_dir / "cranfield"))
 
 
 @pytest.mark.parametrize(("spec", "shards"), [("bm25", 3), ("bm25:variant=okapi,k1=0.9,b=0.4", 2)])
-def test_sharded_run_equals_the_single_process_run(client, cranfield, spec: str, shards: int) -> None:
+def test_sharded_run_equals_the_single_process_run(dask_client, cranfield, spec: str, shards: int) -> None:
     """okapi's idf floor uses the mean idf of the whole vocabulary: the global statistics, not a shard's."""
     single = make_retriever(spec).index(cranfield.corpus).search(cranfield.queries, k=100)
-    sharded = sharded_search(make_retriever(spec), cranfield.corpus, cranfield.queries, 100, client, shards=shards)
+    sharded = sharded_search(make_retriever(spec), cranfield.corpus, cranfield.queries, 100, dask_client, shards=shards)
     pd.testing.assert_frame_equal(sharded, single, check_exact=True)
 
 
-def test_a_worker_killed_mid_search_changes_nothing(client, cranfield) -> None:
+def test_a_worker_killed_mid_search_changes_nothing(dask_client, cranfield) -> None:
     """The worker holding a shard's counts is killed while the search runs; Dask computes its tasks again."""
     single = make_retriever("bm25").index(cranfield.corpus).search(cranfield.queries, k=100)
     found: dict[str, pd.DataFrame] = {}
     search = threading.Thread(
         target=lambda: found.update(
-            run=sharded_search(make_retriever("bm25"), cranfield.corpus, cranfield.queries, 100, client, shards=6)
+            run=sharded_search(make_retriever("bm25"), cranfield.corpus, cranfield.queries, 100, dask_client, shards=6)
         )
     )
-    pids = client.run(os.getpid)
+    pids = dask_client.run(os.getpid)
     search.start()
     deadline = time.monotonic() + 60
-    while not any(client.has_what().values()) and time.monotonic() < deadline:
+    while not any(dask_client.has_what().values()) and time.monotonic() < deadline:
         time.sleep(0.005)
-    holder = next(worker for worker, keys in client.has_what().items() if keys)
+    holder = next(worker for worker, keys in dask_client.has_what().items() if keys)
     assert search.is_alive()  # killed mid-search, not after it
     os.kill(pids[holder], signal.SIGKILL)
     search.join(timeout=120)
     assert not search.is_alive()
     pd.testing.assert_frame_equal(found["run"], single, check_exact=True)
-    client.wait_for_workers(2, timeout=60)  # the nanny restarted it
-    assert holder not in client.has_what() or pids[holder] not in client.run(os.getpid).values()
+    dask_client.wait_for_workers(2, timeout=60)  # the nanny restarted it
+    assert holder not in dask_client.has_what() or pids[holder] not in dask_client.run(os.getpid).values()
 
 
 def test_cli_search_with_local_2_writes_the_same_bytes(data_dir: Path, tmp_path: Path) -> None:
