@@ -97,7 +97,7 @@ def run_datasets(args: argparse.Namespace) -> int:
         return run_export(args)
     if args.out is not None or args.fields is not None:
         raise RankscopeError("--out and --fields go with 'rankscope datasets export NAME --out DIR'")
-    from rankscope.corpora.load import cache_root, data_root
+    from rankscope.corpora.paths import cache_root, data_root
 
     rows = [_known_row(name) for name in COLLECTIONS] + [_folder_row(folder) for folder in args.extra]
     if args.format == "json":

@@ -27,7 +27,7 @@ from rankscope.corpora.beir import is_beir_folder, read_beir
 from rankscope.corpora.dataset import Dataset
 from rankscope.corpora.download import fetch
 from rankscope.corpora.integrity import check_counts, check_files, record_checksums, recorded_checksums
-from rankscope.corpora.paths import first_file
+from rankscope.corpora.paths import cache_root, data_root, first_file
 from rankscope.corpora.registry import COLLECTIONS, Collection, get_collection
 from rankscope.corpora.smart import SPECS, detect_smart, read_smart
 from rankscope.corpora.tabular import Columns, read_table
@@ -45,18 +45,6 @@ class Location:
     path: Path | None
     source: str  # "RANKSCOPE_DATA", "cache" or "" when not found locally
     tried: tuple[Path, ...]
-
-
-def data_root() -> Path | None:
-    """The folder ``RANKSCOPE_DATA`` names (searched first for a known collection), or None when unset."""
-    value = os.environ.get("RANKSCOPE_DATA", "")
-    return Path(value).expanduser() if value else None
-
-
-def cache_root() -> Path:
-    """Where downloads go and are looked for: ``$XDG_CACHE_HOME/rankscope`` (default ``~/.cache/rankscope``)."""
-    base = os.environ.get("XDG_CACHE_HOME", "")
-    return (Path(base).expanduser() if base else Path.home() / ".cache") / "rankscope"
 
 
 def locate(name: str) -> Location:

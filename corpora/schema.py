@@ -9,12 +9,15 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 from rankscope.core.errors import SchemaError
 from rankscope.corpora.checks import INTEGER
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 CORPUS_COLUMNS = ("doc_id", "title", "text")
 QUERY_COLUMNS = ("query_id", "text")
@@ -43,6 +46,8 @@ def validate(frame: pd.DataFrame, kind: str, source: str = "<DataFrame>") -> pd.
 
     The input frame is never modified.
     """
+    import pandas as pd
+
     if kind not in KINDS:
         raise ValueError(f"unknown table kind {kind!r}; expected one of {sorted(KINDS)}")
     if not isinstance(frame, pd.DataFrame):
@@ -126,6 +131,8 @@ def _tie_order(run: pd.DataFrame) -> tuple[np.ndarray | None, np.ndarray]:
     only within runs of tied scores, so a run with a million distinct documents
     never has to sort all of them.
     """
+    import pandas as pd
+
     n = len(run)
     query_codes = pd.factorize(run["query_id"].to_numpy())[0]
     scores = run["score"].to_numpy(dtype=np.float64)
@@ -145,6 +152,8 @@ def _tie_order(run: pd.DataFrame) -> tuple[np.ndarray | None, np.ndarray]:
 
 def _break_ties(order: np.ndarray, queries: np.ndarray, scores: np.ndarray, doc_ids: np.ndarray) -> np.ndarray:
     """Reorder each run of equal (query, score) rows by doc_id descending; ``order`` is not modified."""
+    import pandas as pd
+
     tied = (queries[1:] == queries[:-1]) & (scores[1:] == scores[:-1])
     if not tied.any():
         return order
@@ -161,6 +170,8 @@ def _break_ties(order: np.ndarray, queries: np.ndarray, scores: np.ndarray, doc_
 
 def _as_integer(values: pd.Series, col: str, kind: str, source: str) -> pd.Series:
     """Integers; text must be written as one (``"1e3"`` is refused, as every file reader refuses it)."""
+    import pandas as pd
+
     if not pd.api.types.is_numeric_dtype(values):
         text = values.astype(str)
         bad = ~text.str.fullmatch(INTEGER.pattern)
@@ -178,6 +189,8 @@ def _as_integer(values: pd.Series, col: str, kind: str, source: str) -> pd.Serie
 
 
 def _as_float(values: pd.Series, col: str, kind: str, source: str) -> pd.Series:
+    import pandas as pd
+
     numeric = pd.to_numeric(values, errors="coerce")
     bad = numeric.isna() | ~np.isfinite(numeric.fillna(0).to_numpy(dtype=float))
     if bad.any():

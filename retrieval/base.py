@@ -14,14 +14,15 @@ from __future__ import annotations
 import inspect
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, ClassVar, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, Union, runtime_checkable
 
 import numpy as np
-import pandas as pd
 
 from rankscope.core.errors import NotFittedError, RankscopeError, SchemaError, duplicate_message
-from rankscope.corpora.schema import sort_run, validate
 from rankscope.retrieval.params import Param, check_values
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 class UnknownDocumentError(RankscopeError, KeyError):
@@ -132,6 +133,8 @@ def document_texts(corpus: pd.DataFrame) -> tuple[list[str], list[str]]:
 
     The one place that decides what "the document" is, so all retrievers index the same text.
     """
+    from rankscope.corpora.schema import validate  # pandas: not loaded until there is data
+
     table = validate(corpus, "corpus", "corpus given to index()")
     duplicated = table["doc_id"].duplicated()
     if duplicated.any():
@@ -154,12 +157,14 @@ def doc_positions(doc_index: Mapping[str, int], doc_ids: Sequence[str]) -> np.nd
         raise UnknownDocumentError(f"score(): document {exc.args[0]!r} is not in the index") from None
 
 
-QueryInput = pd.DataFrame | str | Sequence[str] | Mapping[str, str]
+QueryInput = Union["pd.DataFrame", str, Sequence[str], Mapping[str, str]]
 """What ``search`` takes: a queries table, one query text, a list of texts, or ``{query_id: text}``."""
 
 
 def as_queries(queries: QueryInput) -> pd.DataFrame:
     """A queries table from any :data:`QueryInput`; a text or a list of texts gets ids "1", "2", ... in order."""
+    import pandas as pd
+
     if isinstance(queries, pd.DataFrame):
         return queries
     if isinstance(queries, str):
@@ -174,6 +179,8 @@ def as_queries(queries: QueryInput) -> pd.DataFrame:
 
 def query_texts(queries: QueryInput) -> tuple[list[str], list[str]]:
     """Validated query ids and texts."""
+    from rankscope.corpora.schema import validate
+
     table = validate(as_queries(queries), "queries", "queries given to search()")
     return table["query_id"].tolist(), table["text"].tolist()
 
@@ -199,6 +206,10 @@ def make_run(
     ``ordered=True`` says each pair is already in that order (as
     :func:`retrieval.topk.top_k` returns it), which skips the sort.
     """
+    import pandas as pd
+
+    from rankscope.corpora.schema import sort_run
+
     lengths = np.fromiter((len(d) for d in doc_ids), dtype=np.int64, count=len(doc_ids))
     if lengths.sum() == 0:
         return pd.DataFrame(

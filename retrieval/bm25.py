@@ -13,10 +13,9 @@ query by pseudo-relevance feedback from the same counts (:mod:`retrieval.prf`).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import scipy.sparse as sp
 
 from rankscope.retrieval import prf as feedback
 from rankscope.retrieval.analysis import ANALYZER
@@ -24,6 +23,9 @@ from rankscope.retrieval.bm25_weights import DEFAULT_DELTA, VARIANTS, posting_we
 from rankscope.retrieval.counts_retriever import CountsRetriever
 from rankscope.retrieval.params import Param, SpecError
 from rankscope.retrieval.registry import register
+
+if TYPE_CHECKING:
+    import scipy.sparse as sp
 
 
 @register("bm25")

@@ -114,7 +114,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run_search(args: argparse.Namespace) -> int:
-    from rankscope.corpora.trec import write_trec_run
     from rankscope.retrieval.registry import make_retriever, with_analyzer
 
     if (args.out is None) == (not args.query):
@@ -128,6 +127,8 @@ def run_search(args: argparse.Namespace) -> int:
     retriever = make_retriever(with_analyzer(args.retriever, args.analyzer))  # a bad spec fails before reading
     if args.scheduler is not None:
         return _search_sharded(args, retriever, k, started)
+    from rankscope.corpora.trec import write_trec_run  # pandas: loaded once the spec is known to be good
+
     dataset = load_reported(args.dataset, args.command, args.strict, args.fields)
     fingerprint = corpus_fingerprint(dataset.corpus["doc_id"].tolist())
     if args.index_dir is not None and (args.index_dir / META_FILE).is_file():

@@ -23,11 +23,9 @@ import warnings
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
-import pandas as pd
-import scipy.sparse as sp
 
 from rankscope.core.errors import EnvironmentValueError, RankscopeError, SchemaError, duplicate_message
 from rankscope.core.progress import progress
@@ -52,6 +50,10 @@ from rankscope.retrieval.storage import IndexFormatError, load_index, require_fi
 from rankscope.retrieval.streaming import DEFAULT_MEMORY_BUDGET, build_counts
 from rankscope.retrieval.termcounts import TermCounts
 from rankscope.retrieval.topk import TermBounds, sparse_top_k
+
+if TYPE_CHECKING:
+    import pandas as pd
+    import scipy.sparse as sp
 
 BATCH_CANDIDATES = 2_000_000
 """Postings visited per batch of queries (one query may exceed it alone): the unit of work
@@ -103,6 +105,8 @@ class CountsRetriever(Retriever):
         (doc_id, text) pairs (text as :func:`retrieval.base.document_text` makes it), read lazily
         and counted in bounded memory on ``workers`` processes (:mod:`retrieval.streaming`); the
         saved arrays are those ``index`` + ``save`` would write. The counts stay memory-mapped."""
+        import pandas as pd
+
         analyzer = get_analyzer(self.analyzer)
         built = build_counts(analyzer, documents, memory_budget=memory_budget, workers=workers)
         try:
@@ -135,10 +139,14 @@ class CountsRetriever(Retriever):
     def _query_vectors(self, texts: Sequence[str]) -> sp.csr_matrix:
         """Queries x terms weights that ``search`` and ``score`` multiply with ``weights_``
         (query feedback, :mod:`retrieval.prf`, replaces them with expanded queries)."""
+        import scipy.sparse as sp
+
         return sp.csr_matrix(self._query_weights(self.counts_.query_matrix(self.analyzer_, texts)))
 
     def _scores(self, texts: Sequence[str]) -> sp.csr_matrix:
         """Queries x documents scores; the stored entries of a row are that query's candidates."""
+        import scipy.sparse as sp
+
         return sp.csr_matrix(self._query_vectors(texts) @ self.weights_)
 
     def search(self, queries: QueryInput, k: int = 1000) -> pd.DataFrame:

@@ -28,10 +28,9 @@ import io
 import json
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
-import pandas as pd
 
 from rankscope.core.errors import FormatError, RankscopeError
 from rankscope.core.fileio import atomic_write, read_lines
@@ -51,6 +50,9 @@ from rankscope.retrieval.params import Param, SpecError
 from rankscope.retrieval.pooling import l2_normalise
 from rankscope.retrieval.registry import register
 from rankscope.retrieval.storage import IndexFormatError, load_index, require_fields, save_index
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 PRECOMPUTED = "precomputed"
 CACHE_FORMAT = 1
@@ -295,7 +297,7 @@ def corpus_fingerprint(doc_ids: Sequence[str], texts: Sequence[str]) -> str:
 
 def cache_path(identity: str, doc_ids: Sequence[str], texts: Sequence[str]) -> Path:
     """``<cache>/embeddings/<sha256 of encoder identity + corpus fingerprint>.npy``."""
-    from rankscope.corpora.load import cache_root
+    from rankscope.corpora.paths import cache_root
 
     key = json.dumps([CACHE_FORMAT, identity, corpus_fingerprint(doc_ids, texts)])
     return cache_root() / "embeddings" / f"{hashlib.sha256(key.encode('utf-8')).hexdigest()}.npy"

@@ -27,14 +27,17 @@ import hashlib
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from types import ModuleType
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 from rankscope.core.progress import progress_slices
 from rankscope.retrieval.base import make_run
 from rankscope.retrieval.params import Param
 from rankscope.retrieval.storage import IndexFormatError
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 INDEX_KINDS = ("flat", "hnsw", "ivf")
 TIE_TOLERANCE = 1e-5

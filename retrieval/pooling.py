@@ -20,8 +20,12 @@ no known word stays the zero vector and is reported as empty by the callers.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
-import scipy.sparse as sp
+
+if TYPE_CHECKING:
+    import scipy.sparse as sp
 
 POOLINGS = ("mean", "idf", "sif")
 SIF_A = 1e-3
@@ -54,6 +58,8 @@ def word_weights(
 
 def pool(counts: sp.csr_matrix, vectors: np.ndarray, weights: np.ndarray, pooling: str) -> np.ndarray:
     """Unnormalised text vectors (float64), one row per row of ``counts``; empty rows are zero."""
+    import scipy.sparse as sp
+
     weighted = sp.csr_matrix(counts.multiply(weights[np.newaxis, :]))
     summed = np.asarray(weighted @ np.asarray(vectors, dtype=np.float64))
     # SIF divides by the number of tokens; the means divide by the sum of their weights.

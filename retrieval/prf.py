@@ -54,14 +54,16 @@ Terrier's.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import scipy.sparse as sp
 
 from rankscope.retrieval.params import Param, SpecError
 from rankscope.retrieval.termcounts import TermCounts
 from rankscope.retrieval.topk import sparse_top_k
+
+if TYPE_CHECKING:
+    import scipy.sparse as sp
 
 METHODS = ("none", "rm3", "bo1")
 DEFAULTS = {"rm3": {"fb_docs": 10, "fb_terms": 10, "weight": 0.5}, "bo1": {"fb_docs": 3, "fb_terms": 10}}
@@ -118,6 +120,8 @@ def expand(
     query's analysed tokens (out-of-vocabulary ones included: they count in RM3's
     query length and Bo1's number of query terms, as in Anserini and Terrier).
     """
+    import scipy.sparse as sp
+
     rows, docs, scores = first_pass(query_terms, term_weights, counts.doc_id_rank, fb_docs)
     if prf == "rm3":
         model = relevance_model(counts, rows, docs, scores, query_terms.shape[0], fb_terms)
@@ -148,6 +152,8 @@ def relevance_model(
     counts: TermCounts, rows: np.ndarray, docs: np.ndarray, scores: np.ndarray, n_queries: int, fb_terms: int
 ) -> sp.csr_matrix:
     """RM1 of each query (queries x terms, rows summing to 1), steps 1-2 of RM3 above."""
+    import scipy.sparse as sp
+
     entry, terms, tf = _feedback_postings(counts, docs)
     keep = rm3_eligible(counts)[terms]
     entry, terms, tf = entry[keep], terms[keep], tf[keep]
@@ -174,6 +180,8 @@ def bo1_query(
     fb_terms: int,
 ) -> sp.csr_matrix:
     """Terrier's parameter-free Bo1 expansion added to the max-normalised query (steps 1-4 above)."""
+    import scipy.sparse as sp
+
     shape = (query_terms.shape[0], counts.n_terms)
     entry, terms, tf = _feedback_postings(counts, docs)
     bag = _summed(rows[entry], terms, tf, shape)  # tfx per query and term
@@ -235,6 +243,8 @@ def _feedback_postings(counts: TermCounts, docs: np.ndarray) -> tuple[np.ndarray
 
 def _summed(rows: np.ndarray, columns: np.ndarray, values: np.ndarray, shape: tuple[int, int]) -> sp.csr_matrix:
     """A CSR matrix adding up ``values`` at (row, column); sorted indices, explicit zeros kept out."""
+    import scipy.sparse as sp
+
     matrix = sp.csr_matrix((values, (rows, columns)), shape=shape)
     matrix.sum_duplicates()
     return matrix

@@ -12,10 +12,9 @@ rank-bm25's model is rebuilt on load (rank-bm25 only uses counts and lengths).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 
 from rankscope.core.progress import progress
 from rankscope.retrieval.base import QueryInput, check_k, doc_positions, make_run, query_texts
@@ -24,6 +23,9 @@ from rankscope.retrieval.bm25_weights import DEFAULT_DELTA
 from rankscope.retrieval.params import changed
 from rankscope.retrieval.registry import register
 from rankscope.retrieval.topk import top_k
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 def _rank_bm25_model(

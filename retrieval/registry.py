@@ -38,24 +38,24 @@ from rankscope.retrieval.base import Retriever
 from rankscope.retrieval.params import SpecError, parse_values
 from rankscope.retrieval.storage import META_FILE, IndexFormatError, read_meta, verify_index
 
-BUILTIN_MODULES = (
-    "rankscope.retrieval.bm25",
-    "rankscope.retrieval.rank_bm25_backend",
-    "rankscope.retrieval.tfidf",
-    "rankscope.retrieval.word2vec",
-    "rankscope.retrieval.fusion",
-    "rankscope.retrieval.dense",
-    "rankscope.retrieval.rerank",
-    "rankscope.retrieval.engines.pisa",
-    "rankscope.retrieval.engines.lucene",
-)
-"""Modules whose import registers the built-in retrievers (missing ones are skipped)."""
+BUILTINS = {
+    "bm25": "rankscope.retrieval.bm25",
+    "rank_bm25": "rankscope.retrieval.rank_bm25_backend",
+    "tfidf": "rankscope.retrieval.tfidf",
+    "w2v": "rankscope.retrieval.word2vec",
+    "hybrid": "rankscope.retrieval.fusion",
+    "dense": "rankscope.retrieval.dense",
+    "rerank": "rankscope.retrieval.rerank",
+    "pisa": "rankscope.retrieval.engines.pisa",
+    "lucene": "rankscope.retrieval.engines.lucene",
+}
+"""Each built-in retriever's name and the module whose import registers it: a lookup imports only
+the module it needs, so checking ``bm25:k1=-1`` never loads gensim, faiss or torch."""
 
 ENTRY_POINT_GROUP = "rankscope.retrievers"
 """The entry-point group third-party packages register retrievers in."""
 
 _REGISTRY: dict[str, type[Retriever]] = {}
-_builtins_loaded = False
 
 
 __all__ = [
@@ -88,29 +88,26 @@ def register(name: str) -> typing.Callable[[type[Retriever]], type[Retriever]]:
     return decorator
 
 
-def _load_builtins() -> None:
-    global _builtins_loaded
-    if _builtins_loaded:
-        return
-    for module in BUILTIN_MODULES:
-        try:
-            importlib.import_module(module)
-        except ModuleNotFoundError as exc:
-            if exc.name != module:
-                raise
-    _builtins_loaded = True
+def _load_builtin(module: str) -> None:
+    """Import a built-in retriever's module (one whose optional dependency is missing is skipped)."""
+    try:
+        importlib.import_module(module)
+    except ModuleNotFoundError as exc:
+        if exc.name != module:
+            raise
 
 
 def available() -> list[str]:
     """Names of every retriever: registered ones and installed packages' entry points, sorted."""
-    _load_builtins()
+    for module in dict.fromkeys(BUILTINS.values()):
+        _load_builtin(module)
     return sorted(set(_REGISTRY) | {entry.name for entry in _entry_points()})
 
 
 def retriever_class(name: str) -> type[Retriever]:
     """The class registered under ``name`` (built-ins first, then installed packages' entry points)."""
-    if name not in _REGISTRY:
-        _load_builtins()
+    if name not in _REGISTRY and name in BUILTINS:
+        _load_builtin(BUILTINS[name])
     if name not in _REGISTRY:
         _load_entry_point(name)
     if name not in _REGISTRY:

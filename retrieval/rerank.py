@@ -27,10 +27,9 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import numpy as np
-import pandas as pd
 
 from rankscope.core.errors import RankscopeError
 from rankscope.retrieval.base import (
@@ -45,6 +44,9 @@ from rankscope.retrieval.base import (
 from rankscope.retrieval.params import Param
 from rankscope.retrieval.registry import load_retriever, make_retriever, parse_spec, register
 from rankscope.retrieval.storage import IndexFormatError, load_index, require_fields, save_index
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 PARTS = ("first", "by")
 
@@ -165,6 +167,8 @@ class RerankRetriever(Retriever):
 
     def score(self, query: str, doc_ids: Sequence[str]) -> np.ndarray:
         """The scores :meth:`search` gives: reranked in the top ``depth``, shifted first-stage scores below."""
+        import pandas as pd
+
         self._check_fitted("first_")
         doc_ids = [str(d) for d in doc_ids]
         scores = np.asarray(self.first_.score(query, doc_ids), dtype=np.float64)  # also checks the ids

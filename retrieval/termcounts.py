@@ -12,13 +12,15 @@ import itertools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
-import scipy.sparse as sp
 
 from rankscope.core.progress import progress_slices
 from rankscope.retrieval.analysis import Analyzer
+
+if TYPE_CHECKING:
+    import scipy.sparse as sp
 
 
 @dataclass(frozen=True, eq=False)
@@ -77,6 +79,8 @@ class TermCounts:
     @cached_property
     def by_doc(self) -> sp.csr_matrix:
         """Documents x terms counts (document-major), for reading whole documents (feedback)."""
+        import scipy.sparse as sp
+
         return sp.csr_matrix(self.matrix(self.tf).T)
 
     @cached_property
@@ -95,6 +99,8 @@ class TermCounts:
 
     def matrix(self, values: np.ndarray) -> sp.csr_matrix:
         """A term x document CSR matrix with the postings' structure and the given values."""
+        import scipy.sparse as sp
+
         return sp.csr_matrix((values, self.postings, self.indptr), shape=(self.n_terms, self.n_docs))
 
     def query_matrix(self, analyzer: Analyzer, texts: Sequence[str]) -> sp.csr_matrix:
@@ -125,6 +131,8 @@ class TermCounts:
         within a term, counts that are positive integers, document lengths that equal the sum
         of their counts, a sorted vocabulary and unique document ids: O(postings), no re-analysis.
         """
+        import pandas as pd
+
         n_terms, n_docs = len(self.vocabulary), len(self.doc_ids)
         expected = {
             "indptr": (np.int64, n_terms + 1),
@@ -174,6 +182,8 @@ def count_postings(
 
 def _count_matrix(term_ids: np.ndarray, lengths: np.ndarray, n_terms: int) -> sp.csr_matrix:
     """Texts x terms CSR with one entry of 1 per token (repeats not yet summed)."""
+    import scipy.sparse as sp
+
     indptr = np.concatenate([[0], np.cumsum(lengths)])
     data = np.ones(len(term_ids), dtype=np.float32)
     return sp.csr_matrix((data, term_ids, indptr), shape=(len(lengths), n_terms))

@@ -18,13 +18,17 @@ counts are saved. Only documents sharing a term with the query are candidates.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
-import scipy.sparse as sp
 
 from rankscope.retrieval.analysis import ANALYZER
 from rankscope.retrieval.counts_retriever import CountsRetriever
 from rankscope.retrieval.params import Param
 from rankscope.retrieval.registry import register
+
+if TYPE_CHECKING:
+    import scipy.sparse as sp
 
 VARIANTS = ("cosine", "classic")
 
@@ -40,6 +44,8 @@ class TfidfRetriever(CountsRetriever):
 
     def _fit(self) -> None:
         """Weight the stored counts for the current variant (terms x documents)."""
+        import scipy.sparse as sp
+
         counts = self.counts_
         if self.variant == "classic":
             idf = np.log(counts.n_docs / np.maximum(counts.df, 1))
@@ -73,6 +79,8 @@ def sublinear_tfidf(counts: sp.csr_matrix, idf: np.ndarray) -> sp.csr_matrix:
     ``TfidfTransformer(sublinear_tf=True).transform``: each row's squared norm summed in
     storage order, one term after the other, as its ``inplace_csr_row_normalize_l2`` does,
     so the weights are bitwise scikit-learn's. Rows of zeros stay zero."""
+    import scipy.sparse as sp
+
     out = sp.csr_matrix(counts, dtype=np.float64, copy=True)
     data = out.data
     np.log(data, out=data)

@@ -18,9 +18,12 @@ same documents, same order), kept to test the kernel against.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
-import scipy.sparse as sp
+
+if TYPE_CHECKING:
+    import scipy.sparse as sp
 
 try:
     from rankscope.retrieval import _sparse_topk

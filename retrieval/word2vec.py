@@ -28,11 +28,9 @@ import warnings
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
-import scipy.sparse as sp
 
 from rankscope.core.progress import progress, progress_slices
 from rankscope.retrieval.analysis import (
@@ -65,6 +63,10 @@ from rankscope.retrieval.word_vectors import (
     oov_rate,
     read_vector_file,
 )
+
+if TYPE_CHECKING:
+    import pandas as pd
+    import scipy.sparse as sp
 
 VECTORS_FILE = "vectors.bin"
 _SEARCH_TIME = ("ef_search", "nprobe")
@@ -287,6 +289,8 @@ class Word2VecRetriever(FaissSearch, Retriever):
     @classmethod
     def load(cls, directory: str | Path) -> Word2VecRetriever:
         """Open a saved index; the word vectors and FAISS index must match the checksums in meta.json."""
+        import scipy.sparse as sp
+
         meta, arrays = load_index(directory, cls.name)
         require_fields(meta, directory, {"params": dict, "analyzer": dict, "total_tokens": int, "sha256": dict})
         params = dict(meta["params"])
@@ -410,6 +414,8 @@ def _word2vec_bytes(keyed: Any) -> bytes:
 
 def _count_matrix(token_lists: Sequence[Sequence[str]], key_to_index: dict[str, int]) -> sp.csr_matrix:
     """Texts x embedding vocabulary: how often each known word occurs in each text."""
+    import scipy.sparse as sp
+
     lengths = np.fromiter((len(t) for t in token_lists), dtype=np.int64, count=len(token_lists))
     tokens = itertools.chain.from_iterable(token_lists)
     ids = np.fromiter(map(key_to_index.get, tokens, itertools.repeat(-1)), dtype=np.int64, count=int(lengths.sum()))

@@ -170,6 +170,31 @@ def test_cli_start_up_loads_only_the_named_command(tmp_path: Path, argv: list[st
     assert python_in(tmp_path, code).strip().splitlines()[-1] == f"{loaded!r} False False"
 
 
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        ("bm25:k1=-1", "bm25: k1=-1 is not allowed; k1 must be a float in [0, inf)"),
+        ("bm25:variant=nope", "bm25: variant=nope is not allowed; variant must be one of okapi, lucene, bm25l, bm25+"),
+        ("hybrid:method=x", "hybrid: method=x is not allowed; method must be one of rrf, combsum"),
+        ("lucene:b=7", "lucene: b=7 is not allowed; b must be a float in [0, 1]"),
+    ],
+)
+def test_a_bad_spec_is_refused_before_pandas_or_scipy_load(tmp_path: Path, spec: str, message: str) -> None:
+    """The whole ``rankscope search`` with a bad spec: one line, exit 2, and neither pandas nor scipy
+    imported (each costs most of a second), so the answer comes at once."""
+    code = (
+        "import sys\n"
+        "from rankscope.cli import main\n"
+        f"argv = ['search', '--dataset', 'cranfield', '--retriever', {spec!r}, '--out', 'x.trec']\n"
+        "status = main(argv)\n"
+        "print(status, 'pandas' in sys.modules, 'scipy' in sys.modules)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True)
+    assert done.stdout.strip() == "2 False False", done.stderr
+    assert done.stderr == f"rankscope search: error: {message}\n"
+    assert not (tmp_path / "x.trec").exists()
+
+
 def test_command_table_names_each_module_commands() -> None:
     """rankscope.cli.COMMANDS says which module registers each command; each module registers exactly those."""
     import argparse

@@ -21,10 +21,9 @@ import sys
 import tempfile
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
-import pandas as pd
 
 from rankscope.core.errors import RankscopeError
 from rankscope.retrieval.base import (
@@ -39,6 +38,9 @@ from rankscope.retrieval.base import (
 from rankscope.retrieval.storage import IndexFormatError, load_index, plain_name, require_fields, save_index
 from rankscope.retrieval.termcounts import doc_id_ranks
 from rankscope.retrieval.topk import top_k
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 TIE_MARGIN = 64
 """Hits asked beyond ``k``; a tie running past them makes the engine return every hit for that query."""

@@ -18,7 +18,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from rankscope.corpora.load import cache_root
+from rankscope.corpora.paths import cache_root
 from rankscope.retrieval.engines.common import EngineError
 
 

@@ -14,15 +14,17 @@ from __future__ import annotations
 import importlib.util
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 
 from rankscope.retrieval.counts_retriever import search_threads
 from rankscope.retrieval.engines.common import EngineRetriever, Hits, engine_output
 from rankscope.retrieval.params import Param
 from rankscope.retrieval.registry import register
+
+if TYPE_CHECKING:
+    pass
 
 STEMMERS = ("porter2", "krovetz", "none")
 STOPWORDS = ("terrier", "lucene", "none")
@@ -61,6 +63,8 @@ class PisaRetriever(EngineRetriever):
         return [self.engine_dir_ / name for name in _INDEX_FILES]
 
     def _hits(self, texts: Sequence[str], depth: int) -> list[Hits]:
+        import pandas as pd
+
         queries = pd.DataFrame({"qid": [str(i) for i in range(len(texts))], "query": list(texts)})
         with engine_output("PISA"):
             engine = self._transformer()

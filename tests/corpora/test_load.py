@@ -14,7 +14,8 @@ import pytest
 from rankscope import corpora
 from rankscope.core.errors import DatasetNotFoundError, FormatError
 from rankscope.corpora import download, registry
-from rankscope.corpora.load import cache_root, load_dataset, locate
+from rankscope.corpora.load import load_dataset, locate
+from rankscope.corpora.paths import cache_root
 from rankscope.corpora.registry import Collection
 
 DOCS = ".I 1\n.T\nwing\n.W\nwing lift\n.I 2\n.T\nslab\n.W\nheat slab\n"

@@ -16,7 +16,7 @@ pytest.importorskip("faiss")
 
 from rankscope.core.errors import FormatError  # noqa: E402
 from rankscope.corpora.dataset import Dataset  # noqa: E402
-from rankscope.corpora.load import cache_root  # noqa: E402
+from rankscope.corpora.paths import cache_root  # noqa: E402
 from rankscope.retrieval import encoders  # noqa: E402
 from rankscope.retrieval.dense import DenseRetriever  # noqa: E402
 from rankscope.retrieval.registry import load_retriever, make_retriever  # noqa: E402

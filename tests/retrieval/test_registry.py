@@ -84,3 +84,26 @@ def test_commas_inside_brackets_do_not_split_and_unbalanced_brackets_are_errors(
         parse_spec("bm25:k1=(0.9,b=0.4")
     with pytest.raises(SpecError, match=r"parameters 'k1=\)0.9': unbalanced '\)' at position 3"):
         parse_spec("bm25:k1=)0.9")
+
+
+def test_builtin_table_names_the_module_that_registers_each_retriever() -> None:
+    """``BUILTINS`` lets a lookup import one module; it must say truly which module registers each name,
+    and list every retriever the package's own modules register."""
+    from rankscope.retrieval.registry import _REGISTRY, BUILTINS
+
+    available()
+    own = {name: cls.__module__ for name, cls in _REGISTRY.items() if cls.__module__.startswith("rankscope.")}
+    importable = {name: module for name, module in BUILTINS.items() if name in _REGISTRY}
+    assert own == importable
+    assert {"bm25", "tfidf", "hybrid", "rerank", "rank_bm25", "w2v"} <= set(own)
+
+
+def test_looking_up_one_builtin_imports_only_its_module() -> None:
+    code = (
+        "import sys\n"
+        "from rankscope.retrieval.registry import BUILTINS, retriever_class\n"
+        "retriever_class('bm25')\n"
+        "print(sorted(m for m in set(BUILTINS.values()) if m in sys.modules))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "['rankscope.retrieval.bm25']"
