@@ -46,7 +46,7 @@ from rankscope.retrieval.base import (
     make_run,
     query_texts,
 )
-from rankscope.retrieval.storage import IndexFormatError, load_index, require_fields, save_index
+from rankscope.retrieval.storage import IndexFormatError, from_saved_params, load_index, require_fields, save_index
 from rankscope.retrieval.streaming import DEFAULT_MEMORY_BUDGET, build_counts
 from rankscope.retrieval.termcounts import TermCounts
 from rankscope.retrieval.topk import TermBounds, sparse_top_k
@@ -207,10 +207,7 @@ class CountsRetriever(Retriever):
             params["analyzer"], analyzer = restore_analyzer(params.get("analyzer"), meta["analyzer"])
         except ValueError as exc:
             raise IndexFormatError(Path(directory) / "meta.json", None, f"analyzer: {exc}") from None
-        try:
-            retriever = cls(**params)
-        except (TypeError, ValueError) as exc:
-            raise IndexFormatError(Path(directory) / "meta.json", None, f"params: {exc}") from None
+        retriever = from_saved_params(cls, params, directory)
         try:
             retriever.counts_ = TermCounts.from_arrays(arrays)
         except ValueError as exc:

@@ -49,7 +49,7 @@ from rankscope.retrieval.encoders import SIMILARITIES, CallableEncoder, Encoder,
 from rankscope.retrieval.params import Param, SpecError
 from rankscope.retrieval.pooling import l2_normalise
 from rankscope.retrieval.registry import register
-from rankscope.retrieval.storage import IndexFormatError, load_index, require_fields, save_index
+from rankscope.retrieval.storage import IndexFormatError, from_saved_params, load_index, require_fields, save_index
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -272,10 +272,7 @@ class DenseRetriever(FaissSearch, Retriever):
         """Open a saved index; the encoder is loaded again by name (queries need it)."""
         meta, arrays = load_index(directory, cls.name)
         require_fields(meta, directory, {"params": dict, "similarity": str, "sha256": str})
-        try:
-            retriever = cls(**meta["params"])
-        except (TypeError, ValueError) as exc:
-            raise IndexFormatError(Path(directory) / "meta.json", None, f"params: {exc}") from None
+        retriever = from_saved_params(cls, meta["params"], directory)
         retriever.source_ = retriever._source()
         retriever.similarity_ = meta["similarity"]
         retriever.doc_ids_ = np.asarray(arrays["doc_ids"], dtype=object)

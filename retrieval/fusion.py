@@ -55,7 +55,14 @@ from rankscope.retrieval.registry import (
     register,
     split_top_level,
 )
-from rankscope.retrieval.storage import IndexFormatError, load_index, plain_name, require_fields, save_index
+from rankscope.retrieval.storage import (
+    IndexFormatError,
+    from_saved_params,
+    load_index,
+    plain_name,
+    require_fields,
+    save_index,
+)
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -306,10 +313,7 @@ class HybridRetriever(Retriever):
         """Open a saved hybrid; each sub-index must be of the kind its spec in the params names."""
         meta, arrays = load_index(directory, cls.name)
         require_fields(meta, directory, {"params": dict, "parts": list})
-        try:
-            retriever = cls(**meta["params"])
-        except (TypeError, ValueError) as exc:
-            raise IndexFormatError(Path(directory) / "meta.json", None, f"params: {exc}") from None
+        retriever = from_saved_params(cls, meta["params"], directory)
         names = [parse_spec(spec)[0] for spec in split_retrievers(retriever.retrievers)]
         if not all(plain_name(part) for part in meta["parts"]):
             raise IndexFormatError(Path(directory) / "meta.json", None, "'parts' must be folder names inside the index")

@@ -43,7 +43,7 @@ from rankscope.retrieval.base import (
 )
 from rankscope.retrieval.params import Param
 from rankscope.retrieval.registry import load_retriever, make_retriever, parse_spec, register
-from rankscope.retrieval.storage import IndexFormatError, load_index, require_fields, save_index
+from rankscope.retrieval.storage import IndexFormatError, from_saved_params, load_index, require_fields, save_index
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -202,10 +202,7 @@ class RerankRetriever(Retriever):
         """Open a saved rerank stage; each part must be of the kind its spec names."""
         meta, _ = load_index(directory, cls.name)
         require_fields(meta, directory, {"params": dict})
-        try:
-            retriever = cls(**meta["params"])
-        except (TypeError, ValueError) as exc:
-            raise IndexFormatError(Path(directory) / "meta.json", None, f"params: {exc}") from None
+        retriever = from_saved_params(cls, meta["params"], directory)
         for role in PARTS:
             part = load_retriever(Path(directory) / role)
             expected = parse_spec(unbracket(getattr(retriever, role)))[0]

@@ -30,7 +30,7 @@ import shutil
 import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -50,6 +50,9 @@ _OPTIONAL = ("checksums",)  # absent from indexes saved before checksums were re
 
 class IndexFormatError(FormatError):
     """An index directory is missing, of another kind, newer than supported, or damaged."""
+
+
+T = TypeVar("T")
 
 
 def save_index(
@@ -309,3 +312,12 @@ def require_fields(meta: Mapping[str, Any], directory: str | os.PathLike[str], f
 
 
 _JSON_NAMES = {dict: "object", list: "array", int: "integer", str: "string"}
+
+
+def from_saved_params(cls: type[T], params: Mapping[str, Any], directory: str | os.PathLike[str]) -> T:
+    """``cls(**params)`` for a saved index: a value its constructor refuses is an :class:`IndexFormatError`
+    naming the index's meta.json (the file the user would edit), not a traceback."""
+    try:
+        return cls(**params)
+    except (TypeError, ValueError) as exc:
+        raise IndexFormatError(Path(directory) / META_FILE, None, f"params: {exc}") from None

@@ -54,7 +54,7 @@ from rankscope.retrieval.dense_index import (
 from rankscope.retrieval.params import Param
 from rankscope.retrieval.pooling import POOLINGS, first_component, l2_normalise, pool, remove_component, word_weights
 from rankscope.retrieval.registry import register
-from rankscope.retrieval.storage import IndexFormatError, load_index, require_fields, save_index
+from rankscope.retrieval.storage import IndexFormatError, from_saved_params, load_index, require_fields, save_index
 from rankscope.retrieval.word_vectors import (
     CORPUS,
     default_analyzer,
@@ -298,10 +298,10 @@ class Word2VecRetriever(FaissSearch, Retriever):
             saved = params.get("analyzer")
             preset = default_analyzer(params.get("vectors", CORPUS)) if saved == AUTO else saved
             restored, analyzer = restore_analyzer(preset, meta["analyzer"])
-            params["analyzer"] = AUTO if saved == AUTO and restored == preset else restored
-            retriever = cls(**params)
         except (TypeError, ValueError) as exc:
             raise IndexFormatError(Path(directory) / "meta.json", None, f"params: {exc}") from None
+        params["analyzer"] = AUTO if saved == AUTO and restored == preset else restored
+        retriever = from_saved_params(cls, params, directory)
         checksums = meta["sha256"]
         names = (VECTORS_FILE, FAISS_FILE)
         if not isinstance(checksums, dict) or not all(isinstance(checksums.get(name), str) for name in names):

@@ -35,7 +35,14 @@ from rankscope.retrieval.base import (
     make_run,
     query_texts,
 )
-from rankscope.retrieval.storage import IndexFormatError, load_index, plain_name, require_fields, save_index
+from rankscope.retrieval.storage import (
+    IndexFormatError,
+    from_saved_params,
+    load_index,
+    plain_name,
+    require_fields,
+    save_index,
+)
 from rankscope.retrieval.termcounts import doc_id_ranks
 from rankscope.retrieval.topk import top_k
 
@@ -168,10 +175,7 @@ class EngineRetriever(Retriever):
         """Open a saved index: its engine files are copied into a private working folder."""
         meta, arrays = load_index(directory, cls.name)
         require_fields(meta, directory, {"params": dict, "engine_files": list})
-        try:
-            retriever = cls(**meta["params"])
-        except (TypeError, ValueError) as exc:
-            raise IndexFormatError(Path(directory) / "meta.json", None, f"params: {exc}") from None
+        retriever = from_saved_params(cls, meta["params"], directory)
         if "doc_ids" not in arrays:
             raise IndexFormatError(Path(directory), None, "missing array 'doc_ids'")
         retriever._require()

@@ -81,3 +81,21 @@ def test_clear_errors(tmp_path: Path) -> None:
         load_index(tmp_path / "idx", "demo")
     with pytest.raises(ValueError, match="reserved"):
         save_index(tmp_path / "other", "demo", {"kind": "x"}, {})
+
+
+@pytest.mark.parametrize("spec", ["bm25", "tfidf", "hybrid:retrievers=bm25+tfidf"])
+def test_a_saved_parameter_the_retriever_refuses_names_meta_json(tmp_path: Path, spec: str) -> None:
+    """A hand-edited meta.json with a value the constructor refuses is one IndexFormatError naming the file."""
+    import pandas as pd
+
+    from rankscope.retrieval.registry import load_retriever, make_retriever
+
+    corpus = pd.DataFrame({"doc_id": ["a", "b"], "title": ["", ""], "text": ["red fish", "blue fish"]})
+    make_retriever(spec).index(corpus).save(tmp_path / "idx")
+    meta_file = tmp_path / "idx" / "meta.json"
+    meta = json.loads(meta_file.read_text())
+    meta["params"]["no_such_parameter"] = 1
+    meta_file.write_text(json.dumps(meta))
+    with pytest.raises(IndexFormatError, match=r"meta\.json: params: .*no_such_parameter") as caught:
+        load_retriever(tmp_path / "idx")
+    assert str(caught.value).count("\n") == 0
