@@ -180,6 +180,9 @@ def _register_rag(subparsers: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--depth", type=int, default=1000, help="chunks retrieved per query (default: %(default)s)")
     _test_option(p)
+    add_scheduler(
+        p, "each chunking x retriever is made and scored there as a task; the results are the same, bit for bit"
+    )
     p.set_defaults(func=run_rag)
 
 
@@ -358,5 +361,6 @@ def run_rag(args: argparse.Namespace) -> int:
         test=args.test,
         seed=args.seed,
         figures=args.figure_format,
+        scheduler=args.scheduler,
     )
     return _finish(result, args)

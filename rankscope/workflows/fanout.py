@@ -5,14 +5,15 @@ score every query); :func:`grid_scores` runs it in this process, or splits the p
 chunk per worker, each a task that indexes its own copy and scores its points. A point's scores
 depend only on its parameters (weights are re-derived from the same counts), so the columns are the
 same floats wherever and in whatever chunks they were computed; a lost worker's chunk is computed again.
-:func:`produce_runs` makes each of ``compare``'s runs a task the same way.
+:func:`run_tasks` runs any list of calls as tasks the same way: ``compare``'s runs (:func:`produce_runs`)
+and ``rag``'s chunking x retriever systems.
 """
 
 from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 import pandas as pd
@@ -22,6 +23,8 @@ from rankscope.workflows.systems import System, SystemRun, produce_run
 if TYPE_CHECKING:
     from rankscope.corpora.dataset import Dataset
     from rankscope.retrieval.base import Retriever
+
+T = TypeVar("T")
 
 Point = Mapping[str, object] | None
 """Parameters to set, or None for the retriever's defaults."""
@@ -86,21 +89,28 @@ def grid_scores(
     return found[0], found[1:]
 
 
+def run_tasks(task: Callable[..., T], calls: Sequence[tuple[Any, ...]], scheduler: Any = None) -> Iterator[T]:
+    """``task(*args)`` for each ``args`` of ``calls``, in order: one after another in this process, or with
+    ``scheduler`` (``local:N``, an address or a connected client) all submitted as tasks at once, then
+    yielded in order (the inputs are in the task graph: a lost worker's tasks are computed again)."""
+    if scheduler is None:
+        for args in calls:
+            yield task(*args)
+        return
+    from rankscope.core.scheduler import using
+
+    with using(scheduler) as client:
+        made = client.gather([client.submit(task, *args, pure=False) for args in calls])
+    yield from made
+
+
 def produce_runs(
     systems: Mapping[str, System], data: Dataset, depth: int, scheduler: str | None = None
 ) -> Iterator[tuple[str, SystemRun]]:
     """Each system's run (:func:`produce_run`), in order; with ``scheduler``, all made as tasks on that
     cluster first (the retriever stays on the worker: the results carry ``retriever=None``)."""
-    if scheduler is None:
-        for name, system in systems.items():
-            yield name, produce_run(system, data, depth)
-        return
-    from rankscope.core.scheduler import connect
-
-    with connect(scheduler) as client:
-        futures = {name: client.submit(_run_without_retriever, system, data, depth) for name, system in systems.items()}
-        made = {name: future.result() for name, future in futures.items()}
-    yield from made.items()
+    task = produce_run if scheduler is None else _run_without_retriever
+    yield from zip(systems, run_tasks(task, [(system, data, depth) for system in systems.values()], scheduler))
 
 
 def _run_without_retriever(system: System, data: Dataset, depth: int) -> SystemRun:

@@ -16,6 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -26,11 +27,16 @@ from rankscope.core.progress import progress
 from rankscope.corpora.dataset import Dataset
 from rankscope.evaluation.marks import ALPHA, TIE_TOLERANCE, legend, mark_summary
 from rankscope.workflows import plots, provenance
+from rankscope.workflows.fanout import run_tasks
 from rankscope.workflows.provenance import Provenance
 from rankscope.workflows.report import Report, write_csv, write_report, write_runs, write_text
 from rankscope.workflows.runs import check_depth, check_specs, resolve_dataset
 from rankscope.workflows.systems import sha256_of
 from rankscope.workflows.tables import records, text_table, to_json
+
+if TYPE_CHECKING:
+    from rankscope.corpora.chunking import TokenCounter
+    from rankscope.evaluation.results import EvaluationResult
 
 DEFAULT_CHUNKINGS = ("words:200:50", "words:100:25", "sentences:300")
 DEFAULT_BUDGETS = (500, 1000, 2000, 4000)
@@ -167,14 +173,17 @@ def rag(
     test: str = "randomization",
     seed: int = 0,
     figures: Sequence[str] = plots.FIGURE_FORMATS,
+    scheduler: str | None = None,
 ) -> RagResult:
-    """Chunk, index, search and score every (chunking or whole documents) x retriever; write files to ``out``."""
+    """Chunk, index, search and score every (chunking or whole documents) x retriever; write files to ``out``.
+
+    ``scheduler`` (``local:N`` or a Dask scheduler's address) makes each system a task there
+    (:func:`rag_system` through :func:`rankscope.workflows.fanout.run_tasks`); the result is the same, bit for bit.
+    """
     from rankscope.corpora.answers import MODES
-    from rankscope.corpora.chunking import chunk_corpus, chunks_as_corpus, parse_chunking
+    from rankscope.corpora.chunking import parse_chunking
     from rankscope.corpora.qa_files import read_questions
-    from rankscope.evaluation import evaluate
-    from rankscope.evaluation.budget import budget_evaluate, check_budgets, tokens_to_first
-    from rankscope.evaluation.chunk_runs import aggregate_run, distinct_documents
+    from rankscope.evaluation.budget import check_budgets
     from rankscope.evaluation.significance import compare_results
     from rankscope.retrieval.registry import make_retriever
 
@@ -198,34 +207,16 @@ def rag(
         else f"answers of {answers} found in the chunk ({answer_mode} matching)"
     )
     systems = [(c, r) for c in specs for r in retrievers]
+    calls = [
+        (chunking, spec, data, queries, questions, answer_mode, counter, budgets, depth) for chunking, spec in systems
+    ]
     results, tokens, stats, runs = {}, [], [], {}
-    for chunking, spec in progress(systems, desc="chunking x retriever", total=len(systems)):
+    made = run_tasks(rag_system, calls, scheduler)
+    for (chunking, spec), outcome in zip(systems, progress(made, desc="chunking x retriever", total=len(systems))):
         name = system_name(chunking, spec)
-        chunks = chunk_corpus(data.corpus, chunking, counter)
-        run = make_retriever(spec).index(chunks_as_corpus(chunks)).search(queries, k=depth)
-        runs[name] = run
-        lengths = chunks.set_index("chunk_id")["tokens"]
-        evidence = _evidence(run, chunks, data, questions, answer_mode)
-        result = budget_evaluate(run, lengths, evidence, budgets)
-        if questions is None:
-            doc_run = aggregate_run(run, chunks, "maxp")
-            scored = evaluate(data.qrels, doc_run, DOCUMENT_METRICS, exclude_unjudged=True)
-            result = _joined(result, _renamed(scored, "maxp "))
-        results[name] = result
-        first = tokens_to_first(run, lengths, evidence)
-        tokens.append(pd.DataFrame({"system": name, "query_id": first.index, "tokens_to_first": first.to_numpy()}))
-        distinct = distinct_documents(run, chunks, DISTINCT_AT).reindex(first.index, fill_value=0)
-        stats.append(
-            {
-                "system": name,
-                "chunks": len(chunks),
-                "tokens_per_chunk": float(chunks["tokens"].mean()),
-                "median_tokens_to_first": float(first.median()),
-                "p75_tokens_to_first": float(first.quantile(0.75)),
-                "no_evidence_share": float(first.isna().mean()),
-                f"distinct_docs@{DISTINCT_AT}": float(distinct.mean()),
-            }
-        )
+        runs[name], results[name] = outcome.run, outcome.result
+        tokens.append(outcome.tokens)
+        stats.append(outcome.stats)
     baseline = system_name(WHOLE, retrievers[0])
     metrics = list(results[baseline].mean)
     significance = compare_results(results, baseline, metrics, test=test, correction="holm", seed=seed, alpha=ALPHA)
@@ -269,6 +260,59 @@ def rag(
     if out_path is None:
         return result
     return replace(result, files=write_folder(out_path, partial(write_outputs, result, figures=figures)))
+
+
+@dataclass(frozen=True)
+class SystemOutcome:
+    """One chunking x retriever: its chunk run, scores, and its rows of ``RagResult.tokens`` and ``chunks``."""
+
+    run: pd.DataFrame
+    result: EvaluationResult
+    tokens: pd.DataFrame
+    stats: dict[str, object]
+
+
+def rag_system(
+    chunking: str,
+    spec: str,
+    data: Dataset,
+    queries: pd.DataFrame,
+    questions: pd.DataFrame | None,
+    answer_mode: str,
+    counter: TokenCounter,
+    budgets: tuple[int, ...],
+    depth: int,
+) -> SystemOutcome:
+    """Chunk, index, search and score one system (a task with a scheduler: everything it needs is an argument)."""
+    from rankscope.corpora.chunking import chunk_corpus, chunks_as_corpus
+    from rankscope.evaluation import evaluate
+    from rankscope.evaluation.budget import budget_evaluate, tokens_to_first
+    from rankscope.evaluation.chunk_runs import aggregate_run, distinct_documents
+    from rankscope.retrieval.registry import make_retriever
+
+    chunks = chunk_corpus(data.corpus, chunking, counter)
+    run = make_retriever(spec).index(chunks_as_corpus(chunks)).search(queries, k=depth)
+    lengths = chunks.set_index("chunk_id")["tokens"]
+    evidence = _evidence(run, chunks, data, questions, answer_mode)
+    result = budget_evaluate(run, lengths, evidence, budgets)
+    if questions is None:
+        doc_run = aggregate_run(run, chunks, "maxp")
+        scored = evaluate(data.qrels, doc_run, DOCUMENT_METRICS, exclude_unjudged=True)
+        result = _joined(result, _renamed(scored, "maxp "))
+    first = tokens_to_first(run, lengths, evidence)
+    distinct = distinct_documents(run, chunks, DISTINCT_AT).reindex(first.index, fill_value=0)
+    name = system_name(chunking, spec)
+    stats = {
+        "system": name,
+        "chunks": len(chunks),
+        "tokens_per_chunk": float(chunks["tokens"].mean()),
+        "median_tokens_to_first": float(first.median()),
+        "p75_tokens_to_first": float(first.quantile(0.75)),
+        "no_evidence_share": float(first.isna().mean()),
+        f"distinct_docs@{DISTINCT_AT}": float(distinct.mean()),
+    }
+    tokens = pd.DataFrame({"system": name, "query_id": first.index, "tokens_to_first": first.to_numpy()})
+    return SystemOutcome(run, result, tokens, stats)
 
 
 def _renamed(result, prefix: str):

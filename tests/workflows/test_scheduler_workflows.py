@@ -1,5 +1,5 @@
-"""tune and compare with --scheduler local:2 write what they write in one process, byte for byte
-(grid points and systems as tasks)."""
+"""tune, compare and rag with a scheduler write what they write in one process, byte for byte
+(grid points, systems, chunking x retriever systems as tasks)."""
 
 from __future__ import annotations
 
@@ -37,6 +37,20 @@ def test_compare_on_local_2_gives_the_same_tables_and_runs(data_dir: Path, tmp_p
     same += [p.name for p in (tmp_path / "single").glob("*.trec")]
     assert len(same) > 5
     for name in same:
+        assert without_provenance(tmp_path / "dask" / name) == without_provenance(tmp_path / "single" / name), name
+
+
+def test_rag_on_a_scheduler_writes_the_same_files(dask_client, data_dir: Path, tmp_path: Path) -> None:
+    """Each chunking x retriever is a task (sent to a running scheduler's address); every file but the
+    provenance equals one process's."""
+    base = ["rag", "--dataset", str(data_dir / "cisi"), "--chunking", "words:100:25", "sentences:300"]
+    base += ["--retrievers", "bm25", "tfidf", "--budget", "500", "1000", "--depth", "100", "--figure-format", "svg"]
+    assert main([*base, "--out", str(tmp_path / "single")]) == 0
+    assert main([*base, "--scheduler", dask_client.scheduler.address, "--out", str(tmp_path / "dask")]) == 0
+    written = sorted(p.name for p in (tmp_path / "single").iterdir())
+    assert {"summary.csv", "per_query.csv", "tokens.csv", "chunks.csv", "run.sentences_300_bm25.trec"} <= set(written)
+    assert sorted(p.name for p in (tmp_path / "dask").iterdir()) == written
+    for name in written:
         assert without_provenance(tmp_path / "dask" / name) == without_provenance(tmp_path / "single" / name), name
 
 
