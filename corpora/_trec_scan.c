@@ -16,6 +16,7 @@
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <float.h>
 #include <locale.h>
 #include <math.h>
 #include <stdint.h>
@@ -30,14 +31,14 @@ typedef struct {
     Py_ssize_t len;
 } Slice;
 
-/* Open-addressing table of distinct ids. A slot holds the id's hash, code and (if short) its
- * bytes, so a lookup usually touches one cache line and never the far-away file buffer. */
-#define INLINE_ID 20
+/* Open-addressing table of distinct ids. A slot is 16 bytes: the hash's high bits with the length in
+ * its low byte, the code, and the id's first 8 bytes; so a lookup usually touches one slot and, for
+ * ids of 8 bytes or less, never the far-away file buffer. The table stays small (4 MB for 100k ids):
+ * on a 77 MB run the cache and TLB misses of this lookup were most of the scan's time. */
 typedef struct {
-    uint64_t hash;
-    int64_t code; /* -1: empty */
-    int32_t len;
-    char bytes[INLINE_ID];
+    uint32_t tag;  /* hash & ~0xff | min(len, 255) */
+    int32_t code;  /* -1: empty */
+    uint64_t head; /* first 8 bytes, zero padded */
 } Slot;
 
 typedef struct {
@@ -47,14 +48,32 @@ typedef struct {
     Py_ssize_t n, cap;
 } Interner;
 
-static uint64_t hash_bytes(const char *s, Py_ssize_t n) {
-    uint64_t h = 1469598103934665603ULL ^ (uint64_t)n; /* FNV-1a, then murmur3's finaliser */
-    for (Py_ssize_t i = 0; i < n; i++) h = (h ^ (unsigned char)s[i]) * 1099511628211ULL;
+static inline uint64_t id_head(const char *s, Py_ssize_t n) {
+    uint64_t head = 0;
+    memcpy(&head, s, n < 8 ? (size_t)n : 8);
+    return head;
+}
+
+static inline uint64_t mix(uint64_t h) { /* murmur3's finaliser */
     h ^= h >> 33;
     h *= 0xff51afd7ed558ccdULL;
     h ^= h >> 33;
     h *= 0xc4ceb9fe1a85ec53ULL;
     return h ^ (h >> 33);
+}
+
+static uint64_t hash_id(uint64_t head, const char *s, Py_ssize_t n) {
+    uint64_t h = mix(head ^ ((uint64_t)n * 0x9e3779b97f4a7c15ULL));
+    for (Py_ssize_t i = 8; i < n; i += 8) {
+        uint64_t word = 0;
+        memcpy(&word, s + i, n - i < 8 ? (size_t)(n - i) : 8);
+        h = mix(h ^ word);
+    }
+    return h;
+}
+
+static inline uint32_t slot_tag(uint64_t h, Py_ssize_t n) {
+    return ((uint32_t)(h >> 32) & ~0xffU) | (uint32_t)(n < 255 ? n : 255);
 }
 
 static Slot *new_slots(size_t count) {
@@ -84,7 +103,8 @@ static int interner_grow(Interner *t) {
     if (!slots) return -1;
     for (size_t i = 0; i <= t->mask; i++) {
         if (t->slots[i].code < 0) continue;
-        size_t at = t->slots[i].hash & mask;
+        const Slice *id = &t->ids[t->slots[i].code];
+        size_t at = hash_id(t->slots[i].head, id->start, id->len) & mask;
         while (slots[at].code >= 0) at = (at + 1) & mask;
         slots[at] = t->slots[i];
     }
@@ -94,21 +114,19 @@ static int interner_grow(Interner *t) {
     return 0;
 }
 
-static inline int same_id(const Interner *t, const Slot *slot, const char *s, Py_ssize_t n) {
-    if (slot->len != n) return 0;
-    const char *known = n <= INLINE_ID ? slot->bytes : t->ids[slot->code].start;
-    return memcmp(known, s, n) == 0;
-}
-
-/* The code of id `s` (a new one if unseen); -1 when out of memory. */
-static int64_t intern(Interner *t, const char *s, Py_ssize_t n) {
-    uint64_t h = hash_bytes(s, n);
+/* The code of id `s` (a new one if unseen) given its head and hash; -1 when out of memory. */
+static int64_t intern(Interner *t, const char *s, Py_ssize_t n, uint64_t head, uint64_t h) {
+    uint32_t tag = slot_tag(h, n);
     size_t at = h & t->mask;
     while (t->slots[at].code >= 0) {
-        if (t->slots[at].hash == h && same_id(t, &t->slots[at], s, n)) return t->slots[at].code;
+        const Slot *slot = &t->slots[at];
+        if (slot->tag == tag && slot->head == head) {
+            const Slice *known = &t->ids[slot->code];
+            if (n <= 8 || (known->len == n && memcmp(known->start + 8, s + 8, n - 8) == 0)) return slot->code;
+        }
         at = (at + 1) & t->mask;
     }
-    if (n > INT32_MAX) return -1;
+    if (t->n >= INT32_MAX) return -1;
     if (t->n == t->cap) {
         Py_ssize_t cap = t->cap * 2;
         Slice *ids = realloc(t->ids, cap * sizeof(Slice));
@@ -118,11 +136,7 @@ static int64_t intern(Interner *t, const char *s, Py_ssize_t n) {
     }
     int64_t code = t->n++;
     t->ids[code] = (Slice){s, n};
-    Slot *slot = &t->slots[at];
-    slot->hash = h;
-    slot->code = code;
-    slot->len = (int32_t)n;
-    if (n <= INLINE_ID) memcpy(slot->bytes, s, n);
+    t->slots[at] = (Slot){tag, (int32_t)code, head};
     if ((size_t)t->n * 2 > t->mask && interner_grow(t) < 0) return -1;
     return code;
 }
@@ -153,9 +167,47 @@ static int is_number(const char *s, Py_ssize_t n) {
 static const double EXACT_POWERS[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
                                       1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
 
-/* Clinger's fast path: digits forming an integer m <= 2^53 with a decimal exponent e, |e| <= 22, give
- * the correctly rounded double as one exact-operand multiplication or division (both IEEE-rounded).
- * Most scores files hold (12.5, 0.84442185152504) take it; 0 means use a full parser. */
+/* Powers of ten a long double holds exactly (5^27 < 2^64). */
+static const long double EXACT_POWERS_LONG[] = {
+    1e0L,  1e1L,  1e2L,  1e3L,  1e4L,  1e5L,  1e6L,  1e7L,  1e8L,  1e9L,  1e10L, 1e11L, 1e12L, 1e13L,
+    1e14L, 1e15L, 1e16L, 1e17L, 1e18L, 1e19L, 1e20L, 1e21L, 1e22L, 1e23L, 1e24L, 1e25L, 1e26L, 1e27L};
+
+/* Does long double arithmetic here round to 64 bits (x87 extended precision)? Set at import. */
+static int extended_precision = 0;
+
+static void check_extended_precision(void) {
+#if defined(__x86_64__) && LDBL_MANT_DIG == 64
+    volatile long double one = 1.0L, tiny = 1.0L / 9223372036854775808.0L; /* 2^-63 */
+    extended_precision = one + tiny != one;
+#endif
+}
+
+/* mantissa / 10^-exponent for the 17-19 digit decimals doubles are written with (repr gives up to 17):
+ * the x87 unit divides exact operands rounding once to 64 bits, and rounding that to 53 bits gives the
+ * correctly rounded double unless the 64-bit quotient lies exactly halfway between two doubles (its low
+ * 11 bits are 0x400); then 0, and the full parser decides. */
+static int extended_quotient(uint64_t mantissa, int exponent, double *out) {
+#if defined(__x86_64__) && LDBL_MANT_DIG == 64
+    if (!extended_precision || exponent > 0 || exponent < -27) return 0;
+    long double value = (long double)mantissa / EXACT_POWERS_LONG[-exponent];
+    uint64_t significand;
+    memcpy(&significand, &value, sizeof significand); /* x87 layout: the 64-bit significand comes first */
+    if ((significand & 0x7ff) == 0x400) return 0;
+    *out = (double)value;
+    return 1;
+#else
+    (void)mantissa;
+    (void)exponent;
+    (void)out;
+    (void)EXACT_POWERS_LONG;
+    return 0;
+#endif
+}
+
+/* Decimals without an exponent part and with at most 19 significant digits (an exact uint64 mantissa m
+ * and decimal exponent e). Clinger's fast path: m <= 2^53 and |e| <= 22 give the correctly rounded
+ * double as one exact-operand division (12.5, 0.84442185152504); longer ones (repr's 16-17 digits) take
+ * the extended-precision quotient. 0 means use a full parser. */
 static int fast_float(const char *s, Py_ssize_t n, double *out) {
     Py_ssize_t i = 0;
     int negative = 0;
@@ -164,20 +216,25 @@ static int fast_float(const char *s, Py_ssize_t n, double *out) {
     int digits = 0, exponent = 0;
     for (; i < n && is_digit(s[i]); i++) {
         if (mantissa == 0 && s[i] == '0') continue;
-        if (++digits > 16) return 0;
+        if (++digits > 19) return 0;
         mantissa = mantissa * 10 + (uint64_t)(s[i] - '0');
     }
     if (i < n && s[i] == '.') {
         for (i++; i < n && is_digit(s[i]); i++) {
             exponent--;
             if (mantissa == 0 && s[i] == '0') continue;
-            if (++digits > 16) return 0;
+            if (++digits > 19) return 0;
             mantissa = mantissa * 10 + (uint64_t)(s[i] - '0');
         }
     }
-    if (i != n || mantissa > (1ULL << 53) || exponent < -22) return 0; /* an exponent part: full parser */
-    double value = (double)mantissa;
-    value = exponent < 0 ? value / EXACT_POWERS[-exponent] : value;
+    if (i != n) return 0; /* an exponent part: full parser */
+    double value;
+    if (mantissa <= (1ULL << 53) && exponent >= -22) {
+        value = (double)mantissa;
+        value = exponent < 0 ? value / EXACT_POWERS[-exponent] : value;
+    } else if (!extended_quotient(mantissa, exponent, &value)) {
+        return 0;
+    }
     *out = negative ? -value : value;
     return 1;
 }
@@ -265,6 +322,25 @@ static PyObject *distinct_ids(const Interner *t) {
     return list;
 }
 
+/* Split the line starting at *p on spaces and tabs (keeping the first `keep` fields) and move *p past
+ * its end ('\n' or '\r'); returns how many fields the line has. */
+static Py_ssize_t split_line(const char **p, const char *end, Slice *fields, Py_ssize_t keep) {
+    const char *q = *p;
+    Py_ssize_t found = 0;
+    for (;;) {
+        while (q < end && (*q == ' ' || *q == '\t')) q++;
+        if (q == end || *q == '\n' || *q == '\r') break;
+        const char *start = q;
+        while (q < end && *q != ' ' && *q != '\t' && *q != '\n' && *q != '\r') q++;
+        if (found < keep) fields[found] = (Slice){start, q - start};
+        found++;
+    }
+    *p = q < end ? q + 1 : end;
+    return found;
+}
+
+#define BATCH 64 /* lines split before their ids are looked up */
+
 /* scan(data, kinds, trailing) -> None on doubt, else one entry per kept field, in field order:
  * ('i': (codes as int64 bytes, [distinct id bytes]), 'f': float64 bytes, 'l': int64 bytes). */
 static PyObject *scan(PyObject *self, PyObject *args) {
@@ -303,77 +379,82 @@ static PyObject *scan(PyObject *self, PyObject *args) {
     const char *p = view.buf, *end = p + view.len;
     Py_ssize_t rows = 0;
     int doubt = 0;
+    Slice batch[BATCH][MAX_FIELDS];
+    uint64_t heads[BATCH][MAX_FIELDS], hashes[BATCH][MAX_FIELDS];
     while (p < end && !doubt) {
-        const char *line_end = p;
-        while (line_end < end && *line_end != '\n' && *line_end != '\r') line_end++;
-        Slice fields[MAX_FIELDS];
-        Py_ssize_t found = 0;
-        const char *q = p;
-        while (q < line_end) {
-            while (q < line_end && (*q == ' ' || *q == '\t')) q++;
-            if (q == line_end) break;
-            const char *start = q;
-            while (q < line_end && *q != ' ' && *q != '\t') q++;
-            if (found < n_fields) fields[found] = (Slice){start, q - start};
-            found++;
+        Py_ssize_t filled = 0;
+        while (filled < BATCH && p < end) {
+            Py_ssize_t found = split_line(&p, end, batch[filled], n_fields);
+            if (found == 0) continue; /* blank line (also the \n of a \r\n) */
+            if (found < n_fields || (found > n_fields && !trailing)) {
+                doubt = 1;
+                break;
+            }
+            filled++;
         }
-        p = line_end < end ? line_end + 1 : end;
-        if (found == 0) continue; /* blank line (also the \n of a \r\n) */
-        if (found < n_fields || (found > n_fields && !trailing)) {
-            doubt = 1;
-            break;
+        if (doubt) break;
+        /* hash the batch's ids and ask for their slots first: the lookups then rarely wait on memory */
+        for (Py_ssize_t f = 0; f < n_fields; f++) {
+            if (kinds[f] != 'i') continue;
+            for (Py_ssize_t r = 0; r < filled; r++) {
+                heads[r][f] = id_head(batch[r][f].start, batch[r][f].len);
+                hashes[r][f] = hash_id(heads[r][f], batch[r][f].start, batch[r][f].len);
+                __builtin_prefetch(&tables[f].slots[hashes[r][f] & tables[f].mask]);
+            }
         }
-        for (Py_ssize_t f = 0; f < n_fields && !doubt; f++) {
-            const char *s = fields[f].start;
-            Py_ssize_t n = fields[f].len;
-            switch (kinds[f]) {
-            case 'i': {
-                if (!plain_id(s, n)) {
-                    doubt = 1;
+        for (Py_ssize_t r = 0; r < filled && !doubt; r++) {
+            for (Py_ssize_t f = 0; f < n_fields && !doubt; f++) {
+                const char *s = batch[r][f].start;
+                Py_ssize_t n = batch[r][f].len;
+                switch (kinds[f]) {
+                case 'i': {
+                    if (!plain_id(s, n)) {
+                        doubt = 1;
+                        break;
+                    }
+                    int64_t code;
+                    if (last[f].start && last[f].len == n && memcmp(last[f].start, s, n) == 0) {
+                        code = last_code[f]; /* runs are grouped by query: mostly the previous row's id */
+                    } else {
+                        code = intern(&tables[f], s, n, heads[r][f], hashes[r][f]);
+                        last[f] = (Slice){s, n};
+                        last_code[f] = code;
+                    }
+                    if (code < 0 || column_push(&columns[f], &code) < 0) {
+                        PyErr_NoMemory();
+                        goto done;
+                    }
                     break;
                 }
-                int64_t code;
-                if (last[f].start && last[f].len == n && memcmp(last[f].start, s, n) == 0) {
-                    code = last_code[f]; /* runs are grouped by query: mostly the previous row's id */
-                } else {
-                    code = intern(&tables[f], s, n);
-                    last[f] = (Slice){s, n};
-                    last_code[f] = code;
+                case 'n': {
+                    double unused;
+                    if (!short_plain_number(s, n) && !parse_float(s, n, c_locale, &unused)) doubt = 1;
+                    break;
                 }
-                if (code < 0 || column_push(&columns[f], &code) < 0) {
-                    PyErr_NoMemory();
-                    goto done;
+                case 'f': {
+                    double value;
+                    if (!parse_float(s, n, c_locale, &value)) doubt = 1;
+                    else if (column_push(&columns[f], &value) < 0) {
+                        PyErr_NoMemory();
+                        goto done;
+                    }
+                    break;
                 }
-                break;
-            }
-            case 'n': {
-                double unused;
-                if (!short_plain_number(s, n) && !parse_float(s, n, c_locale, &unused)) doubt = 1;
-                break;
-            }
-            case 'f': {
-                double value;
-                if (!parse_float(s, n, c_locale, &value)) doubt = 1;
-                else if (column_push(&columns[f], &value) < 0) {
-                    PyErr_NoMemory();
-                    goto done;
+                case 'l': {
+                    int64_t value;
+                    if (!parse_label(s, n, &value)) doubt = 1;
+                    else if (column_push(&columns[f], &value) < 0) {
+                        PyErr_NoMemory();
+                        goto done;
+                    }
+                    break;
                 }
-                break;
-            }
-            case 'l': {
-                int64_t value;
-                if (!parse_label(s, n, &value)) doubt = 1;
-                else if (column_push(&columns[f], &value) < 0) {
-                    PyErr_NoMemory();
-                    goto done;
+                default:
+                    break;
                 }
-                break;
-            }
-            default:
-                break;
             }
         }
-        rows++;
+        rows += filled;
     }
     if (doubt || rows == 0) {
         result = Py_None;
@@ -409,11 +490,66 @@ done:
     return result;
 }
 
+/* repeats(query_codes, doc_codes, n_docs) -> does a (query, document) pair occur twice? Codes are int64,
+ * numbered in order of first appearance as scan() gives them. Decided in one pass when each query's rows
+ * are contiguous (as runs are written): a document seen under the current query repeats. None when the
+ * rows are not grouped by query (the caller sorts the pairs). */
+static PyObject *repeats(PyObject *self, PyObject *args) {
+    Py_buffer queries, docs;
+    Py_ssize_t n_docs;
+    if (!PyArg_ParseTuple(args, "y*y*n", &queries, &docs, &n_docs)) return NULL;
+    PyObject *result = NULL;
+    Py_ssize_t n = queries.len / (Py_ssize_t)sizeof(int64_t);
+    const int64_t *q = queries.buf, *d = docs.buf;
+    int64_t *seen = NULL;
+    if (docs.len != queries.len || n_docs < 0) {
+        PyErr_SetString(PyExc_ValueError, "two int64 code arrays of one length and a document count");
+        goto done;
+    }
+    seen = malloc((n_docs ? n_docs : 1) * sizeof(int64_t));
+    if (!seen) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (Py_ssize_t i = 0; i < n_docs; i++) seen[i] = -1;
+    int64_t next = 0; /* the code a query seen for the first time gets */
+    result = Py_False;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (d[i] < 0 || d[i] >= n_docs) {
+            PyErr_SetString(PyExc_ValueError, "document code out of range");
+            result = NULL;
+            goto done;
+        }
+        if (i == 0 || q[i] != q[i - 1]) {
+            if (q[i] != next) { /* a query seen before comes back: rows not grouped */
+                result = Py_None;
+                break;
+            }
+            next++;
+        }
+        if (seen[d[i]] == q[i]) {
+            result = Py_True;
+            break;
+        }
+        seen[d[i]] = q[i];
+    }
+    Py_INCREF(result);
+done:
+    free(seen);
+    PyBuffer_Release(&queries);
+    PyBuffer_Release(&docs);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"scan", scan, METH_VARARGS, "scan(data, kinds, trailing) -> kept columns, or None when a line is in doubt"},
+    {"repeats", repeats, METH_VARARGS, "repeats(query_codes, doc_codes, n_docs) -> True, False or None (not grouped)"},
     {NULL, NULL, 0, NULL},
 };
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_trec_scan", NULL, -1, methods};
 
-PyMODINIT_FUNC PyInit__trec_scan(void) { return PyModule_Create(&module); }
+PyMODINIT_FUNC PyInit__trec_scan(void) {
+    check_extended_precision();
+    return PyModule_Create(&module);
+}

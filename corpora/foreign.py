@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -30,6 +30,9 @@ from rankscope.core.errors import FormatError, RankscopeError, SchemaError, dupl
 from rankscope.core.fileio import PathLike, read_head, read_lines, require_file
 from rankscope.corpora.schema import sort_run, validate
 from rankscope.corpora.tabular import Columns, from_frame, read_table
+
+if TYPE_CHECKING:
+    from rankscope.corpora.trec import CodedTable
 
 TABLE_SUFFIXES = (".jsonl", ".csv", ".tsv", ".parquet")
 """Files read as tables with named columns (a ``.tsv`` only when it is not TREC or MS MARCO shaped)."""
@@ -92,12 +95,14 @@ def _long(nested: Mapping[str, Mapping[str, Any]], value: str, source: str) -> p
     return pd.DataFrame(rows, columns=["query_id", "doc_id", value])
 
 
-def read_run(path: PathLike, columns: Columns | None = None) -> pd.DataFrame:
+def read_run(path: PathLike, columns: Columns | None = None, coded: bool = False) -> pd.DataFrame | CodedTable:
     """A run file: TREC (6 or more fields), MS MARCO (query, doc, integer rank), Parquet, JSONL/CSV/TSV.
 
     ``columns`` maps the schema's run columns to a table file's (refused for TREC/MS MARCO files).
+    ``coded``: a TREC file comes back as a :class:`~rankscope.corpora.trec.CodedTable` (file order, ids as
+    codes: what evaluation scores fastest) instead of a table in tie-rule order.
     """
-    from rankscope.corpora.trec import read_trec_run
+    from rankscope.corpora.trec import read_trec_coded, read_trec_run
 
     path = require_file(path, "run file")
     suffix = _suffix(path)
@@ -110,7 +115,9 @@ def read_run(path: PathLike, columns: Columns | None = None) -> pd.DataFrame:
     if suffix == ".tsv" and not msmarco and len(first) < 6:
         return sort_run(read_table(path, "run", columns))
     _no_mapping(path, columns, "an MS MARCO run" if msmarco else "a TREC run")
-    return _read_msmarco_run(path) if msmarco else read_trec_run(path)
+    if msmarco:
+        return _read_msmarco_run(path)
+    return read_trec_coded(path, "run") if coded else read_trec_run(path)
 
 
 def _first_line_words(path: Path) -> list[str]:
@@ -121,13 +128,14 @@ def _first_line_words(path: Path) -> list[str]:
     return first.decode("utf-8", errors="replace").split()
 
 
-def read_qrels(path: PathLike, columns: Columns | None = None) -> pd.DataFrame:
+def read_qrels(path: PathLike, columns: Columns | None = None, coded: bool = False) -> pd.DataFrame | CodedTable:
     """A qrels file: TREC (``query iteration doc relevance``), BEIR's TSV, Parquet, JSONL/CSV/TSV.
 
     ``columns`` maps the schema's qrels columns to a table file's (refused for TREC/BEIR files).
+    ``coded``: a TREC file comes back as a :class:`~rankscope.corpora.trec.CodedTable` (see :func:`read_run`).
     """
     from rankscope.corpora.beir import QRELS_HEADER, read_beir_qrels
-    from rankscope.corpora.trec import read_trec_qrels
+    from rankscope.corpora.trec import read_trec_coded, read_trec_qrels
 
     path = require_file(path, "qrels file")
     suffix = _suffix(path)
@@ -142,7 +150,7 @@ def read_qrels(path: PathLike, columns: Columns | None = None) -> pd.DataFrame:
     if suffix == ".tsv" and len(first) != 4:
         return read_table(path, "qrels", columns)
     _no_mapping(path, columns, "TREC qrels")
-    return read_trec_qrels(path)
+    return read_trec_coded(path, "qrels") if coded else read_trec_qrels(path)
 
 
 def read_parquet(path: Path, kind: str, columns: Columns | None = None) -> pd.DataFrame:

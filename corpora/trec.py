@@ -60,16 +60,52 @@ _KEPT = ("id", "label", "float")
 iteration) are not checked; a run's rank is checked to be a number but not kept (trec_eval ranks by score)."""
 
 
+@dataclass(frozen=True)
+class CodedTable:
+    """A run or qrels read by the compiled scan, ids kept as integer codes: ``query_names[query]`` and
+    ``doc_names[doc]`` are each row's ids (distinct ``str`` objects, in order of first appearance), ``value``
+    its score (float64) or relevance (int64), rows in file order. Checked as strictly as a table: every
+    line, and no (query, document) pair twice. Evaluation scores it without a ``str`` object per row."""
+
+    kind: str  # "run" or "qrels"
+    query: np.ndarray
+    query_names: np.ndarray
+    doc: np.ndarray
+    doc_names: np.ndarray
+    value: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.query)
+
+    def frame(self) -> pd.DataFrame:
+        """The schema's table (``query_id, doc_id`` and ``score`` or ``relevance``), file order; equal ids
+        are one ``str`` object (evaluation codes rows by object, which is fast)."""
+        value = "score" if self.kind == "run" else "relevance"
+        return pd.DataFrame(
+            {"query_id": self.query_names[self.query], "doc_id": self.doc_names[self.doc], value: self.value.copy()}
+        )
+
+
 def read_trec_qrels(path: PathLike) -> pd.DataFrame:
     """Read a TREC qrels file into ``query_id, doc_id, relevance`` (file order kept)."""
-    frame = _read_table(path, QRELS_LAYOUT)
-    return frame[["query_id", "doc_id", "relevance"]].copy()
+    return read_trec_coded(path, "qrels").frame()
 
 
 def read_trec_run(path: PathLike) -> pd.DataFrame:
     """Read a TREC run into ``query_id, doc_id, score, rank``, in tie-rule order per query."""
-    frame = _read_table(path, RUN_LAYOUT)
-    return sort_run(frame[["query_id", "doc_id", "score"]])
+    return sort_run(read_trec_coded(path, "run").frame())
+
+
+def read_trec_coded(path: PathLike, kind: str) -> CodedTable:
+    """A TREC run or qrels file (``kind``) as a :class:`CodedTable`, file order: the compiled scan, or for a
+    file it doubts the line-by-line check, which raises at the first bad line with its number."""
+    layout = {"run": RUN_LAYOUT, "qrels": QRELS_LAYOUT}[kind]
+    path = require_file(path, f"{layout.what} file")
+    table = _scanned(path, layout)
+    if table is None:
+        _check_lines(path, layout)
+        table = coded_table(_table_from_lines(path, layout), kind)
+    return table
 
 
 def write_trec_qrels(qrels: pd.DataFrame, path: PathLike) -> None:
@@ -101,23 +137,10 @@ def write_trec_run(run: pd.DataFrame, path: PathLike, tag: str = "rankscope") ->
 
 
 # --- reading ---------------------------------------------------------------------------
-def _read_table(path: PathLike, layout: _Layout) -> pd.DataFrame:
-    """The file's table, scanned in one compiled pass; a file the scan doubts is checked line by line,
-    which raises at the first bad line with its number (or, for a good file, reads it)."""
-    path = require_file(path, f"{layout.what} file")
-    table = _scanned(path, layout)
-    if table is None:
-        _check_lines(path, layout)
-        table = _table_from_lines(path, layout)
-    return table
-
-
-def _scanned(path: Path, layout: _Layout) -> pd.DataFrame | None:
-    """The table from :mod:`corpora._trec_scan`, or None when the scan doubts a line or a pair repeats.
-
-    Ids come back as object arrays in which equal ids are one ``str`` object (evaluation codes rows by
-    object, which is fast), and the duplicate check runs on integer codes.
-    """
+def _scanned(path: Path, layout: _Layout) -> CodedTable | None:
+    """The table from :mod:`corpora._trec_scan`, or None when the scan doubts a line or a pair repeats
+    (the line-by-line check then says where). Repeats are found in one pass over the codes when each
+    query's rows are contiguous (as runs are written), else by sorting the pairs."""
     from rankscope.corpora import _trec_scan
 
     try:
@@ -134,22 +157,42 @@ def _scanned(path: Path, layout: _Layout) -> pd.DataFrame | None:
     del raw
     if scanned is None:
         return None
-    columns: dict[str, np.ndarray] = {}
-    codes: dict[str, np.ndarray] = {}
-    kept = [(name, kind) for name, kind in layout.fields if kind in _KEPT]
-    for (name, kind), values in zip(kept, scanned):
-        if kind == "id":
-            raw_codes, distinct = values
-            codes[name] = np.frombuffer(raw_codes, dtype=np.int64)
-            names = np.array([value.decode("utf-8") for value in distinct], dtype=object)
-            columns[name] = names[codes[name]]
-        else:
-            columns[name] = np.frombuffer(values, dtype=np.float64 if kind == "float" else np.int64).copy()
-    pairs = codes["query_id"] * (int(codes["doc_id"].max()) + 1) + codes["doc_id"]
-    pairs.sort()
-    if (pairs[1:] == pairs[:-1]).any():
+    (query, query_names), (doc, doc_names), value = scanned
+    query, doc = np.frombuffer(query, dtype=np.int64), np.frombuffer(doc, dtype=np.int64)
+    repeats = _trec_scan.repeats(query, doc, len(doc_names))
+    if repeats is None:  # queries interleaved
+        pairs = query * len(doc_names) + doc
+        pairs.sort()
+        repeats = bool((pairs[1:] == pairs[:-1]).any())
+    if repeats:
         return None
-    return pd.DataFrame(columns)
+    return CodedTable(
+        kind=layout.what,
+        query=query,
+        query_names=_decoded(query_names),
+        doc=doc,
+        doc_names=_decoded(doc_names),
+        value=np.frombuffer(value, dtype=np.float64 if layout is RUN_LAYOUT else np.int64),
+    )
+
+
+def _decoded(names: list[bytes]) -> np.ndarray:
+    return np.array([name.decode("utf-8") for name in names], dtype=object)
+
+
+def coded_table(frame: pd.DataFrame, kind: str) -> CodedTable:
+    """A validated run or qrels table (``kind``) as a :class:`CodedTable`, ids coded in order of first appearance."""
+    query, query_names = pd.factorize(frame["query_id"])
+    doc, doc_names = pd.factorize(frame["doc_id"])
+    value = frame["score" if kind == "run" else "relevance"].to_numpy()
+    return CodedTable(
+        kind,
+        query.astype(np.int64),
+        np.asarray(query_names, dtype=object),
+        doc.astype(np.int64),
+        np.asarray(doc_names, dtype=object),
+        value,
+    )
 
 
 _SCAN_KINDS = {"id": "i", "any": "a", "number": "n", "float": "f", "label": "l"}

@@ -15,6 +15,7 @@ from rankscope.core.notices import print_warnings
 from rankscope.core.scheduler import add_scheduler, using
 from rankscope.corpora.cli import add_fields, parsed_fields
 from rankscope.corpora.foreign import read_qrels, read_run
+from rankscope.corpora.trec import CodedTable
 from rankscope.evaluation.coverage import coverage_notes
 from rankscope.evaluation.engine import evaluate
 from rankscope.evaluation.marks import ALPHA, legend, mark_summary
@@ -127,9 +128,11 @@ def run_evaluate(args: argparse.Namespace, out: TextIO | None = None) -> int:
     baseline = _baseline(args.baseline, paths)
     fields = parsed_fields(args.fields)
     with using(args.scheduler) as client:
-        qrels = read_qrels(args.qrels, fields.get("qrels"))
+        qrels = read_qrels(args.qrels, fields.get("qrels"), coded=True)  # TREC files: ids as codes (fastest)
         results = {
-            path: _evaluate_file(qrels, read_run(path, fields.get("run")), path, metrics, args, client, len(paths) > 1)
+            path: _evaluate_file(
+                qrels, read_run(path, fields.get("run"), coded=True), path, metrics, args, client, len(paths) > 1
+            )
             for path in paths
         }
     if len(results) == 1:
@@ -140,8 +143,8 @@ def run_evaluate(args: argparse.Namespace, out: TextIO | None = None) -> int:
 
 
 def _evaluate_file(
-    qrels: pd.DataFrame,
-    run: pd.DataFrame,
+    qrels: pd.DataFrame | CodedTable,
+    run: pd.DataFrame | CodedTable,
     path: str,
     metrics: list[str],
     args: argparse.Namespace,

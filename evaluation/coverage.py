@@ -15,18 +15,19 @@ import re
 import pandas as pd
 
 from rankscope.core.errors import RankscopeError
+from rankscope.corpora.trec import CodedTable
 from rankscope.evaluation.ranking import distinct_objects
 
 _WRITTEN_ALIKE = re.compile(r'^["\']|["\']$|\.0+$')
 
 
-def coverage_notes(qrels: pd.DataFrame, run: pd.DataFrame) -> list[str]:
+def coverage_notes(qrels: pd.DataFrame | CodedTable, run: pd.DataFrame | CodedTable) -> list[str]:
     """Notes on queries found in only one of the two tables and on judged documents never retrieved.
 
     Raises :class:`RankscopeError` when the run shares no query with the qrels
     (every query would score 0).
     """
-    run_queries, qrels_queries = _distinct(run["query_id"]), _distinct(qrels["query_id"])
+    run_queries, qrels_queries = _distinct(run, "query_id"), _distinct(qrels, "query_id")
     if not run_queries & qrels_queries:
         raise RankscopeError(
             f"the run's {len(run_queries)} queries share none with the qrels' {len(qrels_queries)} "
@@ -45,7 +46,7 @@ def coverage_notes(qrels: pd.DataFrame, run: pd.DataFrame) -> list[str]:
             f"{len(only_qrels)} of {len(qrels_queries)} qrels queries are not in the run (they score 0; "
             f"e.g. {_examples(only_qrels)})"
         )
-    run_docs, judged_docs = _distinct(run["doc_id"]), _distinct(qrels["doc_id"])
+    run_docs, judged_docs = _distinct(run, "doc_id"), _distinct(qrels, "doc_id")
     if not run_docs & judged_docs:
         notes.append(
             f"the run retrieves none of the {len(judged_docs)} judged documents (run {_examples(run_docs)}, "
@@ -54,10 +55,12 @@ def coverage_notes(qrels: pd.DataFrame, run: pd.DataFrame) -> list[str]:
     return notes
 
 
-def _distinct(ids: pd.Series) -> set[str]:
-    """The distinct ids, hashing one row per distinct object (a run read from a file holds one str
-    object per distinct id), far faster than pd.unique on a million-row run."""
-    return set(distinct_objects(ids.to_numpy(dtype=object)))
+def _distinct(table: pd.DataFrame | CodedTable, column: str) -> set[str]:
+    """The distinct ids of ``column``: a coded table lists them; in a frame, one row per distinct object is
+    hashed (a run read from a file holds one str object per distinct id), far faster than pd.unique."""
+    if isinstance(table, CodedTable):
+        return set(table.query_names if column == "query_id" else table.doc_names)
+    return set(distinct_objects(table[column].to_numpy(dtype=object)))
 
 
 def _examples(ids: set[str]) -> list[str]:

@@ -27,12 +27,14 @@ integer sort plus a binary search of the qrels.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
 
 from rankscope.core.errors import RankscopeError, SchemaError, duplicate_message
+from rankscope.corpora.trec import CodedTable
 
 _KEY_BITS = 63  # packed (pair, row) sort keys must fit a signed 64-bit integer
 _REGION_BITS = 12  # address regions of 2^12 slots of 16 bytes (64 kB)
@@ -117,29 +119,70 @@ def judge_run(
     document) pairs in either input raise :class:`SchemaError`.
     """
     run_names, run_codes = _query_codes(run_query)
-    query_ids = evaluated_queries(qrels_query, run_names, judged_only)
+    qrels_codes, qrels_names = pd.factorize(qrels_query)
+    run_dc, qrels_dc, doc_names = _doc_codes(run_doc, qrels_doc)
+    return _judge(
+        _Coded(qrels_codes, np.asarray(qrels_names, dtype=object), qrels_dc, qrels_label),
+        _Coded(run_codes, run_names, run_dc, run_score),
+        doc_names,
+        relevance_level=relevance_level,
+        judged_only=judged_only,
+    )
+
+
+def judge_coded(qrels: CodedTable, run: CodedTable, *, relevance_level: int, judged_only: bool) -> Judged:
+    """:func:`judge_run` for tables whose ids are already coded (the compiled TREC reader's): no ``str``
+    object per row is made or hashed; the two tables' document codes are joined through their distinct ids."""
+    at = pd.Index(run.doc_names).get_indexer(qrels.doc_names)  # each qrels document's run code, -1 if none
+    new = at < 0
+    at[new] = len(run.doc_names) + np.arange(int(new.sum()))
+    doc_names = np.concatenate([run.doc_names, qrels.doc_names[new]])
+    return _judge(
+        _Coded(qrels.query, qrels.query_names, at[qrels.doc], qrels.value),
+        _Coded(run.query, run.query_names, run.doc, run.value),
+        doc_names,
+        relevance_level=relevance_level,
+        judged_only=judged_only,
+    )
+
+
+@dataclass(frozen=True)
+class _Coded:
+    """Rows of a run or qrels: ``query_names[query]`` is a row's query id (a name may be listed twice),
+    ``doc`` its document's code in the ``doc_names`` both tables share, ``value`` its score or label."""
+
+    query: np.ndarray
+    query_names: np.ndarray
+    doc: np.ndarray
+    value: np.ndarray
+
+
+def _judge(qrels: _Coded, run: _Coded, doc_names: np.ndarray, *, relevance_level: int, judged_only: bool) -> Judged:
+    """The join and the ranking, on coded ids (see :func:`judge_run`)."""
+    query_ids = evaluated_queries(qrels.query_names, run.query_names, judged_only)
     n_queries = len(query_ids)
     query_index = pd.Index(query_ids)  # one hash table for both lookups
-    run_q = query_index.get_indexer(run_names)[run_codes]
+    run_q = query_index.get_indexer(run.query_names)[run.query]
+    run_dc, run_score = run.doc, run.value
     keep = run_q >= 0
     if not keep.all():  # run-only queries are ignored, as trec_eval does
-        run_q, run_query, run_doc, run_score = run_q[keep], run_query[keep], run_doc[keep], run_score[keep]
+        run_q, run_dc, run_score = run_q[keep], run_dc[keep], run_score[keep]
 
-    run_dc, qrels_dc, doc_names = _doc_codes(run_doc, qrels_doc)
     n_docs = max(len(doc_names), 1)
     sorted_pairs, pair_rows = _sorted_pairs(run_q, run_dc, n_docs, n_queries)
-    del run_dc
-    _refuse_duplicates("run", sorted_pairs, pair_rows, run_query, run_doc)
+    _refuse_duplicates("run", sorted_pairs, pair_rows, lambda row: (query_ids[run_q[row]], doc_names[run_dc[row]]))
 
-    qrels_q = query_index.get_indexer(qrels_query)
+    qrels_q = query_index.get_indexer(qrels.query_names)[qrels.query]
     in_eval = qrels_q >= 0
-    qrels_q, qrels_dc, qrels_label = qrels_q[in_eval], qrels_dc[in_eval], qrels_label[in_eval]
+    qrels_q, qrels_dc, qrels_label = qrels_q[in_eval], qrels.doc[in_eval], qrels.value[in_eval]
     qrels_pairs = qrels_q * np.int64(n_docs) + qrels_dc
     by_pair = np.argsort(qrels_pairs, kind="stable")
+    _refuse_duplicates(
+        "qrels", qrels_pairs[by_pair], by_pair, lambda row: (query_ids[qrels_q[row]], doc_names[qrels_dc[row]])
+    )
     qrels_q, qrels_label, qrels_pairs = qrels_q[by_pair], qrels_label[by_pair], qrels_pairs[by_pair]
-    _refuse_duplicates("qrels", qrels_pairs, by_pair, qrels_query[in_eval], qrels_doc[in_eval])
     found, rows = _find_pairs(sorted_pairs, pair_rows, qrels_pairs)
-    j_q, j_pos = qrels_q[found], _ranks(run_q, run_score, run_doc, n_queries, rows)
+    j_q, j_pos = qrels_q[found], _ranks(run_q, run_score, doc_names, run_dc, n_queries, rows)
     by_rank = np.lexsort((j_pos, j_q))
 
     # trec_eval counts judgments with label >= 0 only; negative labels are "in pool but unjudged"
@@ -315,17 +358,20 @@ def find_sorted(sorted_values: np.ndarray, wanted: np.ndarray) -> tuple[np.ndarr
 
 
 def _refuse_duplicates(
-    what: str, sorted_pairs: np.ndarray, rows: np.ndarray, query: np.ndarray, doc: np.ndarray
+    what: str, sorted_pairs: np.ndarray, rows: np.ndarray, ids: Callable[[int], tuple[str, str]]
 ) -> None:
-    """trec_eval refuses a run or qrels naming one document twice for a query; so do we."""
+    """trec_eval refuses a run or qrels naming one document twice for a query; so do we (``ids``: a row's
+    query and document ids, looked up only for the message)."""
     repeated = np.flatnonzero(sorted_pairs[1:] == sorted_pairs[:-1])
     if len(repeated):
-        row = rows[repeated[0]]
-        raise SchemaError(f"{what}: {duplicate_message('query, document', (query[row], doc[row]))}")
+        raise SchemaError(f"{what}: {duplicate_message('query, document', ids(int(rows[repeated[0]])))}")
 
 
-def _ranks(run_q: np.ndarray, score: np.ndarray, doc: np.ndarray, n_queries: int, rows: np.ndarray) -> np.ndarray:
-    """0-based rank within its query of each of ``rows``: score descending, then doc_id descending.
+def _ranks(
+    run_q: np.ndarray, score: np.ndarray, doc_names: np.ndarray, doc: np.ndarray, n_queries: int, rows: np.ndarray
+) -> np.ndarray:
+    """0-based rank within its query of each of ``rows``: score descending, then doc_id descending
+    (``doc_names[doc]`` are the rows' doc ids, looked up only where scores tie).
 
     A fast path of the tie rule (no DataFrame, no sort of a run already in order); the reference is
     :func:`corpora.schema.sort_run`, and tests/test_tie_rule.py checks this against it.
@@ -334,9 +380,9 @@ def _ranks(run_q: np.ndarray, score: np.ndarray, doc: np.ndarray, n_queries: int
     changes = np.flatnonzero(~same_query)  # rows after which the query changes
     if not _in_score_order(run_q, score, same_query, changes, n_queries):
         del changes  # about one per row when the run is shuffled: free it before the sort
-        return _ranks_by_keys(run_q, score, doc, rows)
+        return _ranks_by_keys(run_q, score, doc_names, doc, rows)
     starts = np.concatenate([[0], changes + 1])  # each query's first row
-    order = _settle(same_query & (score[1:] == score[:-1]), doc)
+    order = _settle(same_query & (score[1:] == score[:-1]), doc_names, doc)
     if order is None:
         at = rows
     else:  # where each row landed once its ties were put in order
@@ -358,7 +404,9 @@ def _in_score_order(
     return bool(np.all((score[1:] <= score[:-1]) | ~same_query))
 
 
-def _ranks_by_keys(run_q: np.ndarray, score: np.ndarray, doc: np.ndarray, rows: np.ndarray) -> np.ndarray:
+def _ranks_by_keys(
+    run_q: np.ndarray, score: np.ndarray, doc_names: np.ndarray, doc: np.ndarray, rows: np.ndarray
+) -> np.ndarray:
     """Ranks of ``rows`` in a run not in rank order, from one sort of packed (query, score) keys.
 
     A row's rank is the number of rows of its query with a smaller key, plus those
@@ -376,7 +424,7 @@ def _ranks_by_keys(run_q: np.ndarray, score: np.ndarray, doc: np.ndarray, rows: 
     ranks = np.empty(len(rows), dtype=np.int64)
     ranks[by_key] = before - np.searchsorted(sorted_keys, query_head, "left")
     if len(shared):
-        ranks[shared] += _ahead_among_equal_keys(keys, rows[shared], score, doc)
+        ranks[shared] += _ahead_among_equal_keys(keys, rows[shared], score, doc_names, doc)
     return ranks
 
 
@@ -399,12 +447,14 @@ def _query_score_keys(run_q: np.ndarray, score: np.ndarray) -> tuple[np.ndarray,
     return packed, score_bits
 
 
-def _ahead_among_equal_keys(keys: np.ndarray, rows: np.ndarray, score: np.ndarray, doc: np.ndarray) -> np.ndarray:
+def _ahead_among_equal_keys(
+    keys: np.ndarray, rows: np.ndarray, score: np.ndarray, doc_names: np.ndarray, doc: np.ndarray
+) -> np.ndarray:
     """For each of ``rows``, how many rows with the same key precede it exactly (score, then doc_id, descending)."""
     _, shared = find_sorted(np.unique(keys[rows]), keys)
     members = np.flatnonzero(shared)  # every row holding one of the keys of ``rows``, ascending
     member_keys = keys[members]
-    order = np.lexsort((-_byte_order_rank(doc[members]), -score[members], member_keys))
+    order = np.lexsort((-_byte_order_rank(doc_names[doc[members]]), -score[members], member_keys))
     ordered_keys = member_keys[order]
     ahead = np.empty(len(members), dtype=np.int64)
     ahead[order] = np.arange(len(members)) - np.searchsorted(ordered_keys, ordered_keys, "left")
@@ -419,7 +469,7 @@ def _byte_order_rank(docs: np.ndarray) -> np.ndarray:
     return rank[codes]
 
 
-def _settle(ties: np.ndarray, doc: np.ndarray) -> np.ndarray | None:
+def _settle(ties: np.ndarray, doc_names: np.ndarray, doc: np.ndarray) -> np.ndarray | None:
     """Row order of a run in score order once each stretch of equal scores is in doc_id-descending order.
 
     ``ties[i]`` says rows i and i + 1 have the same query and score. Equal scores are
@@ -430,7 +480,7 @@ def _settle(ties: np.ndarray, doc: np.ndarray) -> np.ndarray | None:
     if len(pairs) == 0:
         return None
     members = np.union1d(pairs, pairs + 1)  # rows inside such a stretch
-    docs = doc[members]
+    docs = doc_names[doc[members]]
     at = np.searchsorted(members, pairs)  # each pair sits at members[at], members[at + 1]
     if bool(np.all(docs[at] > docs[at + 1])):
         return None

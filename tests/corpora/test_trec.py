@@ -272,7 +272,7 @@ def test_compiled_scan_and_line_by_line_path_read_the_same_tables(tmp_path: Path
     ]
     for paths, layout in ((runs, RUN_LAYOUT), (qrels, QRELS_LAYOUT)):
         for path in paths:
-            scanned = _scanned(path, layout)
+            scanned = _scanned(path, layout).frame()
             assert scanned is not None, path
             pd.testing.assert_frame_equal(scanned, _table_from_lines(path, layout), check_dtype=False)
             by_pair = {(q, d): v for q, d, v in scanned.iloc[:, :3].itertuples(index=False)}

@@ -107,6 +107,11 @@ def reference_ranks(run_q: np.ndarray, score: np.ndarray, doc: np.ndarray) -> np
     return ranks
 
 
+def ranks_of(run_q: np.ndarray, score: np.ndarray, doc: np.ndarray, n_queries: int, rows: np.ndarray) -> np.ndarray:
+    """ranking._ranks with each row's doc id as its own code (the codes only index the names)."""
+    return ranking._ranks(run_q, score, doc, np.arange(len(doc)), n_queries, rows)
+
+
 # query codes near 2^55 leave 8 score bits in the packed keys: many near-equal scores share a key
 @pytest.mark.parametrize("code_offset", [0, 2**55 - 300])
 def test_ranks_with_near_ties_signs_and_zero_match_a_plain_sort(code_offset: int) -> None:
@@ -118,12 +123,12 @@ def test_ranks_with_near_ties_signs_and_zero_match_a_plain_sort(code_offset: int
     doc = np.array([f"d{i % 997}-{i // 997}" for i in range(n)], dtype=object)
     expected = reference_ranks(run_q, score, doc)
     rows = np.arange(n)
-    assert np.array_equal(ranking._ranks(run_q, score, doc, 300, rows), expected)
+    assert np.array_equal(ranks_of(run_q, score, doc, 300, rows), expected)
     ordered = np.lexsort((score, run_q))  # grouped by query, ascending: not in rank order
-    assert np.array_equal(ranking._ranks(run_q[ordered], score[ordered], doc[ordered], 300, rows), expected[ordered])
+    assert np.array_equal(ranks_of(run_q[ordered], score[ordered], doc[ordered], 300, rows), expected[ordered])
     in_rank_order = np.lexsort((rng.random(n), -score, run_q))  # score order (the fast path), ties shuffled
     some = rng.choice(n, 500, replace=False)
-    ranks = ranking._ranks(run_q[in_rank_order], score[in_rank_order], doc[in_rank_order], 300, some)
+    ranks = ranks_of(run_q[in_rank_order], score[in_rank_order], doc[in_rank_order], 300, some)
     assert np.array_equal(ranks, expected[in_rank_order][some])
 
 
@@ -132,5 +137,5 @@ def test_query_order_handles_more_than_65536_queries() -> None:
     run_q = rng.integers(0, 70_000, 200_000)
     score = rng.permutation(200_000).astype(np.float64)  # distinct scores
     doc = np.array([f"d{i}" for i in range(200_000)], dtype=object)
-    ranks = ranking._ranks(run_q, score, doc, 70_000, np.arange(200_000))
+    ranks = ranks_of(run_q, score, doc, 70_000, np.arange(200_000))
     assert np.array_equal(ranks, reference_ranks(run_q, score, doc))
