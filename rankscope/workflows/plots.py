@@ -293,31 +293,20 @@ def heatmap(
     row_name, column_name = names
     image = ax.pcolormesh(_edges(cols), _edges(rows), values, cmap="viridis", shading="flat")
     fig.colorbar(image, ax=ax, label=metric)
-    ax.plot(
-        [best[1]],
-        [best[0]],
-        marker="*",
-        markersize=16,
-        color="red",
-        markeredgecolor="white",
-        linestyle="none",
-        label=f"best {row_name}={best[0]:g}, {column_name}={best[1]:g}",
-    )
+    _mark(ax, best, "best", names, marker="*", markersize=16, color="red", markeredgecolor="white")
     if default is not None:
-        ax.plot(
-            [default[1]],
-            [default[0]],
-            marker="X",
-            markersize=10,
-            color="white",
-            markeredgecolor="black",
-            linestyle="none",
-            label=f"default {row_name}={default[0]:g}, {column_name}={default[1]:g}",
-        )
+        _mark(ax, default, "default", names, marker="X", markersize=10, color="white", markeredgecolor="black")
     ax.set_xlabel(column_name)
     ax.set_ylabel(row_name)
     ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.12), ncol=2, fontsize="small")
     return _done(fig, f"{metric} over the grid", dataset)
+
+
+def _mark(ax: Axes, point: tuple[float, float], what: str, names: tuple[str, str], **style: object) -> None:
+    """One grid point (row value, column value) on the heat map, labelled with both parameters' values."""
+    row_name, column_name = names
+    label = f"{what} {row_name}={point[0]:g}, {column_name}={point[1]:g}"
+    ax.plot([point[1]], [point[0]], linestyle="none", label=label, **style)
 
 
 def _edges(centres: Sequence[float]) -> np.ndarray:
