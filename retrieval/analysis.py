@@ -150,7 +150,9 @@ class Analyzer:
         self.stopwords = stopwords
         self.stemmer = stemmer
         self._stop = stopword_list(stopwords) if stopwords is not None else frozenset()
-        self._stemmer = Stemmer.Stemmer(stemmer) if stemmer is not None else None
+        # no PyStemmer cache (size 0): term_map stems each distinct token once anyway, and the cache's
+        # upkeep made stemming 7x slower on large vocabularies (400,000 words: 1.14 s vs 0.17 s CPU)
+        self._stemmer = Stemmer.Stemmer(stemmer, 0) if stemmer is not None else None
 
     # --- configuration -----------------------------------------------------------
     def to_config(self) -> dict[str, Any]:

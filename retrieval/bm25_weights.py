@@ -82,7 +82,8 @@ def posting_weights(
         bounds = np.clip(counts.indptr[first : last + 2], start, stop)
         per_posting_idf = np.repeat(term_idf[first : last + 1], np.diff(bounds))
         norm = length_norm[counts.postings[start:stop]]
-        weights[start:stop] = _formula(variant, per_posting_idf, counts.tf[start:stop], norm, k1, delta)
+        tf = counts.tf[start:stop].astype(np.float64)  # stored compact (uint16/uint32)
+        weights[start:stop] = _formula(variant, per_posting_idf, tf, norm, k1, delta)
     return weights
 
 

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import shutil
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -46,8 +45,15 @@ from rankscope.retrieval.base import (
     make_run,
     query_texts,
 )
-from rankscope.retrieval.storage import IndexFormatError, from_saved_params, load_index, require_fields, save_index
-from rankscope.retrieval.streaming import DEFAULT_MEMORY_BUDGET, build_counts
+from rankscope.retrieval.storage import (
+    IndexFormatError,
+    from_saved_params,
+    load_index,
+    require_fields,
+    save_index,
+    writing_index,
+)
+from rankscope.retrieval.streaming import DEFAULT_MEMORY_BUDGET, write_counts
 from rankscope.retrieval.termcounts import TermCounts
 from rankscope.retrieval.topk import TermBounds, sparse_top_k
 
@@ -108,22 +114,18 @@ class CountsRetriever(Retriever):
         import pandas as pd
 
         analyzer = get_analyzer(self.analyzer)
-        built = build_counts(analyzer, documents, memory_budget=memory_budget, workers=workers)
-        try:
-            counts = built.counts
-            if counts.n_docs == 0:
+        with writing_index(directory, self.name, self._meta(analyzer)) as writer:
+            written = write_counts(writer, analyzer, documents, memory_budget=memory_budget, workers=workers)
+            if not written.doc_ids:
                 raise EmptyIndexError("cannot index an empty corpus")
-            if counts.n_terms == 0:
+            if written.n_terms == 0:
                 raise EmptyIndexError(f"no document keeps any term after analysis with {analyzer!r}")
-            ids = pd.Index(counts.doc_ids)
+            ids = pd.Index(written.doc_ids)
             if ids.has_duplicates:
                 first = ids[ids.duplicated()][0]
                 raise SchemaError(f"corpus given to build_index(): {duplicate_message('doc_id', first)}")
-            self.analyzer_ = analyzer
-            save_index(directory, self.name, self._meta(), counts.to_arrays())
-        finally:
-            shutil.rmtree(built.folder, ignore_errors=True)
         arrays = load_index(directory, self.name)[1]
+        self.analyzer_ = analyzer
         self.counts_ = TermCounts(**{name: arrays[name] for name in arrays})  # written just now: not re-checked
         self._fit()
         return self
@@ -190,12 +192,12 @@ class CountsRetriever(Retriever):
     def save(self, directory: str | os.PathLike[str]) -> None:
         """Write the counts, the analyzer config and the parameters (pickle-free, atomic)."""
         self._check_fitted("counts_")
-        save_index(directory, self.name, self._meta(), self.counts_.to_arrays())
+        save_index(directory, self.name, self._meta(self.analyzer_), self.counts_.to_arrays())
 
-    def _meta(self) -> dict[str, Any]:
+    def _meta(self, analyzer: Analyzer) -> dict[str, Any]:
         """What a saved index records besides the counts: the parameters and the analyzer config."""
         params = {**self.get_params(), "analyzer": saved_analyzer_param(self.analyzer)}
-        return {"params": params, "analyzer": self.analyzer_.to_config()}
+        return {"params": params, "analyzer": analyzer.to_config()}
 
     @classmethod
     def load(cls, directory: str | os.PathLike[str]) -> CountsRetriever:
@@ -224,6 +226,10 @@ class CountsRetriever(Retriever):
             raise ValueError("the analyzer cannot change after index(): the counts depend on it; index again")
         super().set_params(**params)
         if fitted and set(params) - self.query_side:
+            # the old scoring state goes first: at 1M documents the weights alone are 440 MB,
+            # which would otherwise be held twice while the new ones are computed
+            self.__dict__.pop("weights_", None)
+            self._bounds = None
             self._fit()
         return self
 

@@ -23,12 +23,13 @@ one used to be.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
 import shutil
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -40,8 +41,9 @@ from rankscope.core.jsonstrict import JSONValueError
 from rankscope.core.outputs import swap_into_place
 from rankscope.core.version import __version__
 
-FORMAT_VERSION = 1
-"""Version of the on-disk layout; bumped on incompatible changes. Newer versions are refused."""
+FORMAT_VERSION = 2
+"""Version of the on-disk layout; bumped on incompatible changes. Newer versions are refused, older ones read.
+2: term counts (``tf``) stored as uint16/uint32 instead of float64."""
 
 META_FILE = "meta.json"
 _RESERVED = ("format_version", "kind", "rankscope_version", "arrays")
@@ -71,6 +73,65 @@ def save_index(
     never leaves an index whose parts disagree. An existing directory is replaced only if it is empty
     or holds an index (a ``meta.json``), so a mistyped path never wipes user files.
     """
+    with writing_index(directory, kind, meta) as writer:
+        for name, value in arrays.items():
+            writer.add(name, value)
+        for name, data in (files or {}).items():
+            writer.add_file(name, data)
+    return Path(directory)
+
+
+class IndexWriter:
+    """An index being written in a staging folder beside its destination (see :func:`writing_index`)."""
+
+    def __init__(self, staging: Path) -> None:
+        self.staging = staging
+        self._described: dict[str, dict[str, Any]] = {}
+        self._checksums: dict[str, str] = {}
+        self._mapped: list[str] = []  # files written through new_array: hashed when the index is committed
+
+    def add(self, name: str, value: np.ndarray | Sequence[str]) -> None:
+        """Write one array (numbers, or strings stored as UTF-8 bytes plus offsets)."""
+        self._described[name] = _write_array(self.staging, name, value, self._checksums)
+
+    def add_file(self, name: str, data: bytes) -> None:
+        """Write a file in a format of its own (a FAISS index, word vectors)."""
+        _check_name(name)
+        (self.staging / name).write_bytes(data)
+        self._checksums[name] = hashlib.sha256(data).hexdigest()
+
+    def new_array(self, name: str, length: int, dtype: Any) -> np.ndarray:
+        """A numeric array of the index, memory-mapped for writing: it is filled in place (never held
+        in memory whole) and must be complete, and no longer written, when the index is committed."""
+        _check_name(name)
+        array = np.lib.format.open_memmap(self.staging / f"{name}.npy", mode="w+", dtype=dtype, shape=(length,))
+        self._described[name] = {"type": "numeric", "dtype": array.dtype.str, "shape": [length]}
+        self._mapped.append(f"{name}.npy")
+        return array
+
+    def _commit(self, kind: str, meta: Mapping[str, Any], directory: Path) -> None:
+        for file_name in self._mapped:  # read back from the page cache: costs no memory of the process
+            self._checksums[file_name] = _file_sha256(self.staging / file_name)
+        header = {
+            "format_version": FORMAT_VERSION,
+            "kind": kind,
+            "rankscope_version": __version__,
+            "arrays": self._described,
+            "checksums": self._checksums,
+            **meta,
+        }
+        text = json.dumps(header, indent=1, sort_keys=True) + "\n"
+        (self.staging / META_FILE).write_text(text, encoding="utf-8")
+        swap_into_place(self.staging, directory)
+
+
+@contextlib.contextmanager
+def writing_index(directory: str | os.PathLike[str], kind: str, meta: Mapping[str, Any]) -> Iterator[IndexWriter]:
+    """Write an index of ``kind`` through the :class:`IndexWriter` given: its files go to a staging
+    folder beside ``directory`` (the same file system, so large arrays can be built there in place),
+    which replaces ``directory`` when the block ends, or is deleted if it raises. The checks and
+    the guarantees are :func:`save_index`'s; files the block puts in sub-folders of
+    :attr:`IndexWriter.staging` (scratch space) must be gone by then."""
     directory = Path(directory)
     clash = sorted(set(meta) & {*_RESERVED, *_OPTIONAL})
     if clash:
@@ -80,28 +141,14 @@ def save_index(
     if directory.is_dir() and any(directory.iterdir()) and not (directory / META_FILE).is_file():
         raise IndexFormatError(directory, None, f"not empty and not an index (no {META_FILE}); refusing to overwrite")
     directory.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{directory.name}.", suffix=".tmp", dir=directory.parent))
+    staging = Path(tempfile.mkdtemp(prefix=f".{directory.name}.", suffix=".tmp", dir=directory.parent))
     try:
-        checksums: dict[str, str] = {}
-        described = {name: _write_array(tmp, name, value, checksums) for name, value in arrays.items()}
-        for name, data in (files or {}).items():
-            _check_name(name)
-            (tmp / name).write_bytes(data)
-            checksums[name] = hashlib.sha256(data).hexdigest()
-        header = {
-            "format_version": FORMAT_VERSION,
-            "kind": kind,
-            "rankscope_version": __version__,
-            "arrays": described,
-            "checksums": checksums,
-            **meta,
-        }
-        (tmp / META_FILE).write_text(json.dumps(header, indent=1, sort_keys=True) + "\n", encoding="utf-8")
-        swap_into_place(tmp, directory)
+        writer = IndexWriter(staging)
+        yield writer
+        writer._commit(kind, meta, directory)
     except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
+        shutil.rmtree(staging, ignore_errors=True)
         raise
-    return directory
 
 
 def load_index(

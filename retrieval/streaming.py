@@ -11,8 +11,8 @@ Cranfield and CISI), built in bounded memory:
 2. when the counts held reach half the memory budget they are merged (:func:`merge_shards`)
    and spilled to a run of ``.npy`` files in a temporary folder;
 3. the runs, memory-mapped, are merged once more straight into the ``.npy`` files of the
-   index (memory-mapped for writing), which is then saved like any index
-   (:func:`retrieval.storage.save_index`: atomic, checksummed).
+   index being written (:func:`retrieval.storage.writing_index`: memory-mapped for writing,
+   atomic, checksummed), which are unmapped before the index is opened: it is never held twice.
 
 A run and the final index are both "counts of consecutive documents": merging appends each
 term's postings run after run, which keeps them ascending. That is also the API for
@@ -25,9 +25,7 @@ from __future__ import annotations
 import contextlib
 import itertools
 import multiprocessing
-import os
 import shutil
-import tempfile
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,14 +35,13 @@ import numpy as np
 
 from rankscope.core.progress import progress
 from rankscope.retrieval.analysis import Analyzer
-from rankscope.retrieval.storage import load_index, save_index
-from rankscope.retrieval.termcounts import TermCounts, count_postings
+from rankscope.retrieval.storage import IndexWriter, load_index, save_index
+from rankscope.retrieval.termcounts import compact_counts, count_postings
 
 DEFAULT_MEMORY_BUDGET = 1 << 30
 """Bytes of counts (and their merge) held in memory before spilling to disk: 1 GiB."""
 BATCH_DOCUMENTS = 20_000
 """Documents analysed per batch (per process): their token strings live only while they are counted."""
-_TF_LIMIT = np.iinfo(np.uint16).max
 _RUN_KIND = "counts-run"
 
 
@@ -74,7 +71,7 @@ def count_shard(analyzer: Analyzer, texts: Sequence[str], first_position: int) -
         vocabulary=np.asarray(vocabulary, dtype=object),
         indptr=by_term.indptr.astype(np.int64),
         postings=(by_term.indices.astype(np.int64) + first_position).astype(np.int32),
-        tf=counts.astype(np.uint16 if counts.size == 0 or counts.max() <= _TF_LIMIT else np.uint32),
+        tf=compact_counts(counts),
         doc_len=doc_len.astype(np.int64),
     )
 
@@ -132,64 +129,63 @@ def _count_batch(job: tuple[Mapping[str, Any], list[str], int]) -> ShardCounts:
 
 
 @dataclass(frozen=True, eq=False)
-class BuiltCounts:
-    """What :func:`build_counts` made: the counts, memory-mapped from files in ``folder`` (the caller
-    saves them and deletes the folder), and how many runs were spilled to disk (1: the whole corpus fit in the budget)."""
+class WrittenCounts:
+    """What :func:`write_counts` wrote: the documents' ids (in corpus order), how many terms the
+    vocabulary holds, and how many runs were spilled to disk (1: the whole corpus fit in the budget)."""
 
-    counts: TermCounts
-    folder: Path
+    doc_ids: list[str]
+    n_terms: int
     runs: int
 
 
-def build_counts(
+def write_counts(
+    writer: IndexWriter,
     analyzer: Analyzer,
     documents: Iterable[tuple[str, str]],
     *,
     memory_budget: int = DEFAULT_MEMORY_BUDGET,
     workers: int = 1,
     batch_size: int = BATCH_DOCUMENTS,
-    spill_dir: str | os.PathLike[str] | None = None,
-) -> BuiltCounts:
-    """Count ``documents`` ((doc_id, text) pairs, read lazily, in corpus order) in bounded memory.
-
-    The counts are memory-mapped from ``.npy`` files in a new temporary folder (inside
-    ``spill_dir``, default the system's): the caller saves the index (:meth:`TermCounts.to_arrays`
-    + :func:`retrieval.storage.save_index`) and deletes the folder.
-    ``workers`` processes analyse the batches (``fork``: analyzers registered in this
-    process are known to them); the result does not depend on their number.
+) -> WrittenCounts:
+    """Count ``documents`` ((doc_id, text) pairs, read lazily, in corpus order) in bounded memory and
+    write the arrays of :meth:`TermCounts.to_arrays` through ``writer``: the large ones
+    (postings, tf) are merged straight into the index's files, memory-mapped, and unmapped before
+    this returns, so the index is never held twice. Runs are spilled into a scratch folder of the
+    writer's staging folder (deleted here). ``workers`` processes analyse the batches (``fork``:
+    analyzers registered in this process are known to them); the result does not depend on their number.
     """
     if memory_budget < 1:
         raise ValueError(f"memory_budget must be a positive number of bytes, got {memory_budget}")
-    folder = Path(tempfile.mkdtemp(prefix="rankscope-counts-", dir=spill_dir))
+    scratch = writer.staging / "runs"
+    scratch.mkdir()
     doc_ids: list[str] = []
     runs: list[ShardCounts] = []
-    try:
-        jobs = _batches(documents, batch_size, doc_ids, analyzer.to_config())
-        held: list[ShardCounts] = []
-        with contextlib.ExitStack() as stack:
-            mapper: Callable[..., Iterator[ShardCounts]] = map
-            if workers > 1:
-                pool = stack.enter_context(multiprocessing.get_context("fork").Pool(workers))
-                mapper = pool.imap  # results in batch order: the same index for any number of workers
-            for shard in progress(mapper(_count_batch, jobs), desc="counting", unit="batch"):
-                held.append(shard)
-                if sum(s.nbytes for s in held) * 2 >= memory_budget:
-                    runs.append(_spill(merge_shards(held), folder / f"run{len(runs)}"))
-                    held = []
-        if held:
-            runs.append(_spill(merge_shards(held), folder / f"run{len(runs)}"))
-        merged = merge_shards(runs, lambda name, length, dtype: _open_npy(folder / f"{name}.npy", length, dtype))
-        counts = _as_term_counts(merged, doc_ids, folder)
-    except BaseException:
-        shutil.rmtree(folder, ignore_errors=True)
-        raise
-    for number in range(len(runs)):
-        shutil.rmtree(folder / f"run{number}", ignore_errors=True)
-    return BuiltCounts(counts, folder, len(runs))
-
-
-def _open_npy(path: Path, length: int, dtype: Any) -> np.ndarray:
-    return np.lib.format.open_memmap(path, mode="w+", dtype=dtype, shape=(length,))
+    jobs = _batches(documents, batch_size, doc_ids, analyzer.to_config())
+    held: list[ShardCounts] = []
+    with contextlib.ExitStack() as stack:
+        mapper: Callable[..., Iterator[ShardCounts]] = map
+        if workers > 1:
+            pool = stack.enter_context(multiprocessing.get_context("fork").Pool(workers))
+            mapper = pool.imap  # results in batch order: the same index for any number of workers
+        for shard in progress(mapper(_count_batch, jobs), desc="counting", unit="batch"):
+            held.append(shard)
+            if sum(s.nbytes for s in held) * 2 >= memory_budget:
+                runs.append(_spill(merge_shards(held), scratch / f"run{len(runs)}"))
+                held = []
+    if held:
+        runs.append(_spill(merge_shards(held), scratch / f"run{len(runs)}"))
+        del held
+    n_runs = len(runs)
+    merged = merge_shards(runs, writer.new_array)
+    del runs  # unmaps the runs
+    writer.add("vocabulary", merged.vocabulary)
+    writer.add("doc_ids", np.asarray(doc_ids, dtype=object))
+    writer.add("indptr", merged.indptr)
+    writer.add("doc_len", merged.doc_len.astype(np.float64))
+    n_terms = len(merged.vocabulary)
+    del merged  # unmaps the index's postings and tf: they are read again when the index is opened
+    shutil.rmtree(scratch)
+    return WrittenCounts(doc_ids, n_terms, n_runs)
 
 
 def _spill(counts: ShardCounts, folder: Path) -> ShardCounts:
@@ -197,22 +193,3 @@ def _spill(counts: ShardCounts, folder: Path) -> ShardCounts:
     names = ("vocabulary", "indptr", "postings", "tf", "doc_len")
     save_index(folder, _RUN_KIND, {}, {name: getattr(counts, name) for name in names})
     return ShardCounts(**load_index(folder, _RUN_KIND)[1])
-
-
-def _as_term_counts(merged: ShardCounts, doc_ids: Sequence[str], folder: Path) -> TermCounts:
-    """The merged counts in :class:`TermCounts`' layout (float64 counts and lengths, as TermCounts.build)."""
-    tf = _open_npy(folder / "tf64.npy", len(merged.tf), np.float64)
-    step = 1 << 24
-    for start in range(0, len(tf), step):  # converted in slices: never a second full copy in memory
-        tf[start : start + step] = merged.tf[start : start + step]
-    ids = np.asarray(doc_ids, dtype=object)
-    counts = TermCounts(
-        vocabulary=merged.vocabulary,
-        doc_ids=ids,
-        indptr=merged.indptr,
-        postings=merged.postings,
-        tf=tf,
-        doc_len=merged.doc_len.astype(np.float64),
-    )
-    (folder / "tf.npy").unlink()  # the compact counts: merged into tf64.npy
-    return counts

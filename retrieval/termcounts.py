@@ -32,7 +32,7 @@ class TermCounts:
     doc_ids: np.ndarray  # object array of str, in corpus order
     indptr: np.ndarray  # int64, n_terms + 1
     postings: np.ndarray  # int32 document positions
-    tf: np.ndarray  # float64 term counts
+    tf: np.ndarray  # term counts: uint16, uint32 if one exceeds 65,535 (float64 in an index of format 1)
     doc_len: np.ndarray  # float64, index terms per document (after stopwords)
 
     @classmethod
@@ -44,7 +44,7 @@ class TermCounts:
             doc_ids=np.asarray(doc_ids, dtype=object),
             indptr=by_term.indptr.astype(np.int64),
             postings=by_term.indices.astype(np.int32),
-            tf=by_term.data.astype(np.float64),
+            tf=compact_counts(by_term.data),
             doc_len=doc_len.astype(np.float64),
         )
 
@@ -81,7 +81,7 @@ class TermCounts:
         """Documents x terms counts (document-major), for reading whole documents (feedback)."""
         import scipy.sparse as sp
 
-        return sp.csr_matrix(self.matrix(self.tf).T)
+        return sp.csr_matrix(self.matrix(self.tf.astype(np.float64)).T)
 
     @cached_property
     def collection_frequency(self) -> np.ndarray:
@@ -111,8 +111,9 @@ class TermCounts:
         return matrix
 
     def to_arrays(self) -> dict[str, np.ndarray]:
-        """The fields as named arrays: what :func:`retrieval.storage.save_index` writes."""
-        return {name: getattr(self, name) for name in _FIELDS}
+        """The fields as named arrays: what :func:`retrieval.storage.save_index` writes (counts compact,
+        also those of an index of format 1)."""
+        return {**{name: getattr(self, name) for name in _FIELDS}, "tf": compact_counts(self.tf)}
 
     @classmethod
     def from_arrays(cls, arrays: Mapping[str, np.ndarray]) -> TermCounts:
@@ -137,7 +138,6 @@ class TermCounts:
         expected = {
             "indptr": (np.int64, n_terms + 1),
             "postings": (np.int32, None),
-            "tf": (np.float64, None),
             "doc_len": (np.float64, n_docs),
         }
         for name, (dtype, length) in expected.items():
@@ -146,6 +146,8 @@ class TermCounts:
                 raise ValueError(
                     f"{name} holds {array.dtype} {list(array.shape)}, expected {np.dtype(dtype)} of {length}"
                 )
+        if self.tf.dtype not in _COUNT_DTYPES or self.tf.ndim != 1:
+            raise ValueError(f"tf holds {self.tf.dtype} {list(self.tf.shape)}, expected uint16, uint32 or float64")
         indptr, postings, tf = self.indptr, self.postings, self.tf
         if indptr[0] != 0 or indptr[-1] != len(postings) or len(tf) != len(postings) or (np.diff(indptr) < 0).any():
             raise ValueError("indptr must start at 0, never decrease and end at the number of postings (= of tf)")
@@ -156,7 +158,8 @@ class TermCounts:
         term_start[indptr[:-1][np.diff(indptr) > 0]] = True
         if (step <= 0)[~term_start[1:]].any():
             raise ValueError("postings must be ascending within each term")
-        if not (np.isfinite(tf).all() and (tf >= 1).all() and (tf == np.floor(tf)).all()):
+        whole = tf.dtype.kind == "u" or (np.isfinite(tf).all() and (tf == np.floor(tf)).all())
+        if not (whole and (tf >= 1).all()):
             raise ValueError("tf must hold positive whole counts")
         lengths = np.bincount(postings, weights=tf, minlength=n_docs)
         if not np.array_equal(lengths, self.doc_len):
@@ -190,6 +193,16 @@ def _count_matrix(term_ids: np.ndarray, lengths: np.ndarray, n_terms: int) -> sp
 
 
 _FIELDS = ("vocabulary", "doc_ids", "indptr", "postings", "tf", "doc_len")
+_COUNT_DTYPES = (np.dtype(np.uint16), np.dtype(np.uint32), np.dtype(np.float64))  # float64: index format 1
+
+
+def compact_counts(counts: np.ndarray) -> np.ndarray:
+    """Whole counts as stored (index format 2): uint16, or uint32 if one exceeds 65,535 (a quarter and
+    half of float64's 8 bytes; uint32 holds any count of a document under 4 billion tokens)."""
+    if counts.dtype in (np.uint16, np.uint32):
+        return counts
+    wide = counts.size and counts.max() > np.iinfo(np.uint16).max
+    return counts.astype(np.uint32 if wide else np.uint16)
 
 
 def encode(
@@ -208,25 +221,30 @@ def encode(
     they are ids, so memory follows the number of tokens times 4 bytes, not Python strings.
     On a terminal a bar named ``desc`` counts the texts done, one update per chunk.
     """
+    import pandas as pd  # factorize: one hash-table pass in C over a chunk's tokens
+
     found: dict[str, int] = {}  # when building: term -> id in order of first sight
     token_id: dict[str, int] = {}  # surface token -> term id, -1 for stopwords and unknown terms
     id_chunks, lengths = [], []
     for piece in progress_slices(texts, chunk, desc=desc, unit="text"):
         split = [analyzer.split(text) for text in piece]
-        new = set(itertools.chain.from_iterable(split)).difference(token_id)
-        for tok, term in analyzer.term_map(new).items():
+        per_text = np.fromiter(map(len, split), dtype=np.int64, count=len(split))
+        tokens = np.fromiter(itertools.chain.from_iterable(split), dtype=object, count=int(per_text.sum()))
+        del split
+        codes, distinct = pd.factorize(tokens)  # each token as its index among the chunk's distinct tokens
+        del tokens
+        new = [tok for tok in distinct.tolist() if tok not in token_id]  # Python work per distinct token only
+        for tok, term in analyzer.term_map(set(new)).items():
             if term is None:
                 token_id[tok] = -1
             elif vocabulary is None:
                 token_id[tok] = found.setdefault(term, len(found))
             else:
                 token_id[tok] = vocabulary.get(term, -1)
-        per_text = [len(toks) for toks in split]
-        flat = itertools.chain.from_iterable(split)
-        ids = np.fromiter(map(token_id.__getitem__, flat), dtype=np.int32, count=sum(per_text))
-        text_of = np.repeat(np.arange(len(split)), per_text)
+        ids = np.fromiter(map(token_id.__getitem__, distinct), dtype=np.int32, count=len(distinct))[codes]
+        text_of = np.repeat(np.arange(len(per_text)), per_text)
         kept = ids >= 0
-        lengths.append(np.bincount(text_of[kept], minlength=len(split)))
+        lengths.append(np.bincount(text_of[kept], minlength=len(per_text)))
         id_chunks.append(ids[kept])
     all_ids = np.concatenate([np.empty(0, dtype=np.int32), *id_chunks])
     all_lengths = np.concatenate([np.empty(0, dtype=np.int64), *lengths]).astype(np.int64)

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import itertools
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import partial
@@ -33,7 +34,7 @@ from rankscope.core.progress import progress
 from rankscope.core.scheduler import connect
 from rankscope.workflows import plots, provenance
 from rankscope.workflows.crossval import CrossValidation, assign_folds, best_column, cross_validate
-from rankscope.workflows.fanout import grid_scores, per_query_score
+from rankscope.workflows.fanout import Timing, grid_scores, per_query_score
 from rankscope.workflows.gain import GainTest, gain_test
 from rankscope.workflows.grid import parse_values
 from rankscope.workflows.model_search import optuna_search, point_values
@@ -74,6 +75,7 @@ class TuneResult:
     search: str = "grid"
     trials: int | None = None
     space: dict[str, list[object]] = field(default_factory=dict)
+    timing: Timing | None = None
     files: tuple[Path, ...] = field(default=())
 
     def __repr__(self) -> str:
@@ -125,6 +127,7 @@ class TuneResult:
             "cross_validated": {**cross_validated, "gain_test": self.gain.to_dict()},
             "fold_choices": records(self.fold_table()),
             "notes": self.notes(),
+            **({} if self.timing is None else {"timing": self.timing.to_dict()}),
             "provenance": self.provenance.to_dict(),
         }
 
@@ -168,7 +171,8 @@ class TuneResult:
     def to_text(self) -> str:
         folds = self.fold_table()
         folds[self.params] = folds[self.params].map(_shown)
-        return "\n".join([*self.headline(), "", text_table(folds)])
+        timing = [] if self.timing is None else [f"  {self.timing.line()}"]
+        return "\n".join([*self.headline(), *timing, "", text_table(folds)])
 
     def report(self) -> Report:
         """Result, folds and heatmap as a :class:`Report` (shown inline in Jupyter)."""
@@ -295,15 +299,17 @@ def tune(
         return _tune_by_search(data, plans[0], score, metric, folds, seed, trials, out_path, figures, record)
     rows: list[dict[str, object]] = []
     columns: dict[int, pd.Series] = {}
+    timing = Timing((), ())
     bar = progress(range(sum(len(plan.points) for plan in plans)), desc="grid", unit="point")
     ticks = iter(bar)
     with contextlib.ExitStack() as stack:
         client = None if scheduler is None else stack.enter_context(connect(scheduler))
         for plan in plans:
             points = [dict(zip(plan.names, (_plain(v) for v in values))) for values in plan.points]
-            plan.at_defaults, scored = grid_scores(
+            plan.at_defaults, scored, spent = grid_scores(
                 plan.system, data, metric, depth, points, client, lambda: next(ticks, None)
             )
+            timing += spent
             for point, column in zip(points, scored):
                 columns[len(rows)] = column
                 rows.append({"retriever": plan.spec, **point} if nested else point)
@@ -329,6 +335,7 @@ def tune(
         seed=seed,
         gain=gain_test(cv.held_out, base.at_defaults, seed),
         provenance=record,
+        timing=timing,
     )
     if out_path is None:
         return result
@@ -363,13 +370,19 @@ def _tune_by_search(
 ) -> TuneResult:
     """:func:`tune` with optuna's TPE proposing the points (one study per fold, one on all queries)."""
     system = plan.system
+    started = time.perf_counter()
     system.index(data.corpus)
+    index_s = time.perf_counter() - started
     at_defaults = score(system)
     fold_of = assign_folds(list(at_defaults.index), folds, seed)  # before the search: it must not see held-out folds
+    seconds: list[float] = []
 
     def score_point(point: tuple[int, ...]) -> pd.Series:
+        started = time.perf_counter()
         system.set_params(**point_values(plan.space, point))
-        return score(system)
+        scores = score(system)
+        seconds.append(time.perf_counter() - started)
+        return scores
 
     ticks = iter(progress(range((folds + 1) * trials), desc="trials", unit="trial"))
     outcome = optuna_search(plan.space, score_point, fold_of, trials, seed, tick=lambda: next(ticks, None))
@@ -394,6 +407,7 @@ def _tune_by_search(
         search="optuna",
         trials=trials,
         space={n: list(v) for n, v in plan.space.items()},
+        timing=Timing((index_s,), tuple(seconds)),
     )
     if out_path is None:
         return result

@@ -68,9 +68,10 @@ def _swap_first_two(a: np.ndarray) -> np.ndarray:
 
 
 ARRAY_DAMAGE: dict[str, tuple[str, Callable[[np.ndarray], np.ndarray], str]] = {
-    "tf negated": ("tf", lambda a: -a, "tf must hold positive whole counts"),
+    # tf is stored as uint16 (format 2): negated, its counts wrap around; with a NaN it becomes float64
+    "tf negated": ("tf", lambda a: -a, "doc_len must equal"),
     "tf zeroed": ("tf", lambda a: a * 0, "tf must hold positive whole counts"),
-    "tf NaN": ("tf", lambda a: a + np.nan, "tf must hold positive whole counts"),
+    "tf NaN": ("tf", lambda a: a + np.nan, "tf.npy: holds <f8 [36], meta.json says <u2 [36]"),
     "tf doubled": ("tf", lambda a: a * 2, "doc_len must equal"),
     "doc_len negative": ("doc_len", lambda a: -a, "doc_len must equal"),
     "doc_len NaN": ("doc_len", lambda a: a + np.nan, "doc_len must equal"),

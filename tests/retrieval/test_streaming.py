@@ -15,25 +15,36 @@ from rankscope.retrieval.analysis import get_analyzer
 from rankscope.retrieval.base import document_texts
 from rankscope.retrieval.bm25 import BM25
 from rankscope.retrieval.counts_retriever import EmptyIndexError
-from rankscope.retrieval.storage import load_index
-from rankscope.retrieval.streaming import build_counts, count_shard, merge_shards
+from rankscope.retrieval.storage import load_index, read_meta, save_index, writing_index
+from rankscope.retrieval.streaming import count_shard, merge_shards, write_counts
 from rankscope.retrieval.termcounts import TermCounts
 from rankscope.retrieval.tfidf import TfidfRetriever
 
 FIELDS = ("vocabulary", "doc_ids", "indptr", "postings", "tf", "doc_len")
 
 
-def test_streamed_counts_equal_the_in_memory_counts_on_a_real_collection(collection) -> None:
+def _streamed(folder, analyzer, documents, **options) -> tuple[dict[str, np.ndarray], int]:
+    """The arrays write_counts writes into a new index folder, and how many runs it spilled."""
+    with writing_index(folder, "counts", {}) as writer:
+        runs = write_counts(writer, analyzer, documents, **options).runs
+    assert sorted(p.name for p in folder.iterdir() if p.is_dir()) == []  # the scratch runs are gone
+    return load_index(folder, "counts")[1], runs
+
+
+def test_streamed_counts_equal_the_in_memory_counts_on_a_real_collection(collection, tmp_path) -> None:
     """A budget of 40 kB forces several spills; two worker processes count the batches."""
     doc_ids, texts = document_texts(collection.corpus)
     analyzer = get_analyzer("english")
     expected = TermCounts.build(analyzer, doc_ids, texts)
-    built = build_counts(analyzer, zip(doc_ids, texts), memory_budget=40_000, workers=2, batch_size=97)
-    assert built.runs >= 5
+    arrays, runs = _streamed(
+        tmp_path / "idx", analyzer, zip(doc_ids, texts), memory_budget=40_000, workers=2, batch_size=97
+    )
+    assert runs >= 5
     for name in FIELDS:
-        got, want = getattr(built.counts, name), getattr(expected, name)
+        got, want = arrays[name], getattr(expected, name)
         assert got.dtype == want.dtype, name
         np.testing.assert_array_equal(got, want, err_msg=name)
+    assert arrays["tf"].dtype == np.uint16  # format 2: counts stored compact
 
 
 @pytest.mark.parametrize("make", [BM25, lambda: TfidfRetriever(variant="classic")])
@@ -73,12 +84,13 @@ def test_merging_two_shards_by_hand() -> None:
     assert merged.doc_len.tolist() == [3, 1, 2, 3]
 
 
-def test_a_count_beyond_uint16_is_kept_exactly() -> None:
+def test_a_count_beyond_uint16_is_kept_exactly(tmp_path) -> None:
     analyzer = get_analyzer("plain")
     shard = count_shard(analyzer, ["aa " * 70_000 + "bb"], 0)
     assert shard.tf.dtype == np.uint32 and shard.tf.tolist() == [70_000, 1]
-    built = build_counts(analyzer, [("d1", "aa " * 70_000), ("d2", "aa bb")], memory_budget=1, batch_size=1)
-    assert built.runs == 2 and built.counts.tf.tolist() == [70_000.0, 1.0, 1.0]
+    documents = [("d1", "aa " * 70_000), ("d2", "aa bb")]
+    arrays, runs = _streamed(tmp_path / "idx", analyzer, documents, memory_budget=1, batch_size=1)
+    assert runs == 2 and arrays["tf"].tolist() == [70_000, 1, 1] and arrays["tf"].dtype == np.uint32
 
 
 def test_repeated_ids_and_empty_corpora_are_refused(tmp_path) -> None:
@@ -105,3 +117,24 @@ def test_iter_corpus_reads_jsonl_and_tsv_lazily_with_line_numbers_in_errors(tmp_
     bad_id.write_text("doc_id\ttext\n\tflow\n", encoding="utf-8")
     with pytest.raises(FormatError, match=r"bad.tsv, line 2: empty doc_id"):
         list(iter_corpus(bad_id))
+
+
+@pytest.mark.parametrize(
+    "make", [BM25, lambda: BM25(prf="rm3"), TfidfRetriever, lambda: TfidfRetriever(variant="classic")]
+)
+def test_an_index_of_format_1_with_float64_counts_still_loads_and_ranks_the_same(collection, tmp_path, make) -> None:
+    """Format 1 stored tf as float64; it is read as it is, and saved again compact (format 2)."""
+    model = make().index(collection.corpus)
+    arrays = model.counts_.to_arrays()
+    assert arrays["tf"].dtype == np.uint16
+    old = tmp_path / "format1"
+    save_index(old, model.name, model._meta(model.analyzer_), {**arrays, "tf": arrays["tf"].astype(np.float64)})
+    meta = json.loads((old / "meta.json").read_text(encoding="utf-8"))
+    (old / "meta.json").write_text(json.dumps({**meta, "format_version": 1}), encoding="utf-8")
+    loaded = type(model).load(old)
+    assert loaded.counts_.tf.dtype == np.float64
+    queries = collection.queries
+    pd.testing.assert_frame_equal(loaded.search(queries, k=100), model.search(queries, k=100), check_exact=True)
+    loaded.save(tmp_path / "again")
+    assert read_meta(tmp_path / "again")["format_version"] == 2
+    assert load_index(tmp_path / "again", model.name)[1]["tf"].dtype == np.uint16

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
+import pytest
 
 from rankscope.retrieval.analysis import Analyzer
 from rankscope.retrieval.termcounts import TermCounts, encode
@@ -15,7 +18,7 @@ def test_counts_of_a_small_corpus() -> None:
     # term-major: cat -> doc 0 (2x); dog -> docs 0, 1; emu -> doc 1
     assert counts.indptr.tolist() == [0, 1, 3, 4]
     assert counts.postings.tolist() == [0, 0, 1, 1]
-    assert counts.tf.tolist() == [2.0, 1.0, 1.0, 1.0]
+    assert counts.tf.tolist() == [2, 1, 1, 1] and counts.tf.dtype == np.uint16  # stored compact (format 2)
     assert counts.doc_len.tolist() == [3.0, 2.0, 0.0]
     assert counts.df.tolist() == [1, 2, 1]
     query = counts.query_matrix(analyzer, ["dog dog yak", "yak", "emu cat"]).toarray()
@@ -35,3 +38,16 @@ def test_doc_id_rank_is_byte_order() -> None:
     counts = TermCounts.build(Analyzer(), ["d2", "d10", "é", "D1"], ["x1", "x2", "x3", "x4"])
     # byte order: "D1" < "d10" < "d2" < "é"
     assert counts.doc_id_rank.tolist() == [2, 1, 3, 0]
+
+
+def test_counts_are_compact_and_float64_counts_of_format_1_are_checked_as_before() -> None:
+    counts = TermCounts.build(Analyzer(stopwords=None, stemmer=None), ["a", "b"], ["cat " * 70_000, "cat dog"])
+    assert counts.tf.dtype == np.uint32 and counts.tf.tolist() == [70_000, 1, 1]  # beyond uint16
+    old = dataclasses.replace(counts, tf=counts.tf.astype(np.float64))
+    old.check()  # a format-1 index: float64 whole counts are valid
+    assert old.to_arrays()["tf"].dtype == np.uint32  # and saved compact
+    for bad in (np.array([70_000.0, 0.5, 1.5]), np.array([70_000.0, np.nan, 1.0])):
+        with pytest.raises(ValueError, match="tf must hold positive whole counts"):
+            dataclasses.replace(counts, tf=bad).check()
+    with pytest.raises(ValueError, match="tf holds int64"):
+        dataclasses.replace(counts, tf=counts.tf.astype(np.int64)).check()

@@ -56,6 +56,13 @@ def test_grid_matches_fresh_indexes_and_cv_is_honest(tmp_path) -> None:
     assert len(grid) == 9 and grid["mean"].tolist() == pytest.approx(result.grid["mean"].tolist())
     summary = json.loads((tmp_path / "summary.json").read_text())
     assert summary["cross_validated"]["gain"] == pytest.approx(result.cv_gain)
+    timing = summary["timing"]  # indexed once in this process; each of the 9 points timed
+    assert len(timing["index_seconds"]) == 1 and timing["grid_points"] == 9 == len(result.timing.point_s)
+    spent = timing["grid_point_seconds"]
+    assert 0 < spent["min"] <= spent["mean"] <= spent["max"] and spent["mean"] == pytest.approx(
+        np.mean(result.timing.point_s)
+    )
+    assert f"a grid point {spent['mean']:.2f} s on average" in result.to_text()
     assert summary["best"]["k1"] == result.best["k1"]
     for name in ("folds.csv", "heatmap.png", "report.md", "report.html"):
         assert (tmp_path / name).stat().st_size > 0
