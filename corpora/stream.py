@@ -68,27 +68,29 @@ def _jsonl(path: Path, handle: IO[str]) -> Iterator[tuple[str, str, str]]:
 
 
 def _delimited(path: Path, handle: IO[str], delimiter: str) -> Iterator[tuple[str, str, str]]:
-    reader = csv.DictReader(handle, delimiter=delimiter, strict=True, restkey=_EXTRA)
+    # csv.reader and the header's positions, not DictReader (a dict per row): the benchmark's 100,000-row
+    # corpus.tsv is read in 0.38 s of CPU instead of 0.46 s (best of three), by the one process that
+    # feeds the counting workers
+    reader = csv.reader(handle, delimiter=delimiter, strict=True)
     try:
-        header = reader.fieldnames
+        header = next(reader, None)
         if header is None or "doc_id" not in header or "text" not in header:
             raise FormatError(
                 path, 1, f"the header must name the columns doc_id and text (title optional), found {header}"
             )
+        column = {name: i for i, name in enumerate(header)}  # a repeated name: its last column, as DictReader
+        doc_id, text, title = column["doc_id"], column["text"], column.get("title")
         for row in reader:
-            if _EXTRA in row or None in row.values():  # more, or fewer, fields than the header names
-                found = len(header) + len(row.get(_EXTRA, [])) - sum(v is None for v in row.values())
+            if not row:  # a blank line (DictReader skipped them too)
+                continue
+            if len(row) != len(header):
                 raise FormatError(
-                    path, reader.line_num, f"expected {len(header)} fields as in the header {header}, found {found}"
+                    path, reader.line_num, f"expected {len(header)} fields as in the header {header}, found {len(row)}"
                 )
-            yield _checked_id(path, reader.line_num, row["doc_id"]), row.get("title") or "", row["text"]
+            yield _checked_id(path, reader.line_num, row[doc_id]), "" if title is None else row[title], row[text]
     except csv.Error as exc:
         kind = "TSV" if delimiter == "\t" else "CSV"
         raise FormatError(path, reader.line_num, f"malformed {kind} ({exc})") from None
-
-
-_EXTRA = "\x00extra"
-"""Where DictReader puts fields beyond the header's (no real column can be named so)."""
 
 
 def _checked_id(path: Path, line: int, doc_id: str) -> str:

@@ -124,6 +124,7 @@ class CountsRetriever(Retriever):
             if ids.has_duplicates:
                 first = ids[ids.duplicated()][0]
                 raise SchemaError(f"corpus given to build_index(): {duplicate_message('doc_id', first)}")
+        del written, ids  # the ids are read back with the index
         arrays = load_index(directory, self.name)[1]
         self.analyzer_ = analyzer
         self.counts_ = TermCounts(**{name: arrays[name] for name in arrays})  # written just now: not re-checked

@@ -9,7 +9,7 @@ Cranfield and CISI), built in bounded memory:
    it) term frequencies, term-major. Batches are counted on ``workers`` processes, results
    taken in batch order, so the index does not depend on which process counted what;
 2. when the counts held reach half the memory budget they are merged (:func:`merge_shards`)
-   and spilled to a run of ``.npy`` files in a temporary folder;
+   and spilled to a run of ``.npy`` files in a scratch folder of the index being written;
 3. the runs, memory-mapped, are merged once more straight into the ``.npy`` files of the
    index being written (:func:`retrieval.storage.writing_index`: memory-mapped for writing,
    atomic, checksummed), which are unmapped before the index is opened: it is never held twice.
@@ -22,9 +22,11 @@ document position, then ``merge_shards`` the results in document order.
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import itertools
 import multiprocessing
+import multiprocessing.pool
 import shutil
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -84,16 +86,11 @@ def merge_shards(shards: Sequence[ShardCounts], allocate: Allocate | None = None
 
     ``allocate(name, length, dtype)`` makes the ``postings`` and ``tf`` arrays (default
     ``np.empty``; a memory-mapped ``.npy`` for the final index), which are filled shard by
-    shard, so only one shard's arrays need to be in memory at a time besides the vocabulary.
+    shard and :data:`SLICE` postings at a time, so besides the vocabularies only that much
+    of a shard's arrays is in memory at once.
     """
     allocate = allocate or (lambda name, length, dtype: np.empty(length, dtype=dtype))
-    union = sorted(set(itertools.chain.from_iterable(s.vocabulary for s in shards)))  # code point order, as build
-    position = {term: i for i, term in enumerate(union)}
-    where = [  # each shard's terms in the union
-        np.fromiter(map(position.__getitem__, s.vocabulary), dtype=np.int64, count=len(s.vocabulary)) for s in shards
-    ]
-    del position
-    vocabulary = np.asarray(union, dtype=object)
+    vocabulary, where = sorted_union([s.vocabulary for s in shards])  # code point order, as TermCounts.build
     df = np.zeros(len(vocabulary), dtype=np.int64)
     for shard, ids in zip(shards, where):
         df[ids] += np.diff(shard.indptr)
@@ -104,12 +101,40 @@ def merge_shards(shards: Sequence[ShardCounts], allocate: Allocate | None = None
     filled = indptr[:-1].copy()  # next free slot of each term
     for shard, ids in zip(shards, where):
         local_df = np.diff(shard.indptr)
-        start = np.repeat(filled[ids] - shard.indptr[:-1], local_df) + np.arange(int(shard.indptr[-1]))
-        postings[start] = shard.postings
-        tf[start] = shard.tf
+        shift = filled[ids] - shard.indptr[:-1]  # where each term's postings go, minus where they are
+        for first, last in itertools.pairwise(_term_slices(shard.indptr)):
+            a, b = int(shard.indptr[first]), int(shard.indptr[last])
+            start = np.repeat(shift[first:last], local_df[first:last]) + np.arange(a, b)
+            postings[start] = shard.postings[a:b]
+            tf[start] = shard.tf[a:b]
         filled[ids] += local_df
     doc_len = np.concatenate([np.empty(0, dtype=np.int64), *(s.doc_len for s in shards)])
     return ShardCounts(vocabulary, indptr, postings, tf, doc_len)
+
+
+SLICE = 1 << 22
+"""Postings of a shard moved at a time when merging: the temporaries stay a few times 32 MB."""
+
+
+def _term_slices(indptr: np.ndarray) -> np.ndarray:
+    """Term boundaries (0, ..., n_terms) cutting the postings into pieces of about :data:`SLICE`."""
+    cuts = np.searchsorted(indptr, np.arange(SLICE, int(indptr[-1]), SLICE))
+    return np.unique(np.concatenate([[0], cuts, [len(indptr) - 1]]))
+
+
+def sorted_union(vocabularies: Sequence[np.ndarray]) -> tuple[np.ndarray, list[np.ndarray]]:
+    """The distinct strings of ``vocabularies`` (object arrays), sorted in code point order (that of
+    ``sorted``), and each one's elements' positions in it. Hash tables in C (pandas) and one sort of
+    the distinct strings: no Python dict or int per string, as merging millions of terms needs."""
+    import pandas as pd
+
+    every = np.concatenate([np.empty(0, dtype=object), *vocabularies])
+    codes, distinct = pd.factorize(every)
+    del every
+    union = np.array(sorted(distinct.tolist()), dtype=object)
+    position = pd.Index(union).get_indexer(distinct)[codes]
+    bounds = np.cumsum([0, *(len(v) for v in vocabularies)])
+    return union, [position[a:b] for a, b in itertools.pairwise(bounds)]
 
 
 def _batches(
@@ -126,6 +151,20 @@ def _batches(
 def _count_batch(job: tuple[Mapping[str, Any], list[str], int]) -> ShardCounts:
     config, texts, first = job
     return count_shard(Analyzer.from_config(config), texts, first)
+
+
+def _in_order(
+    pool: multiprocessing.pool.Pool, jobs: Iterable[tuple[Mapping[str, Any], list[str], int]], ahead: int
+) -> Iterator[ShardCounts]:
+    """The counts of ``jobs`` in job order, with at most ``ahead`` jobs sent and not yet taken: while
+    this process merges or spills, finished batches do not pile up in memory (``Pool.imap`` keeps them all)."""
+    pending: collections.deque[multiprocessing.pool.AsyncResult] = collections.deque()
+    for job in jobs:
+        pending.append(pool.apply_async(_count_batch, (job,)))
+        if len(pending) >= ahead:
+            yield pending.popleft().get()
+    while pending:
+        yield pending.popleft().get()
 
 
 @dataclass(frozen=True, eq=False)
@@ -163,11 +202,11 @@ def write_counts(
     jobs = _batches(documents, batch_size, doc_ids, analyzer.to_config())
     held: list[ShardCounts] = []
     with contextlib.ExitStack() as stack:
-        mapper: Callable[..., Iterator[ShardCounts]] = map
+        shards: Iterator[ShardCounts] = (count_shard(analyzer, texts, first) for _, texts, first in jobs)
         if workers > 1:
             pool = stack.enter_context(multiprocessing.get_context("fork").Pool(workers))
-            mapper = pool.imap  # results in batch order: the same index for any number of workers
-        for shard in progress(mapper(_count_batch, jobs), desc="counting", unit="batch"):
+            shards = _in_order(pool, jobs, 2 * workers)  # in batch order: the same index for any number of workers
+        for shard in progress(shards, desc="counting", unit="batch"):
             held.append(shard)
             if sum(s.nbytes for s in held) * 2 >= memory_budget:
                 runs.append(_spill(merge_shards(held), scratch / f"run{len(runs)}"))

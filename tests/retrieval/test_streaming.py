@@ -11,6 +11,7 @@ import pytest
 
 from rankscope.core.errors import FormatError, SchemaError
 from rankscope.corpora.stream import iter_corpus
+from rankscope.retrieval import streaming
 from rankscope.retrieval.analysis import get_analyzer
 from rankscope.retrieval.base import document_texts
 from rankscope.retrieval.bm25 import BM25
@@ -31,8 +32,10 @@ def _streamed(folder, analyzer, documents, **options) -> tuple[dict[str, np.ndar
     return load_index(folder, "counts")[1], runs
 
 
-def test_streamed_counts_equal_the_in_memory_counts_on_a_real_collection(collection, tmp_path) -> None:
-    """A budget of 40 kB forces several spills; two worker processes count the batches."""
+def test_streamed_counts_equal_the_in_memory_counts_on_a_real_collection(collection, tmp_path, monkeypatch) -> None:
+    """A budget of 40 kB forces several spills; two worker processes count the batches; merging moves
+    1,000 postings at a time (a term with more spans two pieces)."""
+    monkeypatch.setattr(streaming, "SLICE", 1_000)
     doc_ids, texts = document_texts(collection.corpus)
     analyzer = get_analyzer("english")
     expected = TermCounts.build(analyzer, doc_ids, texts)
@@ -71,12 +74,15 @@ def test_build_index_saves_the_arrays_and_gives_the_runs_of_index_and_save(colle
     )
 
 
-def test_merging_two_shards_by_hand() -> None:
+def test_merging_two_shards_by_hand(monkeypatch) -> None:
     analyzer = get_analyzer("plain")
     first = count_shard(analyzer, ["bb aa aa", "cc"], 0)
     second = count_shard(analyzer, ["aa dd", "dd dd dd"], 2)
     assert first.vocabulary.tolist() == ["aa", "bb", "cc"] and first.postings.tolist() == [0, 0, 1]
     merged = merge_shards([first, second])
+    monkeypatch.setattr(streaming, "SLICE", 1)
+    for name in ("indptr", "postings", "tf", "doc_len"):  # moved one posting at a time: the same arrays
+        np.testing.assert_array_equal(getattr(merge_shards([first, second]), name), getattr(merged, name))
     assert merged.vocabulary.tolist() == ["aa", "bb", "cc", "dd"]
     assert merged.indptr.tolist() == [0, 2, 3, 4, 6]
     assert merged.postings.tolist() == [0, 2, 0, 1, 2, 3]  # aa: docs 0, 2; bb: 0; cc: 1; dd: 2, 3
@@ -113,6 +119,9 @@ def test_iter_corpus_reads_jsonl_and_tsv_lazily_with_line_numbers_in_errors(tmp_
     assert next(reader) == ("d1", "T1", "flow")
     with pytest.raises(FormatError, match=r"corpus.tsv, line 3: expected 3 fields"):
         next(reader)
+    blank = tmp_path / "blank.csv"  # blank lines are skipped; columns are found by name, in any order
+    blank.write_text('title,doc_id,text\n,d1,"a, b"\n\nT2,d2,c\n', encoding="utf-8")
+    assert list(iter_corpus(blank)) == [("d1", "", "a, b"), ("d2", "T2", "c")]
     bad_id = tmp_path / "bad.tsv"
     bad_id.write_text("doc_id\ttext\n\tflow\n", encoding="utf-8")
     with pytest.raises(FormatError, match=r"bad.tsv, line 2: empty doc_id"):
