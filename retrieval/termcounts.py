@@ -221,19 +221,12 @@ def encode(
     they are ids, so memory follows the number of tokens times 4 bytes, not Python strings.
     On a terminal a bar named ``desc`` counts the texts done, one update per chunk.
     """
-    import pandas as pd  # factorize: one hash-table pass in C over a chunk's tokens
-
     found: dict[str, int] = {}  # when building: term -> id in order of first sight
     token_id: dict[str, int] = {}  # surface token -> term id, -1 for stopwords and unknown terms
     id_chunks, lengths = [], []
     for piece in progress_slices(texts, chunk, desc=desc, unit="text"):
-        split = [analyzer.split(text) for text in piece]
-        per_text = np.fromiter(map(len, split), dtype=np.int64, count=len(split))
-        tokens = np.fromiter(itertools.chain.from_iterable(split), dtype=object, count=int(per_text.sum()))
-        del split
-        codes, distinct = pd.factorize(tokens)  # each token as its index among the chunk's distinct tokens
-        del tokens
-        new = [tok for tok in distinct.tolist() if tok not in token_id]  # Python work per distinct token only
+        codes, per_text, distinct = analyzer.word_codes(piece)  # no Python object per token
+        new = [tok for tok in distinct if tok not in token_id]  # Python work per distinct token only
         for tok, term in analyzer.term_map(set(new)).items():
             if term is None:
                 token_id[tok] = -1

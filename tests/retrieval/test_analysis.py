@@ -116,3 +116,63 @@ def test_missing_jieba_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "jieba", None)  # makes `import jieba` fail
     with pytest.raises(ImportError, match=r'pip install "rankscope\[zh\]"'):
         get_analyzer("chinese").tokenize("中文")
+
+
+def _split_reference(analyzer: Analyzer, texts: list[str]) -> tuple[list[int], list[int], list[str]]:
+    """What word_codes must give, from split (the regex) and pandas.factorize's first-appearance order."""
+    import pandas as pd
+
+    split = [analyzer.split(text) for text in texts]
+    codes, distinct = pd.factorize(pd.Series([tok for toks in split for tok in toks], dtype=object))
+    return codes.tolist(), [len(toks) for toks in split], list(distinct)
+
+
+def _random_texts(seed: int, alphabet: str, n: int = 300) -> list[str]:
+    import random
+
+    rng = random.Random(seed)
+    return ["".join(rng.choice(alphabet) for _ in range(rng.randrange(0, 40))) for _ in range(n)]
+
+
+# ASCII word characters next to everything else ASCII has: punctuation, every whitespace, controls, NUL, DEL
+_ASCII_MIX = "aAbBzZ09_" * 4 + " \t\n\r\x0b\x0c\x00\x1f\x7f.,;:'\"-/\\@#$%^&*()[]{}<>?!~`|+="
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_word_codes_equal_the_regex_split_on_ascii_text(seed: int) -> None:
+    # the compiled tokenizer must find exactly the tokens of \w\w+ after lowercasing, in order
+    texts = _random_texts(seed, _ASCII_MIX)
+    analyzer = Analyzer()
+    codes, counts, distinct = analyzer.word_codes(texts)
+    assert (codes.tolist(), counts.tolist(), distinct) == _split_reference(analyzer, texts)
+    assert "ab" in distinct and "AB" not in distinct  # lowercased (each seed's 300 texts hold both)
+
+
+def test_word_codes_keep_case_without_lowercasing() -> None:
+    texts = _random_texts(7, _ASCII_MIX)
+    analyzer = Analyzer(lowercase=False)
+    codes, counts, distinct = analyzer.word_codes(texts)
+    assert (codes.tolist(), counts.tolist(), distinct) == _split_reference(analyzer, texts)
+    assert any(word != word.lower() for word in distinct)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_word_codes_mix_ascii_and_unicode_texts_into_one_code_per_word(seed: int) -> None:
+    # non-ASCII texts go through split (NFKC, Unicode \w, lowercasing that can change lengths: İ);
+    # a word gets one code whichever path found it ("ab" in an ASCII text and in an accented one)
+    alphabet = _ASCII_MIX + "éÉßİﬁＡＢ٣中文\u00a0\u2003\u0301"
+    texts = _random_texts(seed, alphabet) + ["ab cafe", "ab café", "ＡＢ"]
+    analyzer = Analyzer()
+    codes, counts, distinct = analyzer.word_codes(texts)
+    assert (codes.tolist(), counts.tolist(), distinct) == _split_reference(analyzer, texts)
+    assert distinct.count("ab") == 1
+
+
+def test_word_codes_follow_any_other_pattern_or_tokenizer() -> None:
+    texts = _random_texts(11, _ASCII_MIX + "é中")
+    for analyzer in (Analyzer(token_pattern=r"\w+"), Analyzer(token_pattern=r"[a-z]{3}")):
+        codes, counts, distinct = analyzer.word_codes(texts)
+        assert (codes.tolist(), counts.tolist(), distinct) == _split_reference(analyzer, texts)
+    assert Analyzer(token_pattern=r"\w+").word_codes(["a b"])[2] == ["a", "b"]  # one-letter words kept
+    empty = Analyzer().word_codes([])
+    assert (len(empty[0]), len(empty[1]), empty[2]) == (0, 0, [])
