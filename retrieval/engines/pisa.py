@@ -3,8 +3,9 @@
 PISA tokenises and stems the documents itself (``stemmer``: porter2, krovetz or none) and
 removes stopwords from queries only (``stops``: Terrier's list, Lucene's or none), so its
 document lengths count stopwords. Its BM25 (Robertson's, with k1 + 1 in the numerator and
-idf = log(1 + (N - df + 0.5) / (df + 0.5))) is scored in float32 by block-max WAND, which
-finds the exact top k. ``k1`` and ``b`` are given at query time: ``tune`` never re-indexes
+idf = log((N - df + 0.5) / (df + 0.5)) floored at 1e-6, so a term in half the documents or more
+weighs nothing) is scored in float32 by block-max WAND, which finds the exact top k.
+``k1`` and ``b`` are given at query time: ``tune`` never re-indexes
 (PISA derives per-k1/b score bounds once per setting, in milliseconds on these collections).
 Install: ``pip install "rankscope[pisa]"`` (docs/engines.md).
 """
@@ -14,7 +15,7 @@ from __future__ import annotations
 import importlib.util
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
@@ -22,9 +23,6 @@ from rankscope.retrieval.counts_retriever import search_threads
 from rankscope.retrieval.engines.common import EngineRetriever, Hits, engine_output
 from rankscope.retrieval.params import Param
 from rankscope.retrieval.registry import register
-
-if TYPE_CHECKING:
-    pass
 
 STEMMERS = ("porter2", "krovetz", "none")
 STOPWORDS = ("terrier", "lucene", "none")

@@ -4,6 +4,7 @@ rule at the cut, the jar installer's checksum, and the one-line error when an en
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import io
 import math
 import tarfile
@@ -31,6 +32,7 @@ CORPUS = pd.DataFrame(
         ],
     }
 )
+BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
 
 
 def _needs(engine: str) -> None:
@@ -94,7 +96,7 @@ def test_engine_ties_beyond_the_margin_are_cut_by_the_tie_rule() -> None:
 @pytest.mark.java
 def test_lucene_scores_are_lucene_bm25_rounded_to_four_decimals() -> None:
     """Lucene's BM25 (no k1 + 1; idf = log(1 + (N - df + 0.5) / (df + 0.5)); lengths without its 33
-    stopwords, exact in its one-byte norm below 40), rounded to 4 decimals by Anserini."""
+    stopwords, exact in its one-byte norm up to 40), rounded to 4 decimals by Anserini."""
     _needs("lucene")
     k1, b = 0.9, 0.4
     retriever = make_retriever("lucene").index(CORPUS)
@@ -115,6 +117,24 @@ def test_lucene_scores_are_lucene_bm25_rounded_to_four_decimals() -> None:
     np.testing.assert_array_equal(run["score"].to_numpy(), rounded.astype(np.float64))
     retriever.set_params(k1=1.5)
     assert run["score"].iloc[0] != retriever.search({"q": "flow plate"}, k=1)["score"].iloc[0]
+
+
+@pytest.mark.java
+def test_parity_benchmark_lengths_are_lucenes_one_byte_norms(monkeypatch: pytest.MonkeyPatch) -> None:
+    """bench_engine_parity's emulated lengths are Lucene's own SmallFloat round trip, and the first one
+    Lucene does not keep is 41 (docs/engines.md: exact up to 40 terms, then rounded down)."""
+    _needs("lucene")
+    from rankscope.retrieval.engines.lucene import _anserini
+
+    monkeypatch.syspath_prepend(str(BENCHMARKS))  # the script imports its neighbour extras.py
+    spec = importlib.util.spec_from_file_location("bench_engine_parity", BENCHMARKS / "bench_engine_parity.py")
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    small_float = _anserini("org.apache.lucene.util.SmallFloat")
+    lengths = np.arange(5000)
+    stored = np.array([small_float.byte4ToInt(small_float.intToByte4(int(n))) for n in lengths])
+    np.testing.assert_array_equal(bench.lucene_lengths(lengths), stored)
+    assert lengths[stored != lengths][0] == 41
 
 
 def _archive(folder: Path, member: str, data: bytes) -> Path:
