@@ -23,6 +23,7 @@ measured on Cranfield and CISI (``benchmarks/bench_bm25.py quality``; table in
 
 from __future__ import annotations
 
+import itertools
 import re
 import unicodedata
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -153,7 +154,7 @@ class Analyzer:
         self.stopwords = stopwords
         self.stemmer = stemmer
         self._stop = stopword_list(stopwords) if stopwords is not None else frozenset()
-        # no PyStemmer cache (size 0): term_map stems each distinct token once anyway, and the cache's
+        # no PyStemmer cache (size 0): term_codes stems each distinct token once anyway, and the cache's
         # upkeep made stemming 7x slower on large vocabularies (400,000 words: 1.14 s vs 0.17 s CPU)
         self._stemmer = Stemmer.Stemmer(stemmer, 0) if stemmer is not None else None
         # the compiled tokenizer of word_codes equals split's regex for this pattern on ASCII text
@@ -239,13 +240,25 @@ class Analyzer:
         terms = self.term_map({tok for toks in split for tok in toks})
         return [[terms[tok] for tok in toks if terms[tok] is not None] for toks in split]
 
-    def term_map(self, tokens: set[str]) -> dict[str, str | None]:
-        """Token (from :meth:`split`) -> index term, or None for a stopword; each token is stemmed once."""
-        kept = [tok for tok in tokens if tok not in self._stop]
-        stems = self._stemmer.stemWords(kept) if self._stemmer is not None else kept
-        mapping: dict[str, str | None] = dict.fromkeys(tokens)
-        mapping.update(zip(kept, stems))
-        return mapping
+    def term_codes(self, tokens: Sequence[str]) -> tuple[np.ndarray, list[str]]:
+        """Index terms of distinct ``tokens`` (from :meth:`split`): each token's index in ``terms``, -1 for a
+        stopword, and ``terms``, the distinct terms in order of first appearance. Each token is stemmed once
+        and the stems are coded in C (``_word_codes.c``), so no dict is built per token."""
+        from rankscope.retrieval import _word_codes
+
+        kept = np.fromiter((tok not in self._stop for tok in tokens), dtype=bool, count=len(tokens))
+        words = list(itertools.compress(tokens, kept))
+        stems = self._stemmer.stemWords(words) if self._stemmer is not None else words
+        codes, _, terms = _word_codes.code_words([stems], False)
+        term_of = np.full(len(tokens), -1, dtype=np.int32)
+        term_of[kept] = np.frombuffer(codes, dtype=np.int32)
+        return term_of, terms
+
+    def term_map(self, tokens: Iterable[str]) -> dict[str, str | None]:
+        """Token (from :meth:`split`) -> index term, or None for a stopword (:meth:`term_codes` as a dict)."""
+        tokens = list(dict.fromkeys(tokens))
+        term_of, terms = self.term_codes(tokens)
+        return {tok: terms[code] if code >= 0 else None for tok, code in zip(tokens, term_of.tolist())}
 
 
 PRESETS: dict[str, dict[str, Any]] = {

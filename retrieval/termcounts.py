@@ -217,24 +217,20 @@ def encode(
     With ``vocabulary=None`` the vocabulary is built (sorted terms); otherwise
     tokens whose term is not in it are dropped (out-of-vocabulary query words)
     and the returned vocabulary is empty.
-    Texts are analysed ``chunk`` at a time and token strings dropped as soon as
-    they are ids, so memory follows the number of tokens times 4 bytes, not Python strings.
+    Texts are analysed ``chunk`` at a time, their tokens coded without a Python string per token
+    (:meth:`Analyzer.word_codes`), so memory follows the number of tokens times 4 bytes.
     On a terminal a bar named ``desc`` counts the texts done, one update per chunk.
     """
     found: dict[str, int] = {}  # when building: term -> id in order of first sight
-    token_id: dict[str, int] = {}  # surface token -> term id, -1 for stopwords and unknown terms
     id_chunks, lengths = [], []
     for piece in progress_slices(texts, chunk, desc=desc, unit="text"):
         codes, per_text, distinct = analyzer.word_codes(piece)  # no Python object per token
-        new = [tok for tok in distinct if tok not in token_id]  # Python work per distinct token only
-        for tok, term in analyzer.term_map(set(new)).items():
-            if term is None:
-                token_id[tok] = -1
-            elif vocabulary is None:
-                token_id[tok] = found.setdefault(term, len(found))
-            else:
-                token_id[tok] = vocabulary.get(term, -1)
-        ids = np.fromiter(map(token_id.__getitem__, distinct), dtype=np.int32, count=len(distinct))[codes]
+        term_of, terms = analyzer.term_codes(distinct)  # Python work per distinct token only
+        if vocabulary is None:
+            term_ids = np.fromiter((found.setdefault(t, len(found)) for t in terms), dtype=np.int32, count=len(terms))
+        else:
+            term_ids = np.fromiter(map(vocabulary.get, terms, itertools.repeat(-1)), dtype=np.int32, count=len(terms))
+        ids = np.append(term_ids, np.int32(-1))[term_of][codes]  # -1: a stopword (term_of -1) or an unknown term
         text_of = np.repeat(np.arange(len(per_text)), per_text)
         kept = ids >= 0
         lengths.append(np.bincount(text_of[kept], minlength=len(per_text)))

@@ -176,3 +176,10 @@ def test_word_codes_follow_any_other_pattern_or_tokenizer() -> None:
     assert Analyzer(token_pattern=r"\w+").word_codes(["a b"])[2] == ["a", "b"]  # one-letter words kept
     empty = Analyzer().word_codes([])
     assert (len(empty[0]), len(empty[1]), empty[2]) == (0, 0, [])
+
+
+def test_term_codes_give_one_code_per_stem_and_minus_one_for_stopwords() -> None:
+    # "flows" and "flow" stem to one term; "the" is a stopword; terms in order of first appearance
+    term_of, terms = Analyzer().term_codes(["flows", "the", "boundaries", "flow"])
+    assert (term_of.tolist(), terms) == ([0, -1, 1, 0], ["flow", "boundari"])
+    assert Analyzer().term_map(["flows", "the"]) == {"flows": "flow", "the": None}
