@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from rankscope.core.fileio import release_pages
 from rankscope.retrieval.termcounts import TermCounts
 
 VARIANTS = ("okapi", "lucene", "bm25l", "bm25+")
@@ -84,6 +85,8 @@ def posting_weights(
         norm = length_norm[counts.postings[start:stop]]
         tf = counts.tf[start:stop].astype(np.float64)  # stored compact (uint16/uint32)
         weights[start:stop] = _formula(variant, per_posting_idf, tf, norm, k1, delta)
+        release_pages(counts.postings[start:stop])  # a memory-mapped index is read once, not kept resident
+        release_pages(counts.tf[start:stop])
     return weights
 
 

@@ -35,6 +35,7 @@ from typing import Any
 
 import numpy as np
 
+from rankscope.core.fileio import release_pages
 from rankscope.core.progress import progress
 from rankscope.retrieval.analysis import Analyzer
 from rankscope.retrieval.storage import IndexWriter, load_index, save_index
@@ -107,6 +108,9 @@ def merge_shards(shards: Sequence[ShardCounts], allocate: Allocate | None = None
             start = np.repeat(shift[first:last], local_df[first:last]) + np.arange(a, b)
             postings[start] = shard.postings[a:b]
             tf[start] = shard.tf[a:b]
+            written = slice(int(start[0]), int(start[-1]) + 1) if len(start) else slice(0)  # start ascends
+            for array in (shard.postings[a:b], shard.tf[a:b], postings[written], tf[written]):
+                release_pages(array)  # runs and index are memory-mapped files: none of their pages kept resident
         filled[ids] += local_df
     doc_len = np.concatenate([np.empty(0, dtype=np.int64), *(s.doc_len for s in shards)])
     return ShardCounts(vocabulary, indptr, postings, tf, doc_len)
@@ -204,7 +208,11 @@ def write_counts(
     with contextlib.ExitStack() as stack:
         shards: Iterator[ShardCounts] = (count_shard(analyzer, texts, first) for _, texts, first in jobs)
         if workers > 1:
-            pool = stack.enter_context(multiprocessing.get_context("fork").Pool(workers))
+            # closed and joined (workers leave when the queue ends), not terminated as Pool's context manager
+            # does: one run of the test suite hung in terminate()'s join with a worker blocked on the task queue
+            pool = multiprocessing.get_context("fork").Pool(workers)
+            stack.callback(pool.join)
+            stack.callback(pool.close)  # runs first
             shards = _in_order(pool, jobs, 2 * workers)  # in batch order: the same index for any number of workers
         for shard in progress(shards, desc="counting", unit="batch"):
             held.append(shard)

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from rankscope.core.fileio import release_pages
 from rankscope.core.progress import progress_slices
 from rankscope.retrieval.analysis import Analyzer
 
@@ -151,24 +152,41 @@ class TermCounts:
         indptr, postings, tf = self.indptr, self.postings, self.tf
         if indptr[0] != 0 or indptr[-1] != len(postings) or len(tf) != len(postings) or (np.diff(indptr) < 0).any():
             raise ValueError("indptr must start at 0, never decrease and end at the number of postings (= of tf)")
-        if len(postings) and (postings.min() < 0 or postings.max() >= n_docs):
-            raise ValueError(f"postings must be document positions in [0, {n_docs})")
-        step = np.diff(postings.astype(np.int64))
-        term_start = np.zeros(len(postings), dtype=bool)
-        term_start[indptr[:-1][np.diff(indptr) > 0]] = True
-        if (step <= 0)[~term_start[1:]].any():
-            raise ValueError("postings must be ascending within each term")
-        whole = tf.dtype.kind == "u" or (np.isfinite(tf).all() and (tf == np.floor(tf)).all())
-        if not (whole and (tf >= 1).all()):
-            raise ValueError("tf must hold positive whole counts")
-        lengths = np.bincount(postings, weights=tf, minlength=n_docs)
-        if not np.array_equal(lengths, self.doc_len):
-            raise ValueError("doc_len must equal each document's sum of term counts")
-        vocabulary = np.asarray(self.vocabulary, dtype=str)
+        self._check_postings(n_docs)
+        vocabulary = np.asarray(self.vocabulary, dtype=object)  # not str: one long term would widen every one
         if n_terms > 1 and not (vocabulary[1:] > vocabulary[:-1]).all():
             raise ValueError("vocabulary must be sorted without repeats")
         if len(pd.unique(np.asarray(self.doc_ids, dtype=object))) != n_docs:
             raise ValueError("doc_ids must be unique")
+
+    def _check_postings(self, n_docs: int) -> None:
+        """The checks of :meth:`check` that read every posting, :data:`SLICE` postings at a time (their
+        pages given back after each), so checking a saved index of hundreds of millions of postings
+        holds a few times 32 MB of temporaries, not several bytes per posting."""
+        indptr, postings, tf = self.indptr, self.postings, self.tf
+        term_starts = indptr[:-1][np.diff(indptr) > 0]  # where each term's postings begin, ascending
+        lengths = np.zeros(n_docs, dtype=np.float64)
+        last = -1  # the previous slice's last posting
+        for start in range(0, len(postings), SLICE):
+            stop = min(start + SLICE, len(postings))
+            docs = np.asarray(postings[start:stop], dtype=np.int64)
+            counts = tf[start:stop]
+            if docs.min() < 0 or docs.max() >= n_docs:
+                raise ValueError(f"postings must be document positions in [0, {n_docs})")
+            ascending = np.diff(docs, prepend=last) > 0
+            begin, end = np.searchsorted(term_starts, [start, stop])
+            ascending[term_starts[begin:end] - start] = True  # a term's first posting follows nothing
+            if not ascending.all():
+                raise ValueError("postings must be ascending within each term")
+            whole = counts.dtype.kind == "u" or (np.isfinite(counts).all() and (counts == np.floor(counts)).all())
+            if not (whole and (counts >= 1).all()):
+                raise ValueError("tf must hold positive whole counts")
+            lengths += np.bincount(docs, weights=counts, minlength=n_docs)  # whole numbers: exact in any order
+            last = int(docs[-1])
+            release_pages(postings[start:stop])
+            release_pages(tf[start:stop])
+        if not np.array_equal(lengths, self.doc_len):
+            raise ValueError("doc_len must equal each document's sum of term counts")
 
 
 def count_postings(
@@ -191,6 +209,9 @@ def _count_matrix(term_ids: np.ndarray, lengths: np.ndarray, n_terms: int) -> sp
     data = np.ones(len(term_ids), dtype=np.float32)
     return sp.csr_matrix((data, term_ids, indptr), shape=(len(lengths), n_terms))
 
+
+SLICE = 1 << 22
+"""Postings read at a time by :meth:`TermCounts.check`."""
 
 _FIELDS = ("vocabulary", "doc_ids", "indptr", "postings", "tf", "doc_len")
 _COUNT_DTYPES = (np.dtype(np.uint16), np.dtype(np.uint32), np.dtype(np.float64))  # float64: index format 1

@@ -12,7 +12,7 @@ import pytest
 
 from rankscope.cli import build_parser, main
 from rankscope.core.errors import FormatError, SchemaError
-from rankscope.core.fileio import atomic_write, read_lines
+from rankscope.core.fileio import atomic_write, read_lines, release_pages
 from rankscope.corpora.schema import validate
 
 
@@ -109,3 +109,30 @@ def test_atomic_write_honours_umask(tmp_path):
 )
 def test_quiet_flag_is_read_before_or_after_the_command(argv: list[str], quiet: bool) -> None:
     assert build_parser().parse_args(argv).quiet is quiet
+
+
+def _resident_file_mb() -> int:
+    with open("/proc/self/status") as status:
+        return next(int(line.split()[1]) for line in status if line.startswith("RssFile")) // 1024
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/status"), reason="reads RssFile from Linux's /proc")
+def test_release_pages_gives_back_a_mapped_arrays_pages_and_keeps_its_values(tmp_path):
+    import numpy as np
+
+    values = np.arange(16_000_000, dtype=np.int64)  # 128 MB
+    written = np.lib.format.open_memmap(tmp_path / "a.npy", mode="w+", dtype=np.int64, shape=values.shape)
+    written[:] = values
+    before = _resident_file_mb()
+    release_pages(written)  # a shared map: what was written stays in the file
+    assert before - _resident_file_mb() > 100
+    del written
+    mapped = np.load(tmp_path / "a.npy", mmap_mode="r")
+    assert np.array_equal(mapped, values)
+    before = _resident_file_mb()
+    release_pages(mapped[1_000_000:9_000_000])  # 64 MB of the middle: a view's own region only
+    released = before - _resident_file_mb()
+    assert 50 < released < 80
+    assert np.array_equal(mapped, values)
+    release_pages(values)  # not a map: left alone
+    assert values[-1] == 15_999_999

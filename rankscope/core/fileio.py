@@ -12,13 +12,17 @@ from __future__ import annotations
 import contextlib
 import gzip
 import io
+import mmap
 import os
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
-from typing import IO
+from typing import IO, TYPE_CHECKING
 
 from rankscope.core.errors import FormatError
+
+if TYPE_CHECKING:
+    import numpy as np
 
 PathLike = str | os.PathLike[str]
 
@@ -121,3 +125,27 @@ def _umask() -> int:
     mask = os.umask(0)
     os.umask(mask)
     return mask
+
+
+def release_pages(array: np.ndarray) -> None:
+    """Give back the pages this process holds of a memory-mapped array's region (``MADV_DONTNEED``).
+
+    Why: every page of a file read through a map stays in the process (and counts in its peak RSS)
+    until the map is closed, so one pass over a 2 GB index file makes a 2 GB process, though the
+    kernel could reload those pages from the file at any time. The file's contents are untouched
+    (the maps are shared: what was written is in the page cache) and the array reads the same after.
+    Arrays that are not contiguous views of a map (in memory, copies) are left alone.
+    """
+    import numpy as np
+
+    owner = array
+    while isinstance(owner, np.ndarray):
+        owner = owner.base
+    if not isinstance(owner, mmap.mmap) or owner.closed or not array.flags.c_contiguous or array.nbytes == 0:
+        return
+    if not hasattr(mmap, "MADV_DONTNEED"):  # not on this platform (Windows): the pages stay until unmapped
+        return
+    origin = np.frombuffer(owner, dtype=np.uint8).ctypes.data
+    start = array.ctypes.data - origin
+    first = start - start % mmap.PAGESIZE
+    owner.madvise(mmap.MADV_DONTNEED, first, min(start + array.nbytes, len(owner)) - first)

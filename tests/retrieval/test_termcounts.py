@@ -7,6 +7,7 @@ import dataclasses
 import numpy as np
 import pytest
 
+from rankscope.retrieval import termcounts
 from rankscope.retrieval.analysis import Analyzer
 from rankscope.retrieval.termcounts import TermCounts, encode
 
@@ -51,3 +52,26 @@ def test_counts_are_compact_and_float64_counts_of_format_1_are_checked_as_before
             dataclasses.replace(counts, tf=bad).check()
     with pytest.raises(ValueError, match="tf holds int64"):
         dataclasses.replace(counts, tf=counts.tf.astype(np.int64)).check()
+
+
+@pytest.mark.parametrize("slice_size", [1, 2, 3, 4, 100])
+def test_check_reads_postings_in_slices_and_finds_each_fault_at_any_boundary(
+    monkeypatch: pytest.MonkeyPatch, slice_size: int
+) -> None:
+    monkeypatch.setattr(termcounts, "SLICE", slice_size)
+    docs = ["cat dog cat", "dog emu", "", "cat emu emu"]
+    counts = TermCounts.build(Analyzer(stopwords=None, stemmer=None), ["a", "b", "c", "d"], docs)
+    # cat -> docs 0, 3; dog -> 0, 1; emu -> 1, 3: dog's 0 after cat's 3 is a new term, not a descent
+    assert (counts.indptr.tolist(), counts.postings.tolist()) == ([0, 2, 4, 6], [0, 3, 0, 1, 1, 3])
+    counts.check()
+    faults = {
+        "ascending within each term": {"postings": np.array([3, 0, 0, 1, 1, 3], dtype=np.int32)},
+        "repeated doc in a term": {"postings": np.array([0, 3, 0, 1, 3, 3], dtype=np.int32)},
+        "document positions in": {"postings": np.array([0, 3, 0, 1, 1, 4], dtype=np.int32)},
+        "positive whole counts": {"tf": np.array([2, 1, 1, 1, 1, 0], dtype=np.uint16)},
+        "sum of term counts": {"doc_len": np.array([3.0, 2.0, 0.0, 4.0])},
+    }
+    messages = {"repeated doc in a term": "ascending within each term"}
+    for fault, change in faults.items():
+        with pytest.raises(ValueError, match=messages.get(fault, fault)):
+            dataclasses.replace(counts, **change).check()
