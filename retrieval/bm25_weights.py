@@ -27,7 +27,7 @@ from __future__ import annotations
 import numpy as np
 
 from rankscope.core.fileio import release_pages
-from rankscope.retrieval.termcounts import TermCounts
+from rankscope.retrieval.termcounts import SLICE, TermCounts
 
 VARIANTS = ("okapi", "lucene", "bm25l", "bm25+")
 DEFAULT_DELTA = {"bm25l": 0.5, "bm25+": 1.0}
@@ -49,10 +49,6 @@ def idf(variant: str, df: np.ndarray, n_docs: int, epsilon: float = 0.25) -> np.
     if variant == "bm25+":
         return np.log((n_docs + 1) / df)
     raise ValueError(f"unknown BM25 variant {variant!r}; known: {', '.join(VARIANTS)}")
-
-
-SLICE = 1 << 22
-"""Postings weighted at a time: the formula's temporaries stay a few times 32 MB at any index size."""
 
 
 def posting_weights(
@@ -85,8 +81,7 @@ def posting_weights(
         norm = length_norm[counts.postings[start:stop]]
         tf = counts.tf[start:stop].astype(np.float64)  # stored compact (uint16/uint32)
         weights[start:stop] = _formula(variant, per_posting_idf, tf, norm, k1, delta)
-        release_pages(counts.postings[start:stop])  # a memory-mapped index is read once, not kept resident
-        release_pages(counts.tf[start:stop])
+        release_pages(counts.postings[start:stop], counts.tf[start:stop])  # a mapped index is not kept resident
     return weights
 
 

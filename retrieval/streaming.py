@@ -39,7 +39,7 @@ from rankscope.core.fileio import release_pages
 from rankscope.core.progress import progress
 from rankscope.retrieval.analysis import Analyzer
 from rankscope.retrieval.storage import IndexWriter, load_index, save_index
-from rankscope.retrieval.termcounts import compact_counts, count_postings
+from rankscope.retrieval.termcounts import SLICE, compact_counts, count_postings
 
 DEFAULT_MEMORY_BUDGET = 1 << 30
 """Bytes of counts (and their merge) held in memory before spilling to disk: 1 GiB."""
@@ -109,15 +109,11 @@ def merge_shards(shards: Sequence[ShardCounts], allocate: Allocate | None = None
             postings[start] = shard.postings[a:b]
             tf[start] = shard.tf[a:b]
             written = slice(int(start[0]), int(start[-1]) + 1) if len(start) else slice(0)  # start ascends
-            for array in (shard.postings[a:b], shard.tf[a:b], postings[written], tf[written]):
-                release_pages(array)  # runs and index are memory-mapped files: none of their pages kept resident
+            # runs and index are memory-mapped files: none of their pages kept resident
+            release_pages(shard.postings[a:b], shard.tf[a:b], postings[written], tf[written])
         filled[ids] += local_df
     doc_len = np.concatenate([np.empty(0, dtype=np.int64), *(s.doc_len for s in shards)])
     return ShardCounts(vocabulary, indptr, postings, tf, doc_len)
-
-
-SLICE = 1 << 22
-"""Postings of a shard moved at a time when merging: the temporaries stay a few times 32 MB."""
 
 
 def _term_slices(indptr: np.ndarray) -> np.ndarray:

@@ -183,8 +183,7 @@ class TermCounts:
                 raise ValueError("tf must hold positive whole counts")
             lengths += np.bincount(docs, weights=counts, minlength=n_docs)  # whole numbers: exact in any order
             last = int(docs[-1])
-            release_pages(postings[start:stop])
-            release_pages(tf[start:stop])
+            release_pages(postings[start:stop], tf[start:stop])
         if not np.array_equal(lengths, self.doc_len):
             raise ValueError("doc_len must equal each document's sum of term counts")
 
@@ -211,7 +210,9 @@ def _count_matrix(term_ids: np.ndarray, lengths: np.ndarray, n_terms: int) -> sp
 
 
 SLICE = 1 << 22
-"""Postings read at a time by :meth:`TermCounts.check`."""
+"""Postings handled at a time by every pass over a whole index (the checks here, BM25 weighting in
+:mod:`retrieval.bm25_weights`, the streaming merge in :mod:`retrieval.streaming`): their temporaries
+stay a few times 32 MB at any index size, and a memory-mapped index is never resident whole."""
 
 _FIELDS = ("vocabulary", "doc_ids", "indptr", "postings", "tf", "doc_len")
 _COUNT_DTYPES = (np.dtype(np.uint16), np.dtype(np.uint32), np.dtype(np.float64))  # float64: index format 1

@@ -127,8 +127,8 @@ def _umask() -> int:
     return mask
 
 
-def release_pages(array: np.ndarray) -> None:
-    """Give back the pages this process holds of a memory-mapped array's region (``MADV_DONTNEED``).
+def release_pages(*arrays: np.ndarray) -> None:
+    """Give back the pages this process holds of memory-mapped arrays' regions (``MADV_DONTNEED``).
 
     Why: every page of a file read through a map stays in the process (and counts in its peak RSS)
     until the map is closed, so one pass over a 2 GB index file makes a 2 GB process, though the
@@ -138,14 +138,15 @@ def release_pages(array: np.ndarray) -> None:
     """
     import numpy as np
 
-    owner = array
-    while isinstance(owner, np.ndarray):
-        owner = owner.base
-    if not isinstance(owner, mmap.mmap) or owner.closed or not array.flags.c_contiguous or array.nbytes == 0:
-        return
     if not hasattr(mmap, "MADV_DONTNEED"):  # not on this platform (Windows): the pages stay until unmapped
         return
-    origin = np.frombuffer(owner, dtype=np.uint8).ctypes.data
-    start = array.ctypes.data - origin
-    first = start - start % mmap.PAGESIZE
-    owner.madvise(mmap.MADV_DONTNEED, first, min(start + array.nbytes, len(owner)) - first)
+    for array in arrays:
+        owner = array
+        while isinstance(owner, np.ndarray):
+            owner = owner.base
+        if not isinstance(owner, mmap.mmap) or owner.closed or not array.flags.c_contiguous or array.nbytes == 0:
+            continue
+        origin = np.frombuffer(owner, dtype=np.uint8).ctypes.data
+        start = array.ctypes.data - origin
+        first = start - start % mmap.PAGESIZE
+        owner.madvise(mmap.MADV_DONTNEED, first, min(start + array.nbytes, len(owner)) - first)
