@@ -174,15 +174,18 @@ def test_training_is_deterministic_within_and_across_processes(tiny_corpus: pd.D
     np.testing.assert_array_equal(first.keyed_vectors_.vectors, second.keyed_vectors_.vectors)
     other_seed = Word2VecRetriever(epochs=5, vector_size=16, seed=1).index(tiny_corpus)
     assert not np.array_equal(first.keyed_vectors_.vectors, other_seed.keyed_vectors_.vectors)
+    # imported from its folder, not as tests.retrieval...: a wheel may install a package named `tests`
+    # (ppi-python's does), which a plain folder without __init__.py never shadows
     script = (
         "import pandas as pd, sys; sys.path.insert(0, sys.argv[1]);"
-        "from tests.retrieval.test_word2vec import _train_hash;"
+        "from test_word2vec import _train_hash;"
         f"print(_train_hash(pd.DataFrame({tiny_corpus.to_dict(orient='list')!r})))"
     )
     # one child process whose string-hash seed differs from this process's (random unless PYTHONHASHSEED is set)
     hash_seed = "2" if os.environ.get("PYTHONHASHSEED") == "1" else "1"
     env = {**os.environ, "PYTHONHASHSEED": hash_seed}
-    out = subprocess.run([sys.executable, "-c", script, str(REPO)], env=env, capture_output=True, text=True, check=True)
+    folder = str(REPO / "tests" / "retrieval")
+    out = subprocess.run([sys.executable, "-c", script, folder], env=env, capture_output=True, text=True, check=True)
     assert out.stdout.strip() == _train_hash(tiny_corpus)
 
 
