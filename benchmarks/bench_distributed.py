@@ -25,7 +25,7 @@ WORK = ("tune", "search", "rag")
 
 def _warm() -> None:
     import rankscope.retrieval.sharded  # noqa: F401
-    import rankscope.workflows.fanout  # noqa: F401
+    import rankscope.workflows.common.fanout  # noqa: F401
     import rankscope.workflows.rag  # noqa: F401
 
 

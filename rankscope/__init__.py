@@ -10,7 +10,8 @@ importing the package (and starting the CLI) stays fast::
 Layers, bottom to top (``tests/test_layers.py`` enforces them): ``rankscope.core``
 (errors, file I/O, progress), ``rankscope.corpora`` (data), ``rankscope.evaluation``
 and ``rankscope.retrieval`` (which never import each other at module level),
-``rankscope.workflows`` (compare, tune, diagnose), and the CLI (``rankscope.cli``).
+``rankscope.reporting`` (tables, plots, reports), ``rankscope.workflows`` (compare, tune,
+diagnose, rag), and the CLI (``rankscope.cli``).
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ _EXPORTS: dict[str, str] = {
     "compare": "rankscope.workflows.compare",
     "tune": "rankscope.workflows.tune",
     "diagnose": "rankscope.workflows.diagnose",
+    "rag": "rankscope.workflows.rag",
 }
 
 __all__ = ["__version__", *_EXPORTS]

@@ -1,6 +1,6 @@
 """The package's layers, read from the source: an import that goes up a layer fails here.
 
-Bottom to top: core < corpora < evaluation, retrieval < workflows < cli. ``evaluation`` and
+Bottom to top: core < corpora < evaluation, retrieval < reporting < workflows < cli. ``evaluation`` and
 ``retrieval`` sit side by side and may import each other only inside a function (BEIR's rule:
 any system's output can be scored without importing a retriever). The facade
 (``rankscope/__init__.py``) is the top: it names everything, lazily.
@@ -23,9 +23,10 @@ PACKAGES = {
     "corpora": ("rankscope.corpora", 1),
     "evaluation": ("rankscope.evaluation", 2),
     "retrieval": ("rankscope.retrieval", 2),
-    "rankscope/workflows": ("rankscope.workflows", 3),
+    "rankscope/reporting": ("rankscope.reporting", 3),
+    "rankscope/workflows": ("rankscope.workflows", 4),
 }
-CLI_LAYER = 4  # rankscope/cli.py
+CLI_LAYER = 5  # rankscope/cli.py
 
 
 def layer_of(module: str) -> int | None:
@@ -88,7 +89,11 @@ def test_no_module_imports_up_a_layer() -> None:
     [
         ("from rankscope.workflows.compare import compare\n", "rankscope.corpora", 1, True),
         ("from rankscope.retrieval.base import Retriever\n", "rankscope.evaluation", 2, True),
-        ("import rankscope.cli\n", "rankscope.workflows", 3, True),
+        ("import rankscope.cli\n", "rankscope.workflows", 4, True),
+        ("from rankscope.workflows.compare import compare\n", "rankscope.reporting", 3, True),
+        ("from rankscope.workflows.common.runs import CUTOFFS\n", "rankscope.reporting", 3, True),
+        ("from rankscope.reporting.report import Report\n", "rankscope.workflows", 4, False),
+        ("from rankscope.retrieval.base import Retriever\n", "rankscope.reporting", 3, False),
         ("from rankscope import evaluation\n", "rankscope.core", 0, True),
         ("if True:\n    from rankscope.evaluation import evaluate\n", "rankscope.corpora", 1, True),
         ("def f():\n    from rankscope.retrieval.base import Retriever\n", "rankscope.evaluation", 2, False),
@@ -137,12 +142,12 @@ def test_generic_names_do_not_install(tmp_path: Path) -> None:
 def test_facade_is_lazy_and_complete(tmp_path: Path) -> None:
     code = (
         "import sys, rankscope as rs\n"
-        "heavy = [m for m in ('pandas', 'rankscope.corpora', 'rankscope.workflows') if m in sys.modules]\n"
+        "heavy = [m for m in ('pandas', 'rankscope.corpora', 'rankscope.reporting', 'rankscope.workflows') if m in sys.modules]\n"
         "names = [n for n in rs.__all__ if n != '__version__']\n"
         "missing = [n for n in names if getattr(rs, n) is None]\n"
         "print(heavy, len(names), missing)\n"
     )
-    assert python_in(tmp_path, code).strip() == "[] 11 []"
+    assert python_in(tmp_path, code).strip() == "[] 12 []"
 
 
 @pytest.mark.parametrize(

@@ -12,8 +12,8 @@ from typing import Any
 from rankscope.core.errors import RankscopeError
 from rankscope.core.scheduler import add_scheduler
 from rankscope.corpora.cli import add_analyzer, add_fields, add_strict, load_reported, parsed_fields
-from rankscope.workflows.plots import FIGURE_FORMATS
-from rankscope.workflows.tables import to_json
+from rankscope.reporting.plots import FIGURE_FORMATS
+from rankscope.reporting.tables import to_json
 
 RUN_HELP = "a run file as a system, named NAME (repeatable; TREC, MS MARCO, Parquet or a JSONL/CSV/TSV table)"
 
@@ -28,8 +28,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     from rankscope.evaluation.metrics import DEFAULT_METRICS
     from rankscope.workflows.compare import compare
     from rankscope.workflows.diagnose import diagnose
-    from rankscope.workflows.headroom import default_metrics
-    from rankscope.workflows.tune import DEFAULT_B, DEFAULT_K1, SEARCHES, tune
+    from rankscope.workflows.diagnose.headroom import default_metrics
+    from rankscope.workflows.tune.workflow import DEFAULT_B, DEFAULT_K1, SEARCHES, tune
 
     given = defaults(compare)
     p = subparsers.add_parser("compare", help="compare retrievers and runs on one dataset, with significance tests")
@@ -254,7 +254,7 @@ def systems_from_args(
     added to each that takes one) then ``--run NAME=PATH`` files (as paths, with the ``--fields``
     run mapping if any), refusing a name given twice."""
     from rankscope.retrieval.registry import with_analyzer
-    from rankscope.workflows.systems import RunFile
+    from rankscope.workflows.common.systems import RunFile
 
     columns = parsed_fields(fields).get("run")
     pairs: list[tuple[str, object]] = [(spec, with_analyzer(spec, analyzer)) for spec in specs]
@@ -297,8 +297,8 @@ def run_compare(args: argparse.Namespace) -> int:
 
 
 def run_tune(args: argparse.Namespace) -> int:
-    from rankscope.workflows.grid import parse_param
     from rankscope.workflows.tune import tune
+    from rankscope.workflows.tune.grid import parse_param
 
     params = dict(parse_param(item) for item in args.param)
     if len(params) < len(args.param):

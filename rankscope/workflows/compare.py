@@ -1,7 +1,7 @@
 """Compare systems on one dataset: which is better, on which metric, and is it significant?
 
 A system is a retriever spec, a Retriever object, a run DataFrame or a run file
-(:mod:`rankscope.workflows.systems`). Every retriever is indexed and searched on the
+(:mod:`rankscope.workflows.common.systems`). Every retriever is indexed and searched on the
 same queries, every given run is checked against the dataset and cut to the same
 depth; every metric is
 scored by :func:`evaluation.evaluate` (trec_eval semantics), and every
@@ -12,31 +12,31 @@ Holm's correction over the retrievers compared on that metric.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
-from functools import partial
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
 
 from rankscope.core.errors import RankscopeError
-from rankscope.core.outputs import check_output_folder, write_folder
+from rankscope.core.outputs import check_output_folder
 from rankscope.core.progress import progress
 from rankscope.evaluation.marks import ALPHA, mark_summary, summary_marks
 from rankscope.evaluation.marks import legend as legend_text
-from rankscope.workflows import latex, plots, provenance
-from rankscope.workflows.fanout import produce_runs
-from rankscope.workflows.findings import DIAGNOSTICS_CAPTION
-from rankscope.workflows.misses import CUTOFFS
-from rankscope.workflows.provenance import Provenance
-from rankscope.workflows.report import Report, table_block, write_csv, write_report, write_runs, write_text
-from rankscope.workflows.runs import (
+from rankscope.reporting import latex, plots, provenance
+from rankscope.reporting.finish import finish
+from rankscope.reporting.provenance import Provenance
+from rankscope.reporting.report import Report, table_block, write_csv, write_runs, write_text
+from rankscope.reporting.tables import records, text_table
+from rankscope.workflows.common.fanout import produce_runs
+from rankscope.workflows.common.runs import (
+    CUTOFFS,
+    DIAGNOSTICS_CAPTION,
     DatasetSource,
     check_depth,
     cutoff_table,
     resolve_dataset,
 )
-from rankscope.workflows.systems import SystemLike, resolve_systems
-from rankscope.workflows.tables import records, text_table, to_json
+from rankscope.workflows.common.systems import SystemLike, resolve_systems
 
 DEFAULT_RETRIEVERS = ("tfidf", "bm25", "w2v")
 JUDGED = "judged@10"
@@ -99,6 +99,20 @@ class CompareResult:
         """Tables and plots as a :class:`Report` (shown inline in Jupyter)."""
         return build_report(self)
 
+    def write_tables(self, out: Path) -> list[Path]:
+        """summary.csv/.tex, per_query.csv, significance.csv, curves.csv, systems.csv,
+        precision_recall.csv and one TREC run per system (:func:`~rankscope.reporting.finish.finish` adds the rest)."""
+        return [
+            write_csv(self.summary, out / "summary.csv"),
+            write_text(out / "summary.tex", self.provenance.latex_comment() + self.to_latex()),
+            write_csv(self.per_query, out / "per_query.csv", index=False),
+            write_csv(self.significance, out / "significance.csv", index=False),
+            write_csv(self.curves, out / "curves.csv", index=False),
+            write_csv(self.systems, out / "systems.csv"),
+            write_csv(self.precision_recall, out / "precision_recall.csv", index=False),
+            *write_runs(self.runs, out),
+        ]
+
     def to_latex(self, label: str = "tab:rankscope-compare") -> str:
         """The summary as a booktabs LaTeX table: best per metric in bold, significance against the
         baseline as superscripts, the legend and the test in the caption (as ranx's ``to_latex``)."""
@@ -145,7 +159,7 @@ def compare(
     ``retrievers`` is a list of specs (each named by itself) or a mapping name -> system
     (spec, Retriever, run DataFrame or run file path). ``baseline`` names one of them
     (default: ``bm25`` when present, else the first system). ``scheduler`` (``local:N`` or a Dask
-    scheduler's address) makes each system's run a task there (:func:`rankscope.workflows.fanout.produce_runs`).
+    scheduler's address) makes each system's run a task there (:func:`rankscope.workflows.common.fanout.produce_runs`).
     """
     from rankscope.evaluation import DEFAULT_METRICS, evaluate
     from rankscope.evaluation.metrics import IPREC_LEVELS, parse_metrics
@@ -209,9 +223,7 @@ def compare(
             depth=depth,
         ),
     )
-    if out_path is None:
-        return result
-    return replace(result, files=write_folder(out_path, partial(write_outputs, result, figures=figures)))
+    return finish(result, out_path, figures)
 
 
 def choose_baseline(baseline: str | None, names: Sequence[str]) -> str:
@@ -221,24 +233,6 @@ def choose_baseline(baseline: str | None, names: Sequence[str]) -> str:
     if baseline not in names:
         raise RankscopeError(f"baseline {baseline!r} is not among the systems {list(names)}; use --baseline")
     return baseline
-
-
-def write_outputs(result: CompareResult, out: Path, figures: Sequence[str] = plots.FIGURE_FORMATS) -> list[Path]:
-    """summary.csv/.json/.tex, per_query.csv, significance.csv, curves.csv, one TREC run per retriever, the report."""
-    files = [
-        write_csv(result.summary, out / "summary.csv"),
-        write_text(out / "summary.tex", result.provenance.latex_comment() + result.to_latex()),
-        write_text(out / "summary.json", to_json(result.to_dict())),
-        write_csv(result.per_query, out / "per_query.csv", index=False),
-        write_csv(result.significance, out / "significance.csv", index=False),
-        write_csv(result.curves, out / "curves.csv", index=False),
-        write_csv(result.systems, out / "systems.csv"),
-        write_csv(result.precision_recall, out / "precision_recall.csv", index=False),
-    ]
-    files += write_runs(result.runs, out)
-    files.append(provenance.write(result.provenance, out))
-    files += write_report(build_report(result), out, figures)
-    return files
 
 
 def per_query_differences(result: CompareResult, metric: str) -> dict[str, pd.Series]:

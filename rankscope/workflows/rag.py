@@ -13,8 +13,7 @@ with the first retriever, per metric, as ``compare`` does (paired test, Holm-cor
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
-from functools import partial
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -22,17 +21,18 @@ import numpy as np
 import pandas as pd
 
 from rankscope.core.errors import RankscopeError
-from rankscope.core.outputs import check_output_folder, write_folder
+from rankscope.core.outputs import check_output_folder
 from rankscope.core.progress import progress
 from rankscope.corpora.dataset import Dataset
 from rankscope.evaluation.marks import ALPHA, TIE_TOLERANCE, legend, mark_summary
-from rankscope.workflows import plots, provenance
-from rankscope.workflows.fanout import run_tasks
-from rankscope.workflows.provenance import Provenance
-from rankscope.workflows.report import Report, write_csv, write_report, write_runs, write_text
-from rankscope.workflows.runs import check_depth, check_specs, resolve_dataset
-from rankscope.workflows.systems import sha256_of
-from rankscope.workflows.tables import records, text_table, to_json
+from rankscope.reporting import plots, provenance
+from rankscope.reporting.finish import finish
+from rankscope.reporting.provenance import Provenance
+from rankscope.reporting.report import Report, write_csv, write_runs
+from rankscope.reporting.tables import records, text_table
+from rankscope.workflows.common.fanout import run_tasks
+from rankscope.workflows.common.runs import check_depth, check_specs, resolve_dataset
+from rankscope.workflows.common.systems import sha256_of
 
 if TYPE_CHECKING:
     from rankscope.corpora.chunking import TokenCounter
@@ -111,6 +111,18 @@ class RagResult:
     def report(self) -> Report:
         return build_report(self)
 
+    def write_tables(self, out: Path) -> list[Path]:
+        """summary.csv, per_query.csv, significance.csv, tokens.csv, chunks.csv and a TREC run per
+        system (:func:`~rankscope.reporting.finish.finish` adds the rest)."""
+        return [
+            write_csv(self.summary, out / "summary.csv"),
+            write_csv(self.per_query, out / "per_query.csv", index=False),
+            write_csv(self.significance, out / "significance.csv", index=False),
+            write_csv(self.tokens, out / "tokens.csv", index=False),
+            write_csv(self.chunks, out / "chunks.csv"),
+            *write_runs(self.runs, out),
+        ]
+
     def to_dict(self) -> dict[str, object]:
         return {
             "dataset": self.dataset,
@@ -178,7 +190,7 @@ def rag(
     """Chunk, index, search and score every (chunking or whole documents) x retriever; write files to ``out``.
 
     ``scheduler`` (``local:N`` or a Dask scheduler's address) makes each system a task there
-    (:func:`rag_system` through :func:`rankscope.workflows.fanout.run_tasks`); the result is the same, bit for bit.
+    (:func:`rag_system` through :func:`rankscope.workflows.common.fanout.run_tasks`); the result is the same, bit for bit.
     """
     from rankscope.corpora.answers import MODES
     from rankscope.corpora.chunking import parse_chunking
@@ -257,9 +269,7 @@ def rag(
         ),
         runs=runs,
     )
-    if out_path is None:
-        return result
-    return replace(result, files=write_folder(out_path, partial(write_outputs, result, figures=figures)))
+    return finish(result, out_path, figures)
 
 
 @dataclass(frozen=True)
@@ -373,22 +383,6 @@ def rag_findings(
 def _names(names: Sequence[str]) -> str:
     """``a``, ``a and b``, ``a, b and c``."""
     return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
-
-
-def write_outputs(result: RagResult, out: Path, figures: Sequence[str] = plots.FIGURE_FORMATS) -> list[Path]:
-    """summary.csv/.json, per_query.csv, significance.csv, tokens.csv, chunks.csv, a TREC run per system, the report."""
-    files = [
-        write_csv(result.summary, out / "summary.csv"),
-        write_text(out / "summary.json", to_json(result.to_dict())),
-        write_csv(result.per_query, out / "per_query.csv", index=False),
-        write_csv(result.significance, out / "significance.csv", index=False),
-        write_csv(result.tokens, out / "tokens.csv", index=False),
-        write_csv(result.chunks, out / "chunks.csv"),
-        provenance.write(result.provenance, out),
-    ]
-    files += write_runs(result.runs, out)
-    files += write_report(build_report(result), out, figures)
-    return files
 
 
 def build_report(result: RagResult) -> Report:

@@ -151,7 +151,7 @@ def test_bad_parquet_names_file_and_row(tmp_path: Path) -> None:
 
 
 def test_compare_runs_in_table_formats_with_fields(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
-    from rankscope.workflows.systems import sha256_of
+    from rankscope.workflows.common.systems import sha256_of
 
     folder = pyserini_folder(tmp_path)
     write(tmp_path / "a.csv", "topic,document,value\n1,7,2.0\n1,8,1.0\n2,9,3.0\n2,8,1.0\n")

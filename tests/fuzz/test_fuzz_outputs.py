@@ -96,7 +96,7 @@ def test_workflow_out_checked_first(collection: Path, tmp_path: Path, monkeypatc
         out = str(tmp_path / "mine")
     else:
         out = _bad_out(tmp_path, "under a regular file" if kind == "under a regular file" else "empty")
-    monkeypatch.setattr("rankscope.workflows.systems.produce_run", _never)
+    monkeypatch.setattr("rankscope.workflows.common.systems.produce_run", _never)
     argv = {
         "compare": _compare(collection, out)[:-3],
         "tune": ["tune", "--dataset", str(collection)],
@@ -117,17 +117,16 @@ def test_interrupted_compare_leaves_the_previous_report(collection: Path, tmp_pa
     (out / "stale.csv").write_text("from an older run")
     before = {p.name: p.read_bytes() for p in out.iterdir()}
     assert "summary.json" in before
-    write_outputs = compare_module.write_outputs
 
-    def interrupted(result: object, folder: Path, **options: object) -> list[Path]:
+    def interrupted(result: object, folder: Path) -> list[Path]:
         (folder / "summary.csv").write_text("half")
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(compare_module, "write_outputs", interrupted)
-    assert run_cli(_compare(collection, str(out))).code == 130
+    with monkeypatch.context() as patch:
+        patch.setattr(compare_module.CompareResult, "write_tables", interrupted)
+        assert run_cli(_compare(collection, str(out))).code == 130
     assert {p.name: p.read_bytes() for p in out.iterdir()} == before  # untouched: no mix of old and new
     assert sorted(p.name for p in tmp_path.iterdir()) == ["cmp", "mycran"]  # no temporary folder left
-    monkeypatch.setattr(compare_module, "write_outputs", write_outputs)
     check(run_cli(_compare(collection, str(out))), "accepted")
     assert not (out / "stale.csv").exists()  # a finished run replaces the folder whole
     assert (out / "summary.csv").read_bytes() == before["summary.csv"]

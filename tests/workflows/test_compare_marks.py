@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 
 from rankscope.evaluation.marks import mark_summary, summary_marks
-from rankscope.workflows.latex import escape, summary_table
+from rankscope.reporting.latex import escape, summary_table
 
 SUMMARY = pd.DataFrame(
     {"ndcg@10": [0.30, 0.40, 0.40], "map": [0.25, 0.20, 0.10]},

@@ -7,8 +7,8 @@ import pandas as pd
 import pytest
 
 from rankscope.core.errors import RankscopeError
-from rankscope.workflows.crossval import assign_folds, best_column, cross_validate
-from rankscope.workflows.grid import parse_range
+from rankscope.workflows.tune.crossval import assign_folds, best_column, cross_validate
+from rankscope.workflows.tune.grid import parse_range
 
 
 def lucky_grid() -> pd.DataFrame:

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from rankscope.corpora.dataset import Dataset
-from rankscope.workflows.diagnose import System, diagnose, diagnose_runs
+from rankscope.workflows.diagnose.workflow import System, diagnose, diagnose_runs
 
 SIX = Dataset.from_dicts(
     "six",

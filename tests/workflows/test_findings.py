@@ -5,13 +5,13 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from rankscope.workflows.findings import (
+from rankscope.workflows.diagnose.findings import (
     comparison_findings,
     diagnostics_findings,
     retriever_findings,
     sampled_findings,
 )
-from rankscope.workflows.misses import miss_breakdown
+from rankscope.workflows.diagnose.misses import miss_breakdown
 
 
 def cutoffs(hit: dict[int, float], mrr: dict[int, float]) -> pd.DataFrame:
@@ -87,8 +87,8 @@ def test_answers_found_but_recall_low() -> None:
 
 
 def test_recall_failures_and_complementarity_quote_their_counts() -> None:
-    from rankscope.workflows.findings import complementarity_findings, failure_findings
-    from rankscope.workflows.recall_failures import failure_summary
+    from rankscope.workflows.diagnose.findings import complementarity_findings, failure_findings
+    from rankscope.workflows.diagnose.recall_failures import failure_summary
 
     # a's 4 recall losses: 3 share < 25% of the query's terms (2 share none), 1 shares half; b finds 1 of them
     failures = pd.DataFrame(

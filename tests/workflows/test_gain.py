@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from rankscope.workflows.gain import gain_test
+from rankscope.workflows.tune.gain import gain_test
 
 
 def _series(values: list[float]) -> pd.Series:

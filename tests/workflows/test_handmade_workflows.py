@@ -26,7 +26,7 @@ from rankscope.retrieval.base import Retriever, make_run
 from rankscope.retrieval.params import Param
 from rankscope.workflows.compare import compare
 from rankscope.workflows.diagnose import diagnose
-from rankscope.workflows.sampling import per_document_full
+from rankscope.workflows.diagnose.sampling import per_document_full
 
 RUNS = {
     "A": {
@@ -161,7 +161,7 @@ def test_compare_needs_two_and_stops_curves_at_depth() -> None:
 
 def test_sampled_table_cache_gives_the_protocol_numbers() -> None:
     from rankscope.evaluation.sampled import sampled_evaluate
-    from rankscope.workflows.sampling import sampled_table
+    from rankscope.workflows.diagnose.sampling import sampled_table
 
     retriever = Fixed(system="A")
     run = retriever.search(DATA.queries)
@@ -187,7 +187,7 @@ def test_sampled_table_cache_gives_the_protocol_numbers() -> None:
 
 def test_score_cache_refuses_a_document_outside_the_corpus() -> None:
     from rankscope.retrieval.base import UnknownDocumentError
-    from rankscope.workflows.sampling import QueryScoreCache
+    from rankscope.workflows.diagnose.sampling import QueryScoreCache
 
     class Listed:
         def score(self, query: str, doc_ids: list[str]) -> np.ndarray:

@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from rankscope.core.errors import RankscopeError
-from rankscope.workflows.headroom import check_metrics, default_metrics, headroom, ideal_run, oracle_run
+from rankscope.workflows.diagnose.headroom import check_metrics, default_metrics, headroom, ideal_run, oracle_run
 
 # q1: a (grade 2), b, c (grade 1); the run has x, b, y, a (c is never retrieved).
 # q2: d (grade 1) retrieved at rank 2 behind z; e judged 0.

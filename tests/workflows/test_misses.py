@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from rankscope.evaluation import evaluate
-from rankscope.workflows.misses import (
+from rankscope.workflows.diagnose.misses import (
     first_relevant_ranks,
     loss_summary,
     loss_table,

@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from rankscope.workflows import plots
+from rankscope.reporting import plots
 
 KS = [1, 3, 5, 10, 20, 50, 100]
 
@@ -121,7 +121,7 @@ def test_compare_report_with_eight_systems_stays_narrow_and_shares_axes() -> Non
 
 
 def test_diagnose_report_puts_each_plot_beside_its_table() -> None:
-    from rankscope.workflows.diagnose import build_report, diagnose
+    from rankscope.workflows.diagnose.workflow import build_report, diagnose
     from tests.workflows.tiny_collection import DATA
 
     report = build_report(diagnose(DATA, "bm25", vs="tfidf", depth=5))

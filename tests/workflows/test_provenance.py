@@ -1,4 +1,4 @@
-"""Every report says what produced it: one provenance record (rankscope/workflows/provenance.py) in
+"""Every report says what produced it: one provenance record (rankscope/reporting/provenance.py) in
 summary.json, provenance.json beside the CSV files, the report's last section and summary.tex."""
 
 from __future__ import annotations

@@ -12,9 +12,9 @@ import pandas as pd
 import pytest
 
 from rankscope.core.errors import RankscopeError
-from rankscope.workflows import plots
-from rankscope.workflows.report import Report, image_block, table_block, to_html, to_markdown, write_report
-from rankscope.workflows.tables import markdown_table, records, text_table, to_json
+from rankscope.reporting import plots
+from rankscope.reporting.report import Report, image_block, table_block, to_html, to_markdown, write_report
+from rankscope.reporting.tables import markdown_table, records, text_table, to_json
 
 FRAME = pd.DataFrame({"name": ["a|b", "c"], "ndcg@10": [0.123456, np.nan]}, index=pd.Index(["x", "y"], name="id"))
 

@@ -8,7 +8,8 @@ import pytest
 
 from rankscope.cli import main
 from rankscope.core.errors import RankscopeError
-from rankscope.workflows.runs import check_specs, file_stem
+from rankscope.reporting.report import file_stem
+from rankscope.workflows.common.runs import check_specs
 
 
 def test_file_stems() -> None:

@@ -57,7 +57,7 @@ def test_rag_on_a_scheduler_writes_the_same_files(dask_client, data_dir: Path, t
 
 
 def without_provenance(path: Path) -> bytes:
-    """The file's bytes, its provenance record (rankscope/workflows/provenance.py) left out."""
+    """The file's bytes, its provenance record (rankscope/reporting/provenance.py) left out."""
     if path.name == "provenance.json":
         return b""
     if path.name == "summary.json":

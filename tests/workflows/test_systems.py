@@ -14,9 +14,9 @@ import pytest
 
 from rankscope.core.errors import RankscopeError
 from rankscope.corpora.trec import write_trec_run
+from rankscope.workflows.common.systems import checked_run, resolve_systems
 from rankscope.workflows.compare import compare
 from rankscope.workflows.diagnose import diagnose
-from rankscope.workflows.systems import checked_run, resolve_systems
 from tests.workflows.test_handmade_workflows import DATA, Fixed
 
 

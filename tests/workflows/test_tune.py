@@ -12,7 +12,7 @@ from rankscope.core.errors import RankscopeError
 from rankscope.corpora.dataset import Dataset
 from rankscope.evaluation import evaluate
 from rankscope.retrieval.registry import make_retriever
-from rankscope.workflows.tune import search_depth, tune
+from rankscope.workflows.tune.workflow import search_depth, tune
 
 WORDS = "wing flow shock boundary layer heat transfer pressure drag lift vortex jet nozzle plate cone".split()
 

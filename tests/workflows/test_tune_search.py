@@ -10,9 +10,9 @@ import pytest
 pytest.importorskip("optuna")
 
 from rankscope.core.errors import RankscopeError  # noqa: E402
-from rankscope.workflows.crossval import assign_folds  # noqa: E402
-from rankscope.workflows.model_search import optuna_search  # noqa: E402
-from rankscope.workflows.tune import heatmap_plot, tune  # noqa: E402
+from rankscope.workflows.tune.crossval import assign_folds  # noqa: E402
+from rankscope.workflows.tune.model_search import optuna_search  # noqa: E402
+from rankscope.workflows.tune.workflow import heatmap_plot, tune  # noqa: E402
 from tests.workflows.test_tune import small_dataset  # noqa: E402
 
 

@@ -49,7 +49,7 @@ def recall_failures(
     analyzer: Analyzer,
     others: Mapping[str, pd.DataFrame] | None = None,
 ) -> pd.DataFrame:
-    """One row per recall loss of ``ranks`` (:func:`rankscope.workflows.misses.relevant_ranks` output).
+    """One row per recall loss of ``ranks`` (:func:`rankscope.workflows.diagnose.misses.relevant_ranks` output).
 
     Columns ``query_id, doc_id, relevance, query_terms, shared_terms, shared_share, reason``
     and, for each of ``others`` (name -> that system's relevant_ranks at the same depth),

@@ -64,7 +64,7 @@ def cross_validate(
     """Cross-validate the choice of column in ``values`` (index query_id, one column per grid point).
 
     Each fold's column is the best mean of ``values`` on its training queries, or ``chosen[fold]``
-    when a search made the choice on those queries (:mod:`rankscope.workflows.model_search`).
+    when a search made the choice on those queries (:mod:`rankscope.workflows.tune.model_search`).
     """
     folds = assign_folds(list(values.index), n_folds, seed)
     fold_of = folds.reindex(values.index).to_numpy()

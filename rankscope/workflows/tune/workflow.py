@@ -6,12 +6,12 @@ its sub-retrievers' cached runs). Per-query metric values of every point are
 kept, so k-fold cross-validation over queries can choose parameters on the
 training folds and score them on the held-out fold: the best in-sample gain is
 printed next to that cross-validated gain, which is the honest one, with a paired
-bootstrap interval and randomization test of it (:mod:`rankscope.workflows.gain`).
+bootstrap interval and randomization test of it (:mod:`rankscope.workflows.tune.gain`).
 Without ``params``, ``tune`` does what it always did: BM25's k1 and b.
 
 ``search="optuna"`` searches the same space with optuna's TPE instead of scoring every
 point, one study per training fold so the cross-validated gain stays honest
-(:mod:`rankscope.workflows.model_search`).
+(:mod:`rankscope.workflows.tune.model_search`).
 """
 
 from __future__ import annotations
@@ -21,7 +21,6 @@ import itertools
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -29,19 +28,20 @@ import numpy as np
 import pandas as pd
 
 from rankscope.core.errors import RankscopeError
-from rankscope.core.outputs import check_output_folder, write_folder
+from rankscope.core.outputs import check_output_folder
 from rankscope.core.progress import progress
 from rankscope.core.scheduler import connect
-from rankscope.workflows import plots, provenance
-from rankscope.workflows.crossval import CrossValidation, assign_folds, best_column, cross_validate
-from rankscope.workflows.fanout import Timing, grid_scores, per_query_score
-from rankscope.workflows.gain import GainTest, gain_test
-from rankscope.workflows.grid import parse_values
-from rankscope.workflows.model_search import optuna_search, point_values
-from rankscope.workflows.provenance import Provenance
-from rankscope.workflows.report import Report, write_csv, write_report, write_text
-from rankscope.workflows.runs import DatasetSource, check_specs, resolve_dataset
-from rankscope.workflows.tables import records, text_table, to_json
+from rankscope.reporting import plots, provenance
+from rankscope.reporting.finish import finish
+from rankscope.reporting.provenance import Provenance
+from rankscope.reporting.report import Report, write_csv
+from rankscope.reporting.tables import records, text_table
+from rankscope.workflows.common.fanout import Timing, grid_scores, per_query_score
+from rankscope.workflows.common.runs import DatasetSource, check_specs, resolve_dataset
+from rankscope.workflows.tune.crossval import CrossValidation, assign_folds, best_column, cross_validate
+from rankscope.workflows.tune.gain import GainTest, gain_test
+from rankscope.workflows.tune.grid import parse_values
+from rankscope.workflows.tune.model_search import optuna_search, point_values
 
 if TYPE_CHECKING:
     from rankscope.corpora.dataset import Dataset
@@ -178,6 +178,10 @@ class TuneResult:
         """Result, folds and heatmap as a :class:`Report` (shown inline in Jupyter)."""
         return build_report(self)
 
+    def write_tables(self, out: Path) -> list[Path]:
+        """grid.csv and folds.csv (:func:`~rankscope.reporting.finish.finish` adds the rest)."""
+        return [write_csv(self.grid, out / "grid.csv", index=False), write_csv(self.fold_table(), out / "folds.csv")]
+
     def search_settings(self) -> dict[str, object]:
         """How the points were chosen: the whole grid, or optuna studies (one per fold, one on all queries)."""
         if self.search == "grid":
@@ -263,14 +267,14 @@ def tune(
     parameters is indexed).
 
     ``params`` maps parameter names to ``start:stop:step``, one value, a comma list, or a
-    list of values (:func:`rankscope.workflows.grid.parse_values`, typed by the retriever's
+    list of values (:func:`rankscope.workflows.tune.grid.parse_values`, typed by the retriever's
     parameter table); ``k1`` and ``b`` are
     shorthands for two of them. With none of the three, k1 and b take the default ranges.
     ``retrievers`` (instead of ``retriever``) makes the system itself a choice: the grid is
     every retriever, each with the given parameters it has (at its defaults otherwise), the
     first at its defaults is the baseline, and each fold picks retriever and parameters.
     ``scheduler`` (``local:N`` or a Dask scheduler's address) scores the grid points there, in chunks
-    (:mod:`rankscope.workflows.fanout`); the result is the same, bit for bit.
+    (:mod:`rankscope.workflows.common.fanout`); the result is the same, bit for bit.
     ``search="optuna"`` runs ``trials`` trials of optuna's TPE per study instead of the whole grid.
     """
 
@@ -337,9 +341,7 @@ def tune(
         provenance=record,
         timing=timing,
     )
-    if out_path is None:
-        return result
-    return replace(result, files=write_folder(out_path, partial(write_outputs, result, figures=figures)))
+    return finish(result, out_path, figures)
 
 
 def _check_search(search: str, trials: int, nested: bool, scheduler: str | None) -> None:
@@ -409,9 +411,7 @@ def _tune_by_search(
         space={n: list(v) for n, v in plan.space.items()},
         timing=Timing((index_s,), tuple(seconds)),
     )
-    if out_path is None:
-        return result
-    return replace(result, files=write_folder(out_path, partial(write_outputs, result, figures=figures)))
+    return finish(result, out_path, figures)
 
 
 @dataclass
@@ -449,7 +449,7 @@ def _plan(
     grid point is checked (``every_point``), or, for a search that scores only some of them,
     every value of each parameter with the others as they are.
     """
-    from rankscope.workflows.systems import resolve_system
+    from rankscope.workflows.common.systems import resolve_system
 
     name = given if isinstance(given, str) else "retriever"
     system = resolve_system(name, given).fresh_retriever()
@@ -542,14 +542,3 @@ def build_report(result: TuneResult) -> Report:
     top = result.grid.sort_values("mean", ascending=False, kind="stable").head(10)
     report.table(top, caption="the ten best grid points", index=False)
     return provenance.add_section(report, result.provenance)
-
-
-def write_outputs(result: TuneResult, out: Path, figures: Sequence[str] = plots.FIGURE_FORMATS) -> list[Path]:
-    """grid.csv, folds.csv, summary.json and the report (with the heatmap)."""
-    return [
-        write_csv(result.grid, out / "grid.csv", index=False),
-        write_csv(result.fold_table(), out / "folds.csv"),
-        write_text(out / "summary.json", to_json(result.to_dict())),
-        provenance.write(result.provenance, out),
-        *write_report(build_report(result), out, figures),
-    ]

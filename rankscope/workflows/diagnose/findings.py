@@ -36,10 +36,6 @@ COMPLEMENTARY = 0.10
 HIGH_OOV = 0.05
 """A share of document or query tokens unknown to the word vectors worth calling out."""
 
-DIAGNOSTICS_CAPTION = (
-    "Retriever diagnostics: oov_* = share of document/query tokens the word vectors do not know; "
-    "ann_recall@K = share of the exact top K an approximate index returned (mean over queries)"
-)
 _ANN_RECALL = re.compile(r"(?:^|\s)ann_recall@(\d+)$")
 
 
@@ -60,7 +56,7 @@ def _summary_k(table: pd.DataFrame) -> int:
 def loss_findings(name: str, losses: pd.DataFrame, depth: int) -> list[str]:
     """Where the relevant documents are at K=10: found, ranking losses, recall losses (counts and shares).
 
-    ``losses`` is :func:`rankscope.workflows.misses.loss_summary` output (index K).
+    ``losses`` is :func:`rankscope.workflows.diagnose.misses.loss_summary` output (index K).
     """
     k = _summary_k(losses)
     row = losses.loc[k]
@@ -77,7 +73,7 @@ def loss_findings(name: str, losses: pd.DataFrame, depth: int) -> list[str]:
 def headroom_findings(name: str, summary: pd.DataFrame, depth: int) -> list[str]:
     """The first metric's gap in points: what a perfect reranker over the top ``depth`` wins, what needs recall.
 
-    ``summary`` is :attr:`rankscope.workflows.headroom.Headroom.summary` (index metric).
+    ``summary`` is :attr:`rankscope.workflows.diagnose.headroom.Headroom.summary` (index metric).
     """
     metric = str(summary.index[0])
     row = summary.loc[metric]
@@ -91,8 +87,8 @@ def headroom_findings(name: str, summary: pd.DataFrame, depth: int) -> list[str]
 
 def failure_findings(name: str, summary: pd.DataFrame, depth: int) -> list[str]:
     """Why the recall losses were lost: vocabulary mismatch or outscored (and judged documents missing
-    from the corpus). ``summary`` is :func:`rankscope.workflows.recall_failures.failure_summary` output."""
-    from rankscope.workflows.recall_failures import MISMATCH, MISMATCH_SHARE, NOT_IN_CORPUS, OUTSCORED
+    from the corpus). ``summary`` is :func:`rankscope.workflows.diagnose.recall_failures.failure_summary` output."""
+    from rankscope.workflows.diagnose.recall_failures import MISMATCH, MISMATCH_SHARE, NOT_IN_CORPUS, OUTSCORED
 
     total = int(summary["losses"].sum())
     if not total:
@@ -120,7 +116,7 @@ def complementarity_findings(
     name: str, failures: pd.DataFrame, other: str, other_failures: pd.DataFrame, depth: int
 ) -> list[str]:
     """Which recall losses each system recovers from the other (``rank_<name>`` columns of
-    :func:`rankscope.workflows.recall_failures.recall_failures` output): the case for fusion."""
+    :func:`rankscope.workflows.diagnose.recall_failures.recall_failures` output): the case for fusion."""
     out = []
     for lost_by, table, found_by in ((name, failures, other), (other, other_failures, name)):
         n = len(table)

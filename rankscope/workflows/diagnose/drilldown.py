@@ -13,37 +13,26 @@ highlighted. The same content renders as HTML (links, ``<mark>``) and Markdown.
 from __future__ import annotations
 
 import html
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-import numpy as np
 import pandas as pd
 
+from rankscope.reporting.report import html_table
+from rankscope.reporting.tables import markdown_table, pipe_table
 from rankscope.retrieval.analysis import Analyzer
-from rankscope.workflows.misses import rank_label
-from rankscope.workflows.snippets import highlight, snippet, word_terms
-from rankscope.workflows.tables import cell, markdown_table, pipe_table
+from rankscope.workflows.diagnose.misses import rank_label
+from rankscope.workflows.diagnose.snippets import highlight, snippet, word_terms
 
 if TYPE_CHECKING:
-    from rankscope.workflows.diagnose import DiagnoseResult
+    from rankscope.workflows.diagnose.workflow import DiagnoseResult
 
 TOP = 5
 """Top results shown per system and query."""
 LIMIT = 300
 """Sections at most (the worst queries); the index says when queries were left out."""
 TITLE_CHARS = 90
-
-_STYLE = """<style>
-.drill table { border-collapse: collapse; margin: .5em 0; font-size: .9em; }
-.drill th, .drill td { border: 1px solid #ccc; padding: .2em .5em; vertical-align: top; }
-.drill th { background: #f0f0f0; }
-.drill td.num { text-align: right; font-variant-numeric: tabular-nums; }
-.drill section { border-top: 1px solid #999; margin-top: 1.5em; }
-.drill mark { background: #ffe27a; padding: 0 .1em; }
-.drill .lost { color: #b03a2e; }
-.drill .query { font-style: italic; }
-</style>"""
 
 
 def top_results(
@@ -195,24 +184,6 @@ def _anchor(query_id: str) -> str:
     return "q-" + "".join(c if c.isalnum() or c in "-_" else f"_{ord(c):x}" for c in query_id)
 
 
-def _html_table(header: Sequence[str], rows: Rows, raw: frozenset[str] = frozenset()) -> str:
-    """A table whose ``raw`` columns hold HTML already; every other cell is escaped, numbers right-aligned."""
-    esc = html.escape
-    head = "".join(f"<th>{esc(c)}</th>" for c in header)
-    body = []
-    for values in rows:
-        tds = []
-        for name, value in zip(header, values):
-            if name in raw:
-                tds.append(f"<td>{value}</td>")
-            elif isinstance(value, (int, float, np.number)) and not isinstance(value, bool):
-                tds.append(f'<td class="num">{esc(cell(value))}</td>')
-            else:
-                tds.append(f"<td>{esc(cell(value))}</td>")
-        body.append("<tr>" + "".join(tds) + "</tr>")
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
-
-
 def _note(index: pd.DataFrame, pages: list[QueryPage]) -> str:
     left = len(index) - len(pages)
     return (
@@ -245,9 +216,8 @@ def drilldown_html(result: DiagnoseResult, index: pd.DataFrame, pages: list[Quer
     ]
     out = [
         '<div class="drill">',
-        _STYLE,
         f"<p>{esc(_caption(result) + _note(index, pages))}</p>",
-        _html_table(list(index.columns), links, raw=frozenset({"query_id"})),
+        html_table(list(index.columns), links, raw=frozenset({"query_id"})),
     ]
     for page in pages:
         out += [
@@ -255,15 +225,15 @@ def drilldown_html(result: DiagnoseResult, index: pd.DataFrame, pages: list[Quer
             f"<h3>{esc(_heading(result, page))}</h3>",
             f'<p class="query">{esc(result.query_text(page.query_id))}</p>',
             "<h4>Metric values</h4>",
-            _html_table(["system", *result.metrics], page.metrics),
+            html_table(["system", *result.metrics], page.metrics),
             f"<h4>Relevant documents ({page.row['relevant']}; {page.row['recall_losses']} not within the top "
             f"{result.depth} of {esc(result.diagnoses[0].retriever)})</h4>",
-            _html_table(relevant_columns(result)[1:], page.relevant),
+            html_table(relevant_columns(result)[1:], page.relevant),
         ]
         for name, top in page.results:
             out += [
                 f"<h4>Top {TOP} of {esc(name)}</h4>",
-                _html_table(RESULT_COLUMNS, _marked(top, "<mark>", "</mark>", esc), raw=frozenset({"snippet"})),
+                html_table(RESULT_COLUMNS, _marked(top, "<mark>", "</mark>", esc), raw=frozenset({"snippet"})),
             ]
         out += ['<p><a href="#drilldown">back to the query index</a></p>', "</section>"]
     out.append("</div>")

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import numpy as np
 import pandas as pd
 
-from rankscope.workflows.systems import System, SystemRun, produce_run
+from rankscope.workflows.common.systems import System, SystemRun, produce_run
 
 if TYPE_CHECKING:
     from rankscope.corpora.dataset import Dataset

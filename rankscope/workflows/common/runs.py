@@ -1,17 +1,25 @@
 """What every workflow does first: resolve the dataset, check the depth, score at cutoffs.
 
-Systems (specs, Retriever objects, runs) become runs in :mod:`rankscope.workflows.systems`.
+Systems (specs, Retriever objects, runs) become runs in :mod:`rankscope.workflows.common.systems`.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Sequence
 
 import pandas as pd
 
 from rankscope.core.errors import RankscopeError
 from rankscope.corpora.dataset import Dataset
+from rankscope.reporting.report import file_stem
+
+CUTOFFS = (1, 3, 5, 10, 20, 50, 100)
+"""The K of every hit/recall/MRR@K curve (compare's curves, diagnose's cutoffs)."""
+
+DIAGNOSTICS_CAPTION = (
+    "Retriever diagnostics: oov_* = share of document/query tokens the word vectors do not know; "
+    "ann_recall@K = share of the exact top K an approximate index returned (mean over queries)"
+)
 
 DatasetSource = str | Dataset | Callable[[], Dataset]
 """A dataset, its name or path, or a function loading it (the CLI's, which prints its warnings)."""
@@ -48,11 +56,6 @@ def check_specs(specs: Sequence[str]) -> None:
         raise RankscopeError(f"retrievers {list(specs)} would share output file names {names}")
     for spec in specs:
         make_retriever(spec)  # builds without indexing: cheap, and refuses bad names and values
-
-
-def file_stem(spec: str) -> str:
-    """A file-name-safe form of a retriever spec: ``bm25:k1=0.9,b=0.4`` -> ``bm25_k1=0.9_b=0.4``."""
-    return re.sub(r"[^A-Za-z0-9.=+-]+", "_", spec).strip("_") or "retriever"
 
 
 def check_depth(depth: int) -> None:

@@ -2,19 +2,19 @@
 
 For each cutoff K every relevant document is found, a ranking loss or a recall
 loss, and the queries that miss are split into ranking misses and recall misses
-(see :mod:`rankscope.workflows.misses`); each metric's gap is priced in points:
+(see :mod:`rankscope.workflows.diagnose.misses`); each metric's gap is priced in points:
 the value now, with a perfect reranker over the top D, and the ideal
-(:mod:`rankscope.workflows.headroom`); every recall loss is explained as a
+(:mod:`rankscope.workflows.diagnose.headroom`); every recall loss is explained as a
 vocabulary mismatch or outscored, and with a second system it is said which
-losses that system recovers (:mod:`rankscope.workflows.recall_failures`); the
+losses that system recovers (:mod:`rankscope.workflows.diagnose.recall_failures`); the
 queries that lose the most points are listed with their text, and the report
-drills down into every query (:mod:`rankscope.workflows.drilldown`);
+drills down into every query (:mod:`rankscope.workflows.diagnose.drilldown`);
 plain-language findings are generated from the numbers
-(:mod:`rankscope.workflows.findings`); on request (``sampled=True``) the sampled
+(:mod:`rankscope.workflows.diagnose.findings`); on request (``sampled=True``) the sampled
 protocol's numbers are set beside the full-ranking ones
-(:mod:`rankscope.workflows.sampling`).
+(:mod:`rankscope.workflows.diagnose.sampling`).
 
-:func:`diagnose` builds its systems from any system (:mod:`rankscope.workflows.systems`); :func:`diagnose_runs`
+:func:`diagnose` builds its systems from any system (:mod:`rankscope.workflows.common.systems`); :func:`diagnose_runs`
 takes runs already made (each with its retriever, if there is one: it gives the
 analyzer and scores the sampled protocol).
 """
@@ -22,26 +22,38 @@ analyzer and scores the sampled protocol).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
-from functools import cached_property, partial
+from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 
 import pandas as pd
 
 from rankscope.core.errors import RankscopeError
-from rankscope.core.outputs import check_output_folder, write_folder
+from rankscope.core.outputs import check_output_folder
 from rankscope.core.progress import progress
 from rankscope.corpora.dataset import Dataset
-from rankscope.workflows import plots, provenance
-from rankscope.workflows.drilldown import (
+from rankscope.reporting import plots, provenance
+from rankscope.reporting.finish import finish
+from rankscope.reporting.provenance import Provenance
+from rankscope.reporting.report import Report, image_block, table_block, write_csv
+from rankscope.reporting.tables import records, text_table
+from rankscope.workflows.common.runs import (
+    CUTOFFS,
+    DIAGNOSTICS_CAPTION,
+    check_depth,
+    cutoff_table,
+    file_stem,
+    resolve_dataset,
+)
+from rankscope.workflows.common.systems import SystemLike, named_systems, produce_run, system_name
+from rankscope.workflows.diagnose.drilldown import (
     document_titles,
     drilldown_html,
     drilldown_markdown,
     query_pages,
     top_results,
 )
-from rankscope.workflows.findings import (
-    DIAGNOSTICS_CAPTION,
+from rankscope.workflows.diagnose.findings import (
     comparison_findings,
     complementarity_findings,
     diagnostics_findings,
@@ -51,9 +63,8 @@ from rankscope.workflows.findings import (
     retriever_findings,
     sampled_findings,
 )
-from rankscope.workflows.headroom import Headroom, check_metrics, default_metrics, headroom, top_of_run
-from rankscope.workflows.misses import (
-    CUTOFFS,
+from rankscope.workflows.diagnose.headroom import Headroom, check_metrics, default_metrics, headroom, top_of_run
+from rankscope.workflows.diagnose.misses import (
     first_relevant,
     loss_summary,
     loss_table,
@@ -62,18 +73,8 @@ from rankscope.workflows.misses import (
     rank_label,
     relevant_ranks,
 )
-from rankscope.workflows.provenance import Provenance
-from rankscope.workflows.recall_failures import MISMATCH_SHARE, analyzer_of, failure_summary, recall_failures
-from rankscope.workflows.report import Report, image_block, table_block, write_csv, write_report, write_text
-from rankscope.workflows.runs import (
-    check_depth,
-    cutoff_table,
-    file_stem,
-    resolve_dataset,
-)
-from rankscope.workflows.sampling import check_sampled, sampled_table, too_few_negatives
-from rankscope.workflows.systems import SystemLike, named_systems, produce_run, system_name
-from rankscope.workflows.tables import records, text_table, to_json
+from rankscope.workflows.diagnose.recall_failures import MISMATCH_SHARE, analyzer_of, failure_summary, recall_failures
+from rankscope.workflows.diagnose.sampling import check_sampled, sampled_table, too_few_negatives
 
 WORST = 10
 LOSS_COLUMNS = [
@@ -122,7 +123,7 @@ class Diagnosis:
     judged query (NaN = none within depth); ``headroom``: actual, oracle and ideal metric values;
     ``failures``: every recall loss, why, and its rank in the other system; ``top_results``: each
     query's top documents with snippets; ``run``: the top ``depth`` of the run (tie-rule order);
-    ``sampled``: see :func:`rankscope.workflows.sampling.sampled_table` (empty unless asked);
+    ``sampled``: see :func:`rankscope.workflows.diagnose.sampling.sampled_table` (empty unless asked);
     ``diagnostics``: the retriever's own numbers (e.g. ``ann_recall@100``; empty for most)."""
 
     retriever: str
@@ -239,6 +240,23 @@ class DiagnoseResult:
         """Findings, tables and plots as a :class:`Report` (shown inline in Jupyter)."""
         return build_report(self)
 
+    def write_tables(self, out: Path) -> list[Path]:
+        """first_ranks.csv, relevant_ranks.csv; per system its cutoffs, losses, headroom, recall
+        failures and sampled CSVs (:func:`~rankscope.reporting.finish.finish` adds the rest)."""
+        files = [
+            write_csv(self.first_rank_table(), out / "first_ranks.csv"),
+            write_csv(self.relevant_rank_table(), out / "relevant_ranks.csv", index=False),
+        ]
+        for d in self.diagnoses:
+            stem = file_stem(d.retriever)
+            files.append(write_csv(d.table(), out / f"cutoffs.{stem}.csv"))
+            files.append(write_csv(d.losses, out / f"losses.{stem}.csv", index=False))
+            files.append(write_csv(d.headroom.per_query, out / f"headroom.{stem}.csv", index=False))
+            files.append(write_csv(d.failures, out / f"recall_failures.{stem}.csv", index=False))
+            if len(d.sampled):
+                files.append(write_csv(d.sampled, out / f"sampled.{stem}.csv", index=False))
+        return files
+
     def to_dict(self) -> dict[str, object]:
         """The result as plain data (what ``--format json`` prints and summary.json holds)."""
         return {
@@ -344,7 +362,7 @@ def diagnose(
 ) -> DiagnoseResult:
     """Diagnose ``retriever`` (and ``vs``, if given) at candidate depth ``depth``; write files to ``out``.
 
-    ``metrics`` are priced in points (default :func:`~rankscope.workflows.headroom.default_metrics`);
+    ``metrics`` are priced in points (default :func:`~rankscope.workflows.diagnose.headroom.default_metrics`);
     the first one orders the worst queries. ``sampled=True`` adds the sampled-negatives protocol.
     ``retriever`` and ``vs`` are systems (a spec, a Retriever, a run DataFrame or a run file
     path), or ``retriever`` maps one or two names to systems.
@@ -471,9 +489,7 @@ def diagnose_runs(
         ),
         notes=(*described, *notes),
     )
-    if out_path is None:
-        return result
-    return replace(result, files=write_folder(out_path, partial(write_outputs, result, figures=figures)))
+    return finish(result, out_path, figures)
 
 
 def diagnose_system(
@@ -527,25 +543,6 @@ def diagnose_system(
         findings=tuple(findings),
         diagnostics=dict(system.diagnostics),
     )
-
-
-def write_outputs(result: DiagnoseResult, out: Path, figures: Sequence[str] = plots.FIGURE_FORMATS) -> list[Path]:
-    """first_ranks.csv, summary.json; per retriever cutoffs and sampled CSVs; the report with its plots."""
-    files = [
-        write_csv(result.first_rank_table(), out / "first_ranks.csv"),
-        write_csv(result.relevant_rank_table(), out / "relevant_ranks.csv", index=False),
-        write_text(out / "summary.json", to_json(result.to_dict())),
-        provenance.write(result.provenance, out),
-    ]
-    for d in result.diagnoses:
-        stem = file_stem(d.retriever)
-        files.append(write_csv(d.table(), out / f"cutoffs.{stem}.csv"))
-        files.append(write_csv(d.losses, out / f"losses.{stem}.csv", index=False))
-        files.append(write_csv(d.headroom.per_query, out / f"headroom.{stem}.csv", index=False))
-        files.append(write_csv(d.failures, out / f"recall_failures.{stem}.csv", index=False))
-        if len(d.sampled):
-            files.append(write_csv(d.sampled, out / f"sampled.{stem}.csv", index=False))
-    return files + write_report(build_report(result), out, figures)
 
 
 def diagnostics_line(diagnostics: Mapping[str, float]) -> str:

@@ -27,8 +27,7 @@ import numpy as np
 import pandas as pd
 
 from rankscope.corpora.schema import sort_run, validate
-
-CUTOFFS = (1, 3, 5, 10, 20, 50, 100)
+from rankscope.workflows.common.runs import CUTOFFS
 
 
 def relevant_ranks(run: pd.DataFrame, qrels: pd.DataFrame, depth: int, relevance_level: int = 1) -> pd.DataFrame:

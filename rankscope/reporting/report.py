@@ -11,15 +11,17 @@ its pictures.
 from __future__ import annotations
 
 import html
-from collections.abc import Iterator, Mapping, Sequence
+import re
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from rankscope.core.fileio import PathLike, atomic_write
-from rankscope.workflows.plots import FIGURE_FORMATS, Plot
-from rankscope.workflows.tables import cell, markdown_table
+from rankscope.reporting.plots import FIGURE_FORMATS, Plot
+from rankscope.reporting.tables import cell, markdown_table
 
 _STYLE = """
 body { font-family: system-ui, -apple-system, "Segoe UI", sans-serif; max-width: 1360px;
@@ -39,7 +41,11 @@ div.row { display: flex; flex-wrap: wrap; gap: 1em; align-items: flex-start; }
 div.row > div { flex: 0 1 auto; max-width: 62%; min-width: 0; }
 div.row > figure { flex: 1 1 360px; margin: .8em 0; min-width: 0; }
 div.row p.caption { width: 0; min-width: 100%; }  /* a long caption wraps to its table, never widens it */
+section { border-top: 1px solid #999; margin-top: 1.5em; }
+mark { background: #ffe27a; padding: 0 .1em; }
+.query { font-style: italic; }
 """
+"""The one style of every report page, the drill-down's sections and highlights included."""
 
 
 @dataclass(frozen=True)
@@ -207,22 +213,45 @@ def _html_blocks(blocks: Sequence[Block]) -> str:
 
 
 def _html_table(frame: pd.DataFrame, index: bool) -> str:
-    esc = html.escape
     columns = ([str(frame.index.name or "")] if index else []) + [str(c) for c in frame.columns]
     numeric = [False] * index + [pd.api.types.is_numeric_dtype(frame[c]) for c in frame.columns]
+    rows = (
+        ([label] if index else []) + list(values)
+        for label, values in zip(frame.index, frame.itertuples(index=False, name=None))
+    )
+    return html_table(columns, rows, numeric)
+
+
+def html_table(
+    header: Sequence[str],
+    rows: Iterable[Sequence[object]],
+    numeric: Sequence[bool] | None = None,
+    raw: frozenset[str] = frozenset(),
+) -> str:
+    """The one HTML table of every report: ``numeric`` columns right-aligned (None: each number
+    cell is), ``raw`` columns hold HTML already and every other cell is escaped."""
+    esc = html.escape
     # break opportunities after _ in headers and , in cells: long names and specs wrap at a word
     # boundary instead of widening the table past the page
-    head = "".join(f"<th>{esc(c).replace('_', '_<wbr>')}</th>" for c in columns)
-    rows = []
-    for label, values in zip(frame.index, frame.itertuples(index=False, name=None)):
-        cells = ([label] if index else []) + list(values)
-        tds = "".join(
-            f'<td class="num">{esc(cell(v))}</td>' if num else f"<td>{esc(cell(v)).replace(',', ',<wbr>')}</td>"
-            for v, num in zip(cells, numeric)
-        )
-        rows.append(f"<tr>{tds}</tr>")
-    table = f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
+    head = "".join(f"<th>{esc(str(c)).replace('_', '_<wbr>')}</th>" for c in header)
+    body = []
+    for values in rows:
+        tds = []
+        for i, (name, value) in enumerate(zip(header, values)):
+            number = _is_number(value) if numeric is None else numeric[i]
+            if name in raw:
+                tds.append(f"<td>{value}</td>")
+            elif number:
+                tds.append(f'<td class="num">{esc(cell(value))}</td>')
+            else:
+                tds.append(f"<td>{esc(cell(value)).replace(',', ',<wbr>')}</td>")
+        body.append(f"<tr>{''.join(tds)}</tr>")
+    table = f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
     return f'<div class="scroll">{table}</div>'  # wide tables scroll instead of overflowing the page
+
+
+def _is_number(value: object) -> bool:
+    return isinstance(value, (int, float, np.number)) and not isinstance(value, bool)
 
 
 def write_report(report: Report, out_dir: PathLike, formats: Sequence[str] = FIGURE_FORMATS) -> list[Path]:
@@ -251,7 +280,6 @@ def write_bytes(path: Path, data: bytes) -> Path:
 def write_runs(runs: Mapping[str, pd.DataFrame], out: Path) -> list[Path]:
     """Each system's run as ``run.<name>.trec`` (the name made file-safe, also the run tag)."""
     from rankscope.corpora.trec import write_trec_run
-    from rankscope.workflows.runs import file_stem
 
     paths = []
     for name, run in runs.items():
@@ -259,6 +287,11 @@ def write_runs(runs: Mapping[str, pd.DataFrame], out: Path) -> list[Path]:
         write_trec_run(run, path, tag=file_stem(name))
         paths.append(path)
     return paths
+
+
+def file_stem(spec: str) -> str:
+    """A file-name-safe form of a retriever spec: ``bm25:k1=0.9,b=0.4`` -> ``bm25_k1=0.9_b=0.4``."""
+    return re.sub(r"[^A-Za-z0-9.=+-]+", "_", spec).strip("_") or "retriever"
 
 
 def write_csv(frame: pd.DataFrame, path: Path, index: bool = True) -> Path:

@@ -22,8 +22,8 @@ import pandas as pd
 from rankscope.core import invocation
 from rankscope.core.version import __version__
 from rankscope.corpora.dataset import Dataset
-from rankscope.workflows.report import Report, write_text
-from rankscope.workflows.tables import to_json
+from rankscope.reporting.report import Report, write_text
+from rankscope.reporting.tables import to_json
 
 FILE = "provenance.json"
 

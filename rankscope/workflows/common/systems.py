@@ -33,7 +33,7 @@ from rankscope.core.errors import RankscopeError
 from rankscope.corpora.dataset import Dataset
 from rankscope.corpora.foreign import as_table
 from rankscope.corpora.schema import sort_run, validate
-from rankscope.workflows.runs import file_stem
+from rankscope.reporting.report import file_stem
 
 SystemLike = Any  # str | Retriever | pd.DataFrame | os.PathLike
 _HASH_CHUNK = 1 << 20

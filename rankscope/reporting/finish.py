@@ -1,0 +1,57 @@
+"""How every workflow ends: the result first, then, when a folder is asked for, its files.
+
+A workflow builds its result (tables, findings, provenance) without touching the disk, then hands
+it to :func:`finish`. With a folder, the result's own tables (:meth:`Finished.write_tables`),
+``summary.json``, ``provenance.json`` and the report with its figures are written into a temporary
+folder that replaces the old one in one rename (:func:`rankscope.core.outputs.write_folder`), so an
+interrupted run never leaves a mix of old and new files. One function, so a new workflow cannot
+forget a file or write one in place.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Protocol, TypeVar
+
+from rankscope.core.outputs import write_folder
+from rankscope.reporting import provenance
+from rankscope.reporting.plots import FIGURE_FORMATS
+from rankscope.reporting.report import Report, write_report, write_text
+from rankscope.reporting.tables import to_json
+
+
+class Finished(Protocol):
+    """What a workflow's result offers: text for the terminal, a JSON-ready dict, a report, its tables
+    as files, the record of what produced it and the files written (a frozen dataclass field)."""
+
+    provenance: provenance.Provenance
+    files: tuple[Path, ...]
+
+    def to_text(self) -> str: ...
+
+    def to_dict(self) -> dict[str, object]: ...
+
+    def report(self) -> Report: ...
+
+    def write_tables(self, folder: Path) -> list[Path]: ...
+
+
+R = TypeVar("R", bound=Finished)
+
+
+def finish(result: R, out: Path | None, figures: Sequence[str] = FIGURE_FORMATS) -> R:
+    """``result`` as it is without ``out``; with it, the result after writing its folder (``files`` set)."""
+    if out is None:
+        return result
+
+    def write(folder: Path) -> list[Path]:
+        return [
+            *result.write_tables(folder),
+            write_text(folder / "summary.json", to_json(result.to_dict())),
+            provenance.write(result.provenance, folder),
+            *write_report(result.report(), folder, figures),
+        ]
+
+    return dataclasses.replace(result, files=write_folder(out, write))  # type: ignore[type-var]
