@@ -16,16 +16,15 @@ import json
 import os
 import sys
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rankscope.core.errors import RankscopeError
-from rankscope.core.fileio import atomic_write
 from rankscope.core.outputs import check_output_file
 from rankscope.core.scheduler import add_scheduler
 from rankscope.corpora.cli import add_analyzer, add_fields, add_strict, load_reported
-from rankscope.retrieval.storage import META_FILE
+from rankscope.retrieval.storage import META_FILE, replacing_index
 
 if TYPE_CHECKING:  # pandas (and the retrievers) load when a command runs, not to parse its command line
     import pandas as pd
@@ -130,17 +129,17 @@ def run_search(args: argparse.Namespace) -> int:
     from rankscope.corpora.trec import write_trec_run  # pandas: loaded once the spec is known to be good
 
     dataset = load_reported(args.dataset, args.command, args.strict, args.fields)
-    fingerprint = corpus_fingerprint(dataset.corpus["doc_id"].tolist())
-    if args.index_dir is not None and (args.index_dir / META_FILE).is_file():
-        retriever = _reuse(args.index_dir, retriever, fingerprint)
+    doc_ids = dataset.corpus["doc_id"].tolist()
+    fingerprint = corpus_fingerprint(doc_ids)
+    reused = _reuse(args.index_dir, retriever, fingerprint) if args.index_dir is not None else None
+    if reused is not None:
+        retriever = reused
     else:
         retriever.index(dataset.corpus)
         if args.index_dir is not None:
-            retriever.save(args.index_dir)
-            with atomic_write(args.index_dir / SOURCE_FILE) as sink:
-                json.dump(
-                    {"dataset": dataset.name, "documents": len(dataset.corpus), "doc_ids_sha256": fingerprint}, sink
-                )
+            with replacing_index(args.index_dir) as staging:  # the index and its source.json swapped in together
+                retriever.save(staging)
+                write_source(staging, dataset.name, doc_ids)
     if args.query:
         print(show_results(retriever, args.query, dataset.corpus, k))
         return 0
@@ -191,13 +190,10 @@ def run_index(args: argparse.Namespace) -> int:
         raise RankscopeError(f"--corpus: no such file: {args.corpus}")
     started = time.perf_counter()
     documents = ((doc_id, document_text(title, text)) for doc_id, title, text in iter_corpus(args.corpus))
-    retriever.build_index(args.index_dir, documents, memory_budget=budget, workers=args.workers)
-    doc_ids = retriever.counts_.doc_ids
-    with atomic_write(args.index_dir / SOURCE_FILE) as sink:
-        json.dump(
-            {"dataset": args.corpus.name, "documents": len(doc_ids), "doc_ids_sha256": corpus_fingerprint(doc_ids)},
-            sink,
-        )
+    with replacing_index(args.index_dir) as staging:  # the index and its source.json swapped in together
+        retriever.build_index(staging, documents, memory_budget=budget, workers=args.workers)
+        doc_ids = retriever.counts_.doc_ids
+        write_source(staging, args.corpus.name, doc_ids)
     print(
         f"indexed {len(doc_ids):,} documents ({retriever.counts_.n_terms:,} terms) into {args.index_dir} "
         f"in {time.perf_counter() - started:.1f} s [{retriever.spec()}]"
@@ -281,8 +277,33 @@ def corpus_fingerprint(doc_ids: Iterable[str]) -> str:
     return digest.hexdigest()
 
 
-def _reuse(directory: Path, wanted: Retriever, fingerprint: str) -> Retriever:
-    """The saved index, if ``source.json`` says it holds this corpus and it was built with this spec."""
+def write_source(directory: Path, name: str, doc_ids: Sequence[str]) -> None:
+    """``source.json``: which corpus the index in ``directory`` (a staging folder) holds."""
+    record = {"dataset": name, "documents": len(doc_ids), "doc_ids_sha256": corpus_fingerprint(doc_ids)}
+    (directory / SOURCE_FILE).write_text(json.dumps(record), encoding="utf-8")
+
+
+def _reuse(directory: Path, wanted: Retriever, fingerprint: str) -> Retriever | None:
+    """The saved index, if ``source.json`` says it holds this corpus and it was built with this spec;
+    None if there is none yet."""
+    if not (directory / META_FILE).is_file():
+        return None
+    loaded = _load_source_index(directory, fingerprint)
+    if loaded.spec() == wanted.spec():
+        return loaded
+    if _reweightable(loaded, wanted):
+        changed = {k: v for k, v in wanted.get_params().items() if k != "analyzer" and loaded.get_params()[k] != v}
+        loaded.set_params(**changed)  # re-fits the weights from the stored counts
+        shown = ",".join(f"{k}={v}" for k, v in changed.items())
+        print(f"reusing the counts in {directory}, re-weighted for {shown} (no re-tokenising)", file=sys.stderr)
+        return loaded
+    raise IndexMismatchError(
+        f"{directory}: index was built as {loaded.spec()}, not {wanted.spec()}; use a new --index-dir"
+    )
+
+
+def _load_source_index(directory: Path, fingerprint: str) -> Retriever:
+    """The index in ``directory``, verified, if its ``source.json`` names the corpus of ``fingerprint``."""
     from rankscope.retrieval.registry import load_retriever
 
     source_path = directory / SOURCE_FILE
@@ -299,18 +320,7 @@ def _reuse(directory: Path, wanted: Retriever, fingerprint: str) -> Retriever:
             f"{directory}: index was built from another corpus ({source.get('dataset')!r}, "
             f"{source.get('documents')} documents); use a new --index-dir"
         )
-    loaded = load_retriever(directory, verify=True)
-    if loaded.spec() == wanted.spec():
-        return loaded
-    if _reweightable(loaded, wanted):
-        changed = {k: v for k, v in wanted.get_params().items() if k != "analyzer" and loaded.get_params()[k] != v}
-        loaded.set_params(**changed)  # re-fits the weights from the stored counts
-        shown = ",".join(f"{k}={v}" for k, v in changed.items())
-        print(f"reusing the counts in {directory}, re-weighted for {shown} (no re-tokenising)", file=sys.stderr)
-        return loaded
-    raise IndexMismatchError(
-        f"{directory}: index was built as {loaded.spec()}, not {wanted.spec()}; use a new --index-dir"
-    )
+    return load_retriever(directory, verify=True)
 
 
 def _reweightable(loaded: Retriever, wanted: Retriever) -> bool:

@@ -60,6 +60,7 @@ from rankscope.retrieval.storage import (
     from_saved_params,
     load_index,
     plain_name,
+    replacing_index,
     require_fields,
     save_index,
 )
@@ -304,9 +305,10 @@ class HybridRetriever(Retriever):
         self._check_fitted("retrievers_")
         parts = [f"retriever-{i}" for i in range(len(self.retrievers_))]
         meta = {"params": self.get_params(), "parts": parts}
-        save_index(directory, self.name, meta, {"doc_ids": np.asarray(sorted(self.doc_ids_), dtype=object)})
-        for part, retriever in zip(parts, self.retrievers_):
-            retriever.save(Path(directory) / part)
+        with replacing_index(directory) as staging:  # the parts swapped in with the rest, in one step
+            save_index(staging, self.name, meta, {"doc_ids": np.asarray(sorted(self.doc_ids_), dtype=object)})
+            for part, retriever in zip(parts, self.retrievers_):
+                retriever.save(staging / part)
 
     @classmethod
     def load(cls, directory: str | os.PathLike[str]) -> HybridRetriever:

@@ -43,7 +43,14 @@ from rankscope.retrieval.base import (
 )
 from rankscope.retrieval.params import Param
 from rankscope.retrieval.registry import load_retriever, make_retriever, parse_spec, register
-from rankscope.retrieval.storage import IndexFormatError, from_saved_params, load_index, require_fields, save_index
+from rankscope.retrieval.storage import (
+    IndexFormatError,
+    from_saved_params,
+    load_index,
+    replacing_index,
+    require_fields,
+    save_index,
+)
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -193,9 +200,10 @@ class RerankRetriever(Retriever):
         self._check_fitted("first_")
         if not (isinstance(self.first, str) and isinstance(self.by, str)):
             raise RankscopeError("a rerank stage built from Python objects cannot be saved: give first and by as specs")
-        save_index(directory, self.name, {"params": self.get_params(), "parts": list(PARTS)}, {})
-        self.first_.save(Path(directory) / "first")
-        self.by_.save(Path(directory) / "by")
+        with replacing_index(directory) as staging:  # the parts swapped in with the rest, in one step
+            save_index(staging, self.name, {"params": self.get_params(), "parts": list(PARTS)}, {})
+            self.first_.save(staging / "first")
+            self.by_.save(staging / "by")
 
     @classmethod
     def load(cls, directory: str | os.PathLike[str]) -> RerankRetriever:

@@ -27,7 +27,9 @@ import contextlib
 import itertools
 import multiprocessing
 import multiprocessing.pool
+import os
 import shutil
+import signal
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,7 +40,7 @@ import numpy as np
 from rankscope.core.fileio import release_pages
 from rankscope.core.progress import progress
 from rankscope.retrieval.analysis import Analyzer
-from rankscope.retrieval.storage import IndexWriter, load_index, save_index
+from rankscope.retrieval.storage import IndexWriter, fault, load_index, save_index
 from rankscope.retrieval.termcounts import SLICE, compact_counts, count_postings
 
 DEFAULT_MEMORY_BUDGET = 1 << 30
@@ -90,6 +92,7 @@ def merge_shards(shards: Sequence[ShardCounts], allocate: Allocate | None = None
     shard and :data:`SLICE` postings at a time, so besides the vocabularies only that much
     of a shard's arrays is in memory at once.
     """
+    into_files = allocate is not None
     allocate = allocate or (lambda name, length, dtype: np.empty(length, dtype=dtype))
     vocabulary, where = sorted_union([s.vocabulary for s in shards])  # code point order, as TermCounts.build
     df = np.zeros(len(vocabulary), dtype=np.int64)
@@ -108,6 +111,8 @@ def merge_shards(shards: Sequence[ShardCounts], allocate: Allocate | None = None
             start = np.repeat(shift[first:last], local_df[first:last]) + np.arange(a, b)
             postings[start] = shard.postings[a:b]
             tf[start] = shard.tf[a:b]
+            if into_files:
+                fault("merging")
             written = slice(int(start[0]), int(start[-1]) + 1) if len(start) else slice(0)  # start ascends
             # runs and index are memory-mapped files: none of their pages kept resident
             release_pages(shard.postings[a:b], shard.tf[a:b], postings[written], tf[written])
@@ -184,14 +189,15 @@ def write_counts(
     *,
     memory_budget: int = DEFAULT_MEMORY_BUDGET,
     workers: int = 1,
-    batch_size: int = BATCH_DOCUMENTS,
+    batch_size: int | None = None,
 ) -> WrittenCounts:
     """Count ``documents`` ((doc_id, text) pairs, read lazily, in corpus order) in bounded memory and
     write the arrays of :meth:`TermCounts.to_arrays` through ``writer``: the large ones
     (postings, tf) are merged straight into the index's files, memory-mapped, and unmapped before
     this returns, so the index is never held twice. Runs are spilled into a scratch folder of the
     writer's staging folder (deleted here). ``workers`` processes analyse the batches (``fork``:
-    analyzers registered in this process are known to them); the result does not depend on their number.
+    analyzers registered in this process are known to them, and die with it); the result does not depend
+    on their number. ``batch_size`` defaults to :data:`BATCH_DOCUMENTS`.
     """
     if memory_budget < 1:
         raise ValueError(f"memory_budget must be a positive number of bytes, got {memory_budget}")
@@ -199,18 +205,19 @@ def write_counts(
     scratch.mkdir()
     doc_ids: list[str] = []
     runs: list[ShardCounts] = []
-    jobs = _batches(documents, batch_size, doc_ids, analyzer.to_config())
+    jobs = _batches(documents, batch_size or BATCH_DOCUMENTS, doc_ids, analyzer.to_config())
     held: list[ShardCounts] = []
     with contextlib.ExitStack() as stack:
         shards: Iterator[ShardCounts] = (count_shard(analyzer, texts, first) for _, texts, first in jobs)
         if workers > 1:
             # closed and joined (workers leave when the queue ends), not terminated as Pool's context manager
             # does: one run of the test suite hung in terminate()'s join with a worker blocked on the task queue
-            pool = multiprocessing.get_context("fork").Pool(workers)
+            pool = multiprocessing.get_context("fork").Pool(workers, _die_with_parent, (os.getpid(),))
             stack.callback(pool.join)
             stack.callback(pool.close)  # runs first
             shards = _in_order(pool, jobs, 2 * workers)  # in batch order: the same index for any number of workers
         for shard in progress(shards, desc="counting", unit="batch"):
+            fault("counting")
             held.append(shard)
             if sum(s.nbytes for s in held) * 2 >= memory_budget:
                 runs.append(_spill(merge_shards(held), scratch / f"run{len(runs)}"))
@@ -231,8 +238,23 @@ def write_counts(
     return WrittenCounts(doc_ids, n_terms, n_runs)
 
 
+def _die_with_parent(parent: int) -> None:
+    """A counting process ends when the building process does, even killed (it would otherwise wait
+    on the task queue for ever): Linux's parent-death signal."""
+    import ctypes
+
+    with contextlib.suppress(AttributeError, OSError):
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+    if os.getppid() != parent:  # the parent died before the signal was asked for
+        os._exit(1)
+
+
+_PR_SET_PDEATHSIG = 1
+
+
 def _spill(counts: ShardCounts, folder: Path) -> ShardCounts:
     """Write ``counts`` in the index format and give them back memory-mapped (their memory is released)."""
     names = ("vocabulary", "indptr", "postings", "tf", "doc_len")
     save_index(folder, _RUN_KIND, {}, {name: getattr(counts, name) for name in names})
+    fault("spilling")
     return ShardCounts(**load_index(folder, _RUN_KIND)[1])
