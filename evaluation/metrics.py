@@ -25,14 +25,15 @@ metric name does (``evaluate``, ``compare --metrics``, ``tune --metric``).
 from __future__ import annotations
 
 import difflib
-import math
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
 from rankscope.core.errors import RankscopeError
+from rankscope.core.params import Param
 from rankscope.evaluation import measures
 from rankscope.evaluation.ranking import Judged
 
@@ -42,34 +43,13 @@ PerQuery = np.ndarray
 
 
 @dataclass(frozen=True)
-class Param:
-    """A keyword parameter of a family, e.g. RBP's persistence ``p``: its default and valid range."""
-
-    default: float | None  # None: required
-    low: float
-    high: float
-    low_open: bool = False
-    high_open: bool = False
-    integer: bool = False
-    named_when_default: bool = True  # False: left out of the canonical name at its default
-
-    def check(self, metric: str, name: str, value: float) -> float:
-        if self.integer and not float(value).is_integer():
-            raise RankscopeError(f"metric {metric!r}: {name} must be a whole number")
-        below = value <= self.low if self.low_open else value < self.low
-        above = value >= self.high if self.high_open else value > self.high
-        if below or above:
-            left, right = "(" if self.low_open else "[", ")" if self.high_open else "]"
-            raise RankscopeError(f"metric {metric!r}: {name} must be in {left}{self.low:g}, {self.high:g}{right}")
-        return value
-
-
-@dataclass(frozen=True)
 class Family:
     """One metric family and the forms it accepts (None = form not allowed).
 
     ``at_k(judged, k, **params)``, ``whole(judged, **params)`` and ``threshold(judged, x)``
-    return one float64 per query. ``params`` are its keyword parameters; ``at_param``
+    return one float64 per query. ``params`` are its keyword parameters (a :class:`Param` each, as a
+    retriever's, read from the name's text; ``default`` None: required); ``named`` lists those the
+    canonical name shows even at their default (all but ``quiet`` ones); ``at_param``
     names the parameter that ``@x`` sets instead of a cutoff (``iprec@0.5`` is a recall
     level, as in ir_measures). ``binary`` families read the relevance level, so they
     accept ``rel=n``.
@@ -78,16 +58,20 @@ class Family:
     at_k: Callable[..., PerQuery] | None
     whole: Callable[..., PerQuery] | None
     threshold: Callable[[Judged, float], PerQuery] | None = None
-    params: Mapping[str, Param] = field(default_factory=dict)
+    params: Mapping[str, Param[Any]] = field(default_factory=dict)
     at_param: str | None = None
     binary: bool = True
+    quiet: frozenset[str] = frozenset()
+    """Parameters left out of the canonical name at their default (iprec's ``trec``)."""
 
 
-_RECALL = Param(None, 0.0, 1.0)
+_RECALL = Param(float, None, "the recall level", low=0, high=1, name="recall")
 _TREC_VERSION = Param(
-    10, 9, 10, integer=True, named_when_default=False
-)  # iprec's rounding of recall levels changed in trec_eval 10
-_PERSISTENCE = Param(0.8, 0.0, 1.0, low_open=True, high_open=True)  # RBP's p; 0.8 as in ir_measures
+    int, 10, "trec_eval's version: its rounding of recall levels changed in 10", low=9, high=10, name="trec"
+)
+_PERSISTENCE = Param(float, 0.8, "RBP's persistence; 0.8 as in ir_measures", low=0, high=1, closed="neither", name="p")
+_REL = Param(int, None, "relevant means a label >= rel (trec_eval's -l)", low=1, name="rel")
+_THRESHOLD = Param(float, None, "a document counts when its score >= threshold", name="threshold")
 
 FAMILIES: dict[str, Family] = {}
 # lower-case alias -> (family, how a cutoff may be written: "@" only, or also "_"/"." as trec_eval)
@@ -131,7 +115,7 @@ register("judged", Family(measures.judged_at, measures.judged_at, binary=False))
 register("num_ret", Family(None, measures.num_ret, binary=False), ["numret"])
 register("num_rel", Family(None, measures.num_rel), ["numrel"])
 register("num_rel_ret", Family(None, measures.num_rel_ret), ["numrelret"])
-register("iprec", Family(None, measures.interpolated_precision, params={"recall": _RECALL, "trec": _TREC_VERSION}, at_param="recall"),
+register("iprec", Family(None, measures.interpolated_precision, params={"recall": _RECALL, "trec": _TREC_VERSION}, at_param="recall", quiet=frozenset({"trec"})),
          ["iprec_at_recall"])  # fmt: skip
 register("err", Family(measures.err, measures.err, binary=False))
 register("rbp", Family(measures.rbp, measures.rbp, params={"p": _PERSISTENCE}))
@@ -276,12 +260,13 @@ def parse_metric(name: str, *, suggest: bool = True) -> Metric:
     if at is not None and family.at_param is not None:
         if family.at_param in values:
             raise RankscopeError(f"metric {name!r}: {family.at_param} is given twice")
-        values[family.at_param] = float(at)
+        values[family.at_param] = at
         at = None
     k = _cutoff(name, base, family, at)
-    threshold = values.pop("threshold", None)
-    if threshold is not None and (family.threshold is None or k is not None):
+    threshold_text = values.pop("threshold", None)
+    if threshold_text is not None and (family.threshold is None or k is not None):
         raise RankscopeError(f"metric {name!r}: {base} takes no score threshold")
+    threshold = None if threshold_text is None else _THRESHOLD.parse(threshold_text, f"metric {name!r}")
     rel = _relevance_level(name, base, family, values.pop("rel", None))
     params = _family_params(name, base, family, values)
     if k is None and threshold is None and family.whole is None:
@@ -301,11 +286,11 @@ def _suggestion(text: str) -> str:
     return f"; did you mean {close[0]!r}?" if close else ""
 
 
-def _parse_params(name: str, text: str | None) -> dict[str, float]:
-    """``rel=2,p=0.8`` -> {"rel": 2.0, "p": 0.8}; malformed or repeated keys are refused."""
+def _parse_params(name: str, text: str | None) -> dict[str, str]:
+    """``rel=2,p=0.8`` -> {"rel": "2", "p": "0.8"} (each read by its :class:`Param`); malformed or repeated keys are refused."""
     if text is None:
         return {}
-    values: dict[str, float] = {}
+    values: dict[str, str] = {}
     for part in text.split(","):
         match = _PARAM.fullmatch(part)
         if match is None:
@@ -313,10 +298,7 @@ def _parse_params(name: str, text: str | None) -> dict[str, float]:
         key = match.group("key")
         if key in values:
             raise RankscopeError(f"metric {name!r}: {key} is given twice")
-        value = float(match.group("value"))
-        if not math.isfinite(value):
-            raise RankscopeError(f"metric {name!r}: {key} must be a finite number")
-        values[key] = value
+        values[key] = match.group("value")
     return values
 
 
@@ -330,28 +312,28 @@ def _cutoff(name: str, base: str, family: Family, at: str | None) -> int | None:
     return int(at)
 
 
-def _relevance_level(name: str, base: str, family: Family, rel: float | None) -> int | None:
+def _relevance_level(name: str, base: str, family: Family, rel: str | None) -> int | None:
     if rel is None:
         return None
     if not family.binary:
         raise RankscopeError(f"metric {name!r}: {base} does not use a relevance level (rel=)")
-    if rel != int(rel) or rel < 1:
-        raise RankscopeError(f"metric {name!r}: rel must be a positive integer")
-    return int(rel)
+    return int(_REL.parse(rel, f"metric {name!r}"))
 
 
-def _family_params(name: str, base: str, family: Family, values: dict[str, float]) -> tuple[tuple[str, float], ...]:
+def _family_params(name: str, base: str, family: Family, values: dict[str, str]) -> tuple[tuple[str, float], ...]:
     """The family's parameters in declaration order, defaults filled in, unknown ones refused."""
     unknown = sorted(set(values) - set(family.params))
     if unknown:
         accepted = sorted([*family.params, *(["rel"] if family.binary else [])])
         raise RankscopeError(f"metric {name!r}: {base} has no parameter {unknown[0]!r} (it takes {accepted or 'none'})")
     params = []
-    for key, spec in family.params.items():
-        value = values.get(key, spec.default)
-        if value is None:
+    for key, param in family.params.items():
+        if key in values:
+            params.append((key, param.parse(values[key], f"metric {name!r}")))
+        elif param.default is None:
             raise RankscopeError(f"metric {name!r}: {base} needs {key}, e.g. {base}@0.5")
-        params.append((key, spec.check(name, key, value)))
+        else:
+            params.append((key, param.default))
     return tuple(params)
 
 
@@ -367,7 +349,7 @@ def _canonical(
     pairs = [
         (key, value)
         for key, value in params
-        if key != family.at_param and (family.params[key].named_when_default or value != family.params[key].default)
+        if key != family.at_param and (key not in family.quiet or value != family.params[key].default)
     ]
     if rel is not None:
         pairs.append(("rel", rel))

@@ -315,13 +315,13 @@ def get_analyzer(analyzer: str | Analyzer) -> Analyzer:
     return Analyzer(**PRESETS[analyzer])
 
 
-ANALYZER = Param(
-    "analyzer",
+ANALYZER: Param[str | Analyzer] = Param(
     str,
     "english",
     "text analysis: a preset (PRESETS, add with register_preset) or, from Python, an Analyzer",
     choices=lambda: tuple(PRESETS),
     objects=(Analyzer,),
+    name="analyzer",
 )
 """The ``analyzer`` parameter every retriever that analyses text declares."""
 

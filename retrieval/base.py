@@ -12,14 +12,15 @@ trec_eval uses when it reads a run, so the rank we write is the rank it scores.
 from __future__ import annotations
 
 import inspect
+import os
+from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, Union, runtime_checkable
 
 import numpy as np
 
 from rankscope.core.errors import NotFittedError, RankscopeError, SchemaError, duplicate_message
-from rankscope.retrieval.params import Param, check_values
+from rankscope.core.params import Param, check_values
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -42,42 +43,66 @@ class RetrieverProtocol(Protocol):
 
     def score(self, query: str, doc_ids: Sequence[str]) -> np.ndarray: ...
 
-    def save(self, directory: str | Path) -> None: ...
+    def save(self, directory: str | os.PathLike[str]) -> None: ...
 
     def get_params(self) -> dict[str, Any]: ...
 
 
-class Retriever:
-    """Shared parts: parameter handling, the fitted check and run assembly.
+class Retriever(ABC):
+    """Shared parts: parameter handling, the fitted check and run assembly; the abstract methods are the contract.
 
     Subclasses set ``name`` (the :func:`~retrieval.registry.register` decorator does),
-    declare their constructor parameters once in ``parameters`` (a tuple of
-    :class:`~retrieval.params.Param`; no ``__init__`` of their own), put rules
-    between parameters in :meth:`check_params`, and implement ``index``,
-    ``search``, ``score``, ``save`` and the classmethod ``load``.
+    declare each constructor parameter as a class attribute (``k1 = Param(float, 1.2, "help",
+    low=0)``: a type checker sees ``self.k1`` as a float; no ``__init__`` of their own), put
+    rules between parameters in :meth:`check_params`, and implement ``index``, ``search``,
+    ``score``, ``save`` and the classmethod ``load`` (a class missing one cannot be built).
+    The parameters, in declaration order (inherited ones first, a redeclared one in its
+    parent's place), form the table ``parameters``. A class body may instead give the whole
+    table as ``parameters = (Param("k1", float, 1.2, "help"), ...)``: the older form, and the
+    way a subclass drops parameters of its parent.
     """
 
     name: ClassVar[str] = ""
     matches_unknown_words: ClassVar[bool] = False
     """True for retrievers that rank documents for any non-empty text (dense encoders); the others
     give no rows for a query without a word they know."""
-    parameters: ClassVar[tuple[Param, ...]] = ()
+    parameters: ClassVar[tuple[Param[Any], ...]] = ()
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         if "__init__" in cls.__dict__:
             raise TypeError(
-                f"{cls.__qualname__}: declare constructor parameters in the class attribute `parameters` "
-                "(rankscope.retrieval.params.Param), not in __init__; rules between parameters go in "
+                f"{cls.__qualname__}: declare constructor parameters as class attributes "
+                "(rankscope.core.params.Param), not in __init__; rules between parameters go in "
                 "check_params (see docs/retrievers.md)"
             )
-        names = [p.name for p in cls.parameters]
-        if len(set(names)) != len(names):
-            raise TypeError(f"{cls.__qualname__}: a parameter is declared twice in {names}")
+        cls.parameters = _declared_parameters(cls)
         kind = inspect.Parameter.KEYWORD_ONLY
-        cls.__signature__ = inspect.Signature(
+        cls.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
             [inspect.Parameter(p.name, kind, default=p.default) for p in cls.parameters]
         )
+
+    @abstractmethod
+    def index(self, corpus: pd.DataFrame) -> Retriever:
+        """Learn what searching needs from ``corpus`` (doc_id, title, text); returns self."""
+
+    @abstractmethod
+    def search(self, queries: QueryInput, k: int = 1000) -> pd.DataFrame:
+        """The top ``k`` documents per query as a run (query_id, doc_id, score, rank), by the tie rule."""
+
+    @abstractmethod
+    def score(self, query: str, doc_ids: Sequence[str]) -> np.ndarray:
+        """The score of each of ``doc_ids`` for the query text (an unknown id is an UnknownDocumentError)."""
+
+    def save(self, directory: str | os.PathLike[str]) -> None:
+        """Write the index to ``directory`` (atomic; no pickle), so that :meth:`load` rebuilds it.
+        Every built-in can; a retriever that cannot says so here (``check_retriever`` requires both)."""
+        raise NotImplementedError(f"{type(self).__qualname__} cannot save its index (it defines no save)")
+
+    @classmethod
+    def load(cls, directory: str | os.PathLike[str]) -> Retriever:
+        """The retriever :meth:`save` wrote to ``directory``."""
+        raise NotImplementedError(f"{cls.__qualname__} cannot load an index (it defines no load)")
 
     def __init__(self, **params: Any) -> None:
         """Store the parameters, validated by :meth:`check_params` (missing ones take their defaults)."""
@@ -126,6 +151,34 @@ class Retriever:
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({', '.join(f'{k}={v!r}' for k, v in self.get_params().items())})"
+
+
+def _declared_parameters(cls: type[Retriever]) -> tuple[Param[Any], ...]:
+    """``cls``'s parameter table: its parents' tables and mixins' Param attributes, then its own attributes
+    (a redeclared name keeps its place); or the whole table its body gives as ``parameters``."""
+    own = {key: value for key, value in cls.__dict__.items() if isinstance(value, Param)}
+    if "parameters" in cls.__dict__:
+        if own:
+            raise TypeError(
+                f"{cls.__qualname__}: parameters {sorted(own)} are class attributes and the class also "
+                "gives a `parameters` table; declare them one way"
+            )
+        table = tuple(cls.__dict__["parameters"])
+    else:
+        inherited: dict[str, Param[Any]] = {}
+        for klass in reversed(cls.__mro__[1:]):
+            if isinstance(klass.__dict__.get("parameters"), tuple):  # a retriever class: its whole table
+                inherited = {p.name: p for p in klass.__dict__["parameters"]}
+            else:
+                inherited.update({p.name: p for p in klass.__dict__.values() if isinstance(p, Param)})
+        table = tuple({**inherited, **{p.name: p for p in own.values()}}.values())
+    names = [p.name for p in table]
+    if len(set(names)) != len(names):
+        raise TypeError(f"{cls.__qualname__}: a parameter is declared twice in {names}")
+    missing = [p.name for p in table if not p.help]
+    if missing:
+        raise TypeError(f"{cls.__qualname__}: parameters {missing} have no help text (rankscope retrievers prints it)")
+    return table
 
 
 def document_texts(corpus: pd.DataFrame) -> tuple[list[str], list[str]]:

@@ -37,22 +37,22 @@ class BM25(CountsRetriever):
     (:data:`retrieval.prf.DEFAULTS`).
     """
 
-    parameters = (
-        Param("variant", str, "lucene", "the BM25 formula (docs/retrievers.md)", choices=VARIANTS),
-        Param("k1", float, 1.5, "term-frequency saturation", low=0),
-        Param("b", float, 0.75, "document-length normalisation", low=0, high=1),
-        Param(
-            "delta",
-            float,
-            None,
-            "bm25l/bm25+ lower bound on a matching term's weight; None: 0.5 for bm25l, 1.0 for bm25+",
-            low=0,
-            optional=True,
-        ),
-        Param("epsilon", float, 0.25, "okapi: negative IDFs are replaced by epsilon x mean IDF", low=0),
-        ANALYZER,
-        *feedback.PARAMETERS,
+    variant = Param(str, "lucene", "the BM25 formula (docs/retrievers.md)", choices=VARIANTS)
+    k1 = Param(float, 1.5, "term-frequency saturation", low=0)
+    b = Param(float, 0.75, "document-length normalisation", low=0, high=1)
+    delta = Param(
+        float,
+        None,
+        "bm25l/bm25+ lower bound on a matching term's weight; None: 0.5 for bm25l, 1.0 for bm25+",
+        low=0,
+        optional=True,
     )
+    epsilon = Param(float, 0.25, "okapi: negative IDFs are replaced by epsilon x mean IDF", low=0)
+    analyzer = ANALYZER
+    prf = feedback.PRF
+    fb_docs = feedback.FB_DOCS
+    fb_terms = feedback.FB_TERMS
+    weight = feedback.WEIGHT
     query_side = frozenset(p.name for p in feedback.PARAMETERS)
 
     @classmethod

@@ -37,8 +37,12 @@ from rankscope.core.fileio import atomic_write, read_lines
 from rankscope.core.progress import progress_slices
 from rankscope.retrieval.base import QueryInput, Retriever, check_k, doc_positions, document_texts, query_texts
 from rankscope.retrieval.dense_index import (
+    EF_SEARCH,
     FAISS_FILE,
-    INDEX_PARAMS,
+    FAISS_INDEX,
+    HNSW_M,
+    NLIST,
+    NPROBE,
     FaissSearch,
     from_bytes,
     read_checked,
@@ -112,24 +116,23 @@ class DenseRetriever(FaissSearch, Retriever):
 
     matches_unknown_words: ClassVar[bool] = True
 
-    parameters = (
-        Param(
-            "model",
-            str,
-            "model2vec",
-            "an encoder name (model2vec, minilm, or registered), a model folder, or precomputed; "
-            "from Python also an encoder object or a callable texts -> ndarray",
-            objects=(Encoder, Callable),
-            check=_non_empty,
-        ),
-        Param(
-            "embeddings", str, None, "model=precomputed: folder of docs.npy/.ids and queries.npy/.ids", optional=True
-        ),
-        Param("similarity", str, "auto", "auto: as the model expects; cosine; dot", choices=("auto", *SIMILARITIES)),
-        Param("batch_size", int, 256, "texts encoded per batch", low=1),
-        Param("cache", bool, True, "keep document vectors in <cache>/embeddings, keyed by model + corpus"),
-        *INDEX_PARAMS,
+    model = Param(
+        str,
+        "model2vec",
+        "an encoder name (model2vec, minilm, or registered), a model folder, or precomputed; "
+        "from Python also an encoder object or a callable texts -> ndarray",
+        objects=(Encoder, Callable),
+        check=_non_empty,
     )
+    embeddings = Param(str, None, "model=precomputed: folder of docs.npy/.ids and queries.npy/.ids", optional=True)
+    similarity = Param(str, "auto", "auto: as the model expects; cosine; dot", choices=("auto", *SIMILARITIES))
+    batch_size = Param(int, 256, "texts encoded per batch", low=1)
+    cache = Param(bool, True, "keep document vectors in <cache>/embeddings, keyed by model + corpus")
+    faiss_index = FAISS_INDEX
+    hnsw_m = HNSW_M
+    ef_search = EF_SEARCH
+    nlist = NLIST
+    nprobe = NPROBE
 
     @classmethod
     def check_params(cls, values: Mapping[str, Any]) -> dict[str, Any]:

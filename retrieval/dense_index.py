@@ -58,13 +58,14 @@ def import_faiss() -> ModuleType:
     return faiss
 
 
-INDEX_PARAMS = (
-    Param("faiss_index", str, "flat", "flat: exact; hnsw, ivf: approximate (ANN recall reported)", choices=INDEX_KINDS),
-    Param("hnsw_m", int, 32, "hnsw: links per node", low=1),
-    Param("ef_search", int, 128, "hnsw: candidates examined per query", low=1),
-    Param("nlist", int, 100, "ivf: k-means cells (at most the number of documents)", low=1),
-    Param("nprobe", int, 10, "ivf: cells visited per query", low=1),
+FAISS_INDEX = Param(
+    str, "flat", "flat: exact; hnsw, ivf: approximate (ANN recall reported)", choices=INDEX_KINDS, name="faiss_index"
 )
+HNSW_M = Param(int, 32, "hnsw: links per node", low=1, name="hnsw_m")
+EF_SEARCH = Param(int, 128, "hnsw: candidates examined per query", low=1, name="ef_search")
+NLIST = Param(int, 100, "ivf: k-means cells (at most the number of documents)", low=1, name="nlist")
+NPROBE = Param(int, 10, "ivf: cells visited per query", low=1, name="nprobe")
+INDEX_PARAMS = (FAISS_INDEX, HNSW_M, EF_SEARCH, NLIST, NPROBE)
 """The FAISS parameters of every vector retriever (``w2v``, ``dense``)."""
 
 

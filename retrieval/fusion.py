@@ -212,27 +212,20 @@ class HybridRetriever(Retriever):
     measured on Cranfield and CISI (docs/retrievers-dense-and-fusion.md).
     """
 
-    parameters = (
-        Param(
-            "retrievers",
-            str,
-            "bm25+w2v",
-            "the specs to fuse, joined by '+'; a spec with parameters in [...]",
-            check=check_retrievers,
-        ),
-        Param("method", str, "combsum", "rrf or combsum", choices=METHODS),
-        Param("k", float, 60.0, "rrf: the constant added to each rank", low=0),
-        Param("norm", str, "zscore", "combsum: per-query score normalisation", choices=NORMALISATIONS),
-        Param("depth", int, 1000, "documents each retriever returns per query before fusion", low=1),
-        Param(
-            "weight",
-            float,
-            None,
-            "the first retriever's share of the fused score, the others share the rest equally; unset: all count 1",
-            low=0,
-            high=1,
-            optional=True,
-        ),
+    retrievers = Param(
+        str, "bm25+w2v", "the specs to fuse, joined by '+'; a spec with parameters in [...]", check=check_retrievers
+    )
+    method = Param(str, "combsum", "rrf or combsum", choices=METHODS)
+    k = Param(float, 60.0, "rrf: the constant added to each rank", low=0)
+    norm = Param(str, "zscore", "combsum: per-query score normalisation", choices=NORMALISATIONS)
+    depth = Param(int, 1000, "documents each retriever returns per query before fusion", low=1)
+    weight = Param(
+        float,
+        None,
+        "the first retriever's share of the fused score, the others share the rest equally; unset: all count 1",
+        low=0,
+        high=1,
+        optional=True,
     )
 
     def effective_params(self) -> dict[str, Any]:

@@ -69,12 +69,11 @@ METHODS = ("none", "rm3", "bo1")
 DEFAULTS = {"rm3": {"fb_docs": 10, "fb_terms": 10, "weight": 0.5}, "bo1": {"fb_docs": 3, "fb_terms": 10}}
 """Anserini's RM3 defaults and Terrier's Bo1 defaults (``expansion.documents``, ``expansion.terms``)."""
 
-PARAMETERS = (
-    Param("prf", str, "none", "pseudo-relevance feedback: rm3 (Anserini's) or bo1 (Terrier's)", choices=METHODS),
-    Param("fb_docs", int, None, "feedback documents; None: 10 for rm3, 3 for bo1", low=1, optional=True),
-    Param("fb_terms", int, None, "expansion terms; None: 10", low=1, optional=True),
-    Param("weight", float, None, "rm3: weight of the original query; None: 0.5", low=0, high=1, optional=True),
-)
+PRF = Param(str, "none", "pseudo-relevance feedback: rm3 (Anserini's) or bo1 (Terrier's)", choices=METHODS, name="prf")
+FB_DOCS = Param(int, None, "feedback documents; None: 10 for rm3, 3 for bo1", low=1, optional=True, name="fb_docs")
+FB_TERMS = Param(int, None, "expansion terms; None: 10", low=1, optional=True, name="fb_terms")
+WEIGHT = Param(float, None, "rm3: weight of the original query; None: 0.5", low=0, high=1, optional=True, name="weight")
+PARAMETERS = (PRF, FB_DOCS, FB_TERMS, WEIGHT)
 """The feedback parameters a retriever with ``prf`` declares (BM25 does)."""
 
 MAX_DF_RATIO = 0.1

@@ -82,34 +82,23 @@ class HasPredict(Protocol):
 class RerankRetriever(Retriever):
     """``first`` retrieves, ``by`` re-scores each query's top ``depth``, optionally mixed with weight ``alpha``."""
 
-    parameters = (
-        Param(
-            "first",
-            str,
-            "bm25",
-            "the first stage: a spec ([...] around one with commas); from Python also a retriever",
-            objects=(Retriever, RetrieverProtocol),
-            check=_check_spec,
-        ),
-        Param(
-            "by",
-            str,
-            "dense",
-            "the reranker: a spec; from Python also an object with score(query, doc_ids) or predict(pairs) "
-            "(a CrossEncoder), or a callable f(query, document_texts)",
-            objects=(HasScore, HasPredict, Callable),
-            check=_check_spec,
-        ),
-        Param("depth", int, 100, "documents per query reranked (the first stage's top depth)", low=1),
-        Param(
-            "alpha",
-            float,
-            0.0,
-            "weight of the min-max normalised first-stage score; 0: by's score alone",
-            low=0,
-            high=1,
-        ),
+    first = Param(
+        str,
+        "bm25",
+        "the first stage: a spec ([...] around one with commas); from Python also a retriever",
+        objects=(Retriever, RetrieverProtocol),
+        check=_check_spec,
     )
+    by = Param(
+        str,
+        "dense",
+        "the reranker: a spec; from Python also an object with score(query, doc_ids) or predict(pairs) "
+        "(a CrossEncoder), or a callable f(query, document_texts)",
+        objects=(HasScore, HasPredict, Callable),
+        check=_check_spec,
+    )
+    depth = Param(int, 100, "documents per query reranked (the first stage's top depth)", low=1)
+    alpha = Param(float, 0.0, "weight of the min-max normalised first-stage score; 0: by's score alone", low=0, high=1)
 
     def set_params(self, **params: Any) -> RerankRetriever:
         """``depth`` and ``alpha`` apply at once; another ``first`` or ``by`` needs index() again."""

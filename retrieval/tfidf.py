@@ -37,10 +37,8 @@ VARIANTS = ("cosine", "classic")
 class TfidfRetriever(CountsRetriever):
     """TF-IDF, ``variant="cosine"`` (scikit-learn's sublinear TF-IDF cosine) or ``"classic"``."""
 
-    parameters = (
-        Param("variant", str, "cosine", "cosine (scikit-learn's sublinear TF-IDF) or classic", choices=VARIANTS),
-        ANALYZER,
-    )
+    variant = Param(str, "cosine", "cosine (scikit-learn's sublinear TF-IDF) or classic", choices=VARIANTS)
+    analyzer = ANALYZER
 
     def _fit(self) -> None:
         """Weight the stored counts for the current variant (terms x documents)."""

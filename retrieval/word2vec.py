@@ -26,7 +26,6 @@ import itertools
 import tempfile
 import warnings
 from collections.abc import Sequence
-from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -43,8 +42,12 @@ from rankscope.retrieval.analysis import (
 )
 from rankscope.retrieval.base import QueryInput, Retriever, check_k, doc_positions, document_texts, query_texts
 from rankscope.retrieval.dense_index import (
+    EF_SEARCH,
     FAISS_FILE,
-    INDEX_PARAMS,
+    FAISS_INDEX,
+    HNSW_M,
+    NLIST,
+    NPROBE,
     FaissSearch,
     from_bytes,
     read_checked,
@@ -92,28 +95,28 @@ def _non_empty(vectors: str) -> None:
 class Word2VecRetriever(FaissSearch, Retriever):
     """Pooled Word2Vec vectors searched with FAISS (``faiss_index`` ``flat``: exact, ``hnsw``/``ivf``: approximate)."""
 
-    parameters = (
-        Param("pooling", str, "sif", "how a text's word vectors are pooled (retrieval.pooling)", choices=POOLINGS),
-        Param(
-            "vectors",
-            str,
-            CORPUS,
-            "corpus: train on the collection; glove-6b-50d: the packaged GloVe; or a vector file's path",
-            check=_non_empty,
-        ),
-        Param("vector_size", int, 100, "dimensions of trained word vectors", low=1),
-        Param("window", int, 5, "training context window (words each side)", low=1),
-        Param("min_count", int, 1, "training ignores words rarer than this", low=1),
-        Param("epochs", int, 20, "training passes over the corpus", low=1),
-        Param("sg", int, 1, "1: skip-gram, 0: CBOW", choices=(0, 1)),
-        Param("seed", int, 0, "seed of the training (results are deterministic)"),
-        *INDEX_PARAMS,
-        replace(
-            ANALYZER,
-            default=AUTO,
-            choices=lambda: (AUTO, *PRESETS),
-            help=f"{AUTO}: english for corpus-trained vectors, english-nostem for pretrained; else as for bm25",
-        ),
+    pooling = Param(str, "sif", "how a text's word vectors are pooled (retrieval.pooling)", choices=POOLINGS)
+    vectors = Param(
+        str,
+        CORPUS,
+        "corpus: train on the collection; glove-6b-50d: the packaged GloVe; or a vector file's path",
+        check=_non_empty,
+    )
+    vector_size = Param(int, 100, "dimensions of trained word vectors", low=1)
+    window = Param(int, 5, "training context window (words each side)", low=1)
+    min_count = Param(int, 1, "training ignores words rarer than this", low=1)
+    epochs = Param(int, 20, "training passes over the corpus", low=1)
+    sg = Param(int, 1, "1: skip-gram, 0: CBOW", choices=(0, 1))
+    seed = Param(int, 0, "seed of the training (results are deterministic)")
+    faiss_index = FAISS_INDEX
+    hnsw_m = HNSW_M
+    ef_search = EF_SEARCH
+    nlist = NLIST
+    nprobe = NPROBE
+    analyzer: Param[str | Analyzer] = ANALYZER.replace(
+        default=AUTO,
+        choices=lambda: (AUTO, *PRESETS),
+        help=f"{AUTO}: english for corpus-trained vectors, english-nostem for pretrained; else as for bm25",
     )
 
     # --- building ----------------------------------------------------------------

@@ -46,3 +46,9 @@ class DatasetNotFoundError(RankscopeError, FileNotFoundError):
 
 class EnvironmentValueError(RankscopeError, ValueError):
     """An environment variable rankscope reads holds a value it cannot use (named in the message)."""
+
+
+class ParameterError(RankscopeError, ValueError):
+    """A parameter (of a retriever, a metric family or a public function) was given a name it does
+    not have or a value it does not allow (``rankscope.core.params``); the message names both and
+    what is allowed."""

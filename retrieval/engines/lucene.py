@@ -34,10 +34,8 @@ _classes: dict[str, Any] = {}
 class LuceneRetriever(EngineRetriever):
     """BM25 by Lucene through Anserini 1.7.1; ``k1``/``b`` at query time."""
 
-    parameters = (
-        Param("k1", float, 0.9, "term-frequency saturation (Anserini's default 0.9)", low=0),
-        Param("b", float, 0.4, "document-length normalisation (Anserini's default 0.4)", low=0, high=1),
-    )
+    k1 = Param(float, 0.9, "term-frequency saturation (Anserini's default 0.9)", low=0)
+    b = Param(float, 0.4, "document-length normalisation (Anserini's default 0.4)", low=0, high=1)
     skip_files = frozenset({"write.lock"})
 
     @classmethod

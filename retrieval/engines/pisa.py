@@ -34,12 +34,10 @@ _INDEX_FILES += ("inv.freqs", "inv.sizes", "pt_meta.json")
 class PisaRetriever(EngineRetriever):
     """BM25 by the PISA engine over its own index; ``k1``/``b`` at query time."""
 
-    parameters = (
-        Param("k1", float, 0.9, "term-frequency saturation (PISA's and Anserini's default 0.9)", low=0),
-        Param("b", float, 0.4, "document-length normalisation (default 0.4)", low=0, high=1),
-        Param("stemmer", str, "porter2", "PISA's stemmer, applied when indexing", choices=STEMMERS),
-        Param("stops", str, "terrier", "stopwords removed from queries", choices=STOPWORDS),
-    )
+    k1 = Param(float, 0.9, "term-frequency saturation (PISA's and Anserini's default 0.9)", low=0)
+    b = Param(float, 0.4, "document-length normalisation (default 0.4)", low=0, high=1)
+    stemmer = Param(str, "porter2", "PISA's stemmer, applied when indexing", choices=STEMMERS)
+    stops = Param(str, "terrier", "stopwords removed from queries", choices=STOPWORDS)
     index_side = frozenset({"stemmer"})
 
     @classmethod

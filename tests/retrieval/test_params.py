@@ -114,7 +114,7 @@ def test_the_table_is_the_constructor_signature_and_the_help() -> None:
 
 
 def test_a_retriever_with_its_own_init_or_a_parameter_twice_is_refused_when_defined() -> None:
-    with pytest.raises(TypeError, match="declare constructor parameters in the class attribute `parameters`"):
+    with pytest.raises(TypeError, match="declare constructor parameters as class attributes"):
 
         class OwnInit(Retriever):
             def __init__(self, k1: float = 1.0) -> None:
@@ -151,3 +151,73 @@ def test_the_cli_refuses_every_spec_before_reading_the_collection(
     assert main([*argv, "--dataset", str(tmp_path / "no-such-collection")]) == 2
     err = capsys.readouterr().err
     assert err == f"rankscope {command}: error: {message}\n"
+
+
+def test_parameters_declared_as_class_attributes_form_the_table_in_order() -> None:
+    class Base(Retriever):
+        k1 = Param(float, 1.2, "saturation", low=0)
+        mode = Param(str, "a", "which", choices=("a", "b"))
+
+        def index(self, corpus):  # type: ignore[no-untyped-def]
+            return self
+
+        def search(self, queries, k=1000):  # type: ignore[no-untyped-def]
+            return None
+
+        def score(self, query, doc_ids):  # type: ignore[no-untyped-def]
+            return None
+
+    class Child(Base):
+        depth = Param(int, 3, "how deep", low=1)
+        k1 = Base.k1.replace(default=0.9)  # redeclared: keeps its parent's place
+
+    assert [p.name for p in Child.parameters] == ["k1", "mode", "depth"]
+    assert str(inspect.signature(Child)) == "(*, k1=0.9, mode='a', depth=3)"
+    child = Child(depth=5)
+    assert (child.k1, child.mode, child.depth) == (0.9, "a", 5) and type(child.k1) is float
+    assert Child.k1 is Child.parameters[0] and Base(k1=2).k1 == 2.0
+    with pytest.raises(SpecError, match=r"^Child: depth=0 is not allowed; depth must be an int in \[1, inf\)$"):
+        child.set_params(depth=0)
+    assert child.depth == 5
+
+
+def test_one_way_per_class_and_every_parameter_has_help() -> None:
+    with pytest.raises(TypeError, match=r"parameters \['b'\] are class attributes and the class also gives"):
+
+        class Both(Retriever):
+            parameters = (Param("a", int, 1, "x"),)
+            b = Param(int, 2, "y")
+
+    with pytest.raises(TypeError, match=r"parameters \['a'\] have no help text"):
+
+        class Helpless(Retriever):
+            a = Param(int, 1)
+
+    with pytest.raises((TypeError, RuntimeError)) as caught:  # Python 3.11 wraps __set_name__'s error
+
+        class Misnamed(Retriever):
+            k2 = BM25.k1
+
+    assert "Misnamed.k2: this Param is named 'k1'" in str(caught.value.__cause__ or caught.value)
+
+
+def test_retriever_is_an_abstract_base_class() -> None:
+    class NoSearch(Retriever):
+        def index(self, corpus):  # type: ignore[no-untyped-def]
+            return self
+
+        def score(self, query, doc_ids):  # type: ignore[no-untyped-def]
+            return None
+
+    with pytest.raises(TypeError, match="abstract method.*search"):
+        NoSearch()
+    with pytest.raises(TypeError, match="abstract"):
+        Retriever()  # type: ignore[abstract]
+
+
+def test_one_param_class_serves_retrievers_and_metric_families() -> None:
+    from rankscope.core.params import Param as CoreParam
+    from rankscope.evaluation.metrics import FAMILIES
+
+    assert Param is CoreParam and isinstance(FAMILIES["rbp"].params["p"], CoreParam)
+    assert isinstance(BM25.k1, CoreParam) and BM25.k1.allowed() == "a float in [0, inf)"

@@ -4,22 +4,34 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from collections.abc import Sequence
 
+import numpy as np
+import pandas as pd
 import pytest
 
-from rankscope.retrieval.base import Retriever
+from rankscope.retrieval.base import QueryInput, Retriever, make_run
 from rankscope.retrieval.params import Param
 from rankscope.retrieval.registry import SpecError, available, make_retriever, parse_spec, register
 
 
 class Dummy(Retriever):
-    parameters = (
-        Param("k1", float, 1.5, "a float"),
-        Param("depth", int, 3, "an int"),
-        Param("exact", bool, False, "a bool"),
-        Param("mode", str, "a", "a string"),
-        Param("cap", float, None, "a float or None", optional=True),
-    )
+    """Parameters of every kind; it finds nothing (only its specs are tested)."""
+
+    k1 = Param(float, 1.5, "a float")
+    depth = Param(int, 3, "an int")
+    exact = Param(bool, False, "a bool")
+    mode = Param(str, "a", "a string")
+    cap = Param(float, None, "a float or None", optional=True)
+
+    def index(self, corpus: pd.DataFrame) -> Dummy:
+        return self
+
+    def search(self, queries: QueryInput, k: int = 1000) -> pd.DataFrame:
+        return make_run([], [], [])
+
+    def score(self, query: str, doc_ids: Sequence[str]) -> np.ndarray:
+        return np.zeros(len(doc_ids))
 
 
 @pytest.fixture(autouse=True)
