@@ -28,10 +28,10 @@ COMMANDS: dict[str, str] = {
     "index": "rankscope.retrieval.cli",
     "retrievers": "rankscope.retrieval.cli",
     "engines": "rankscope.retrieval.engines.cli",
-    "compare": "rankscope.workflows.cli",
-    "tune": "rankscope.workflows.cli",
-    "diagnose": "rankscope.workflows.cli",
-    "rag": "rankscope.workflows.cli",
+    "compare": "rankscope.workflows.cli.compare",
+    "tune": "rankscope.workflows.cli.tune",
+    "diagnose": "rankscope.workflows.cli.diagnose",
+    "rag": "rankscope.workflows.cli.rag",
 }
 """Each sub-command and the module that registers it: a command line naming one imports only that
 module, so a one-line error (a bad spec, a missing file) comes back without loading the rest."""

@@ -1,0 +1,55 @@
+"""``rankscope compare``: retrievers and runs on one dataset, with significance tests."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+from typing import Any
+
+from rankscope.evaluation.metrics import DEFAULT_METRICS
+from rankscope.workflows.cli.command import Command, Option, defaults, loader
+from rankscope.workflows.cli.options import RUN, TEST, default_specs, depth, scheduler, systems_from_args
+
+
+def call(args: argparse.Namespace, compare: Callable[..., Any]) -> Any:
+    specs = default_specs(args.retrievers, args.run, defaults(compare)["retrievers"])
+    return compare(
+        loader(args),
+        systems_from_args(specs, args.run, args.fields, args.analyzer),
+        args.metrics,
+        args.baseline,
+        depth=args.depth,
+        test=args.test,
+        seed=args.seed,
+        scheduler=args.scheduler,
+    )
+
+
+COMMAND = Command(
+    name="compare",
+    help="compare retrievers and runs on one dataset, with significance tests",
+    workflow="rankscope.workflows.compare:compare",
+    options=(
+        Option(
+            ("--retrievers",),
+            "retriever specs, e.g. tfidf bm25:k1=0.9,b=0.4 w2v (default: {default} unless --run is given)",
+            "retrievers",
+            {"nargs": "+", "metavar": "SPEC"},
+            applies=False,
+        ),
+        RUN,
+        Option(("--metrics",), f"default: {' '.join(DEFAULT_METRICS)}", settings={"nargs": "+", "metavar": "METRIC"}),
+        Option(
+            ("--baseline",),
+            "system the others are tested against: a spec or a --run NAME (default: bm25 if compared, else the first)",
+            "baseline",
+        ),
+        depth("documents retrieved per query"),
+        TEST,
+        scheduler("each system's run is made there as a task; the tables are the same, bit for bit"),
+    ),
+    call=call,
+    example=("--retrievers", "bm25", "tfidf", "--depth", "100"),
+    formats=("table", "json", "latex"),
+)
+register = COMMAND.register

@@ -1,0 +1,97 @@
+"""The options workflow commands share, each declared once; a command lists the ones it takes."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Sequence
+from pathlib import Path
+
+from rankscope.core.errors import RankscopeError
+from rankscope.core.scheduler import add_scheduler
+from rankscope.corpora.cli import add_analyzer, add_fields, add_strict, parsed_fields
+from rankscope.evaluation.significance import TESTS
+from rankscope.reporting.plots import FIGURE_FORMATS
+from rankscope.workflows.cli.command import Added, Adds, Option
+
+RUN_HELP = "a run file as a system, named NAME (repeatable; TREC, MS MARCO, Parquet or a JSONL/CSV/TSV table)"
+
+DATASET = Option(("--dataset",), "collection name or folder (default: %(default)s)", "dataset")
+OUT = Option(("--out",), "write tables, runs, plots and report.md/report.html here", settings={"metavar": "DIR"})
+FIGURES = Option(
+    ("--figure-format",),
+    "formats of every plot written with --out: png, svg, pdf (vector, for papers); report.html "
+    "always holds them as inline SVG (default: %(default)s)",
+    "figures",
+    {"nargs": "+", "choices": FIGURE_FORMATS, "metavar": "FORMAT"},
+)
+SEED = Option(("--seed",), "seed for tests, folds and sampling (default: %(default)s)", "seed", {"type": int})
+# accepted after the command too; SUPPRESS keeps the hub's value when absent, and the hub
+# (rankscope.cli.main) turns args.quiet into set_quiet for every command
+QUIET = Option(("--quiet",), "no progress bars", settings={"action": "store_true", "default": argparse.SUPPRESS})
+STRICT = Added(add_strict)
+FIELDS = Added(add_fields)
+ANALYZER = Added(add_analyzer)
+RUN = Option(("--run",), RUN_HELP, settings={"action": "append", "default": [], "metavar": "NAME=PATH"})
+TEST = Option(
+    ("--test",), "paired significance test, Holm-corrected (default: %(default)s)", "test", {"choices": TESTS}
+)
+
+
+def depth(help: str) -> Option:
+    return Option(("--depth",), f"{help} (default: %(default)s)", "depth", {"type": int})
+
+
+def scheduler(what: str) -> Added:
+    """``--scheduler``; ``what`` says what the command runs there."""
+    return Added(lambda parser: add_scheduler(parser, what))
+
+
+def output_format(formats: Sequence[str]) -> Option:
+    return Option(
+        ("--format",),
+        "terminal output: tables, the summary as JSON"
+        + (", or the summary as a booktabs LaTeX table" if "latex" in formats else "")
+        + " (default: %(default)s)",
+        settings={"choices": tuple(formats), "default": "table"},
+    )
+
+
+def common(formats: Sequence[str]) -> tuple[Adds, ...]:
+    """Options every workflow command has: dataset, output folder, analyzer, figures, seed, --strict,
+    --fields, terminal format, --quiet."""
+    return (DATASET, OUT, ANALYZER, FIGURES, SEED, STRICT, FIELDS, output_format(formats), QUIET)
+
+
+def systems_from_args(
+    specs: list[str],
+    runs: list[str],
+    fields: str | None = None,
+    analyzer: str | None = None,
+    after: Sequence[str] = (),
+) -> dict[str, object]:
+    """Specs (each named by itself as typed, so ``--baseline bm25`` still names it; ``--analyzer``
+    added to each that takes one), then ``--run NAME=PATH`` files (as paths, with the ``--fields``
+    run mapping if any), then the ``after`` specs (diagnose's ``--vs``), refusing a name given twice."""
+    from rankscope.retrieval.registry import with_analyzer
+    from rankscope.workflows.common.systems import RunFile
+
+    columns = parsed_fields(fields).get("run")
+    pairs: list[tuple[str, object]] = [(spec, with_analyzer(spec, analyzer)) for spec in specs]
+    for item in runs:
+        name, sep, path = item.partition("=")
+        if not sep or not name or not path:
+            raise RankscopeError(f"--run expects NAME=PATH, got {item!r}")
+        pairs.append((name, RunFile(Path(path), columns) if columns else Path(path)))
+    pairs += [(spec, with_analyzer(spec, analyzer)) for spec in after]
+    names = [name for name, _ in pairs]
+    repeated = [name for name in names if names.count(name) > 1]
+    if repeated:
+        raise RankscopeError(f"system {repeated[0]!r} is listed twice")
+    return dict(pairs)
+
+
+def default_specs(specs: list[str] | None, runs: list[str], default: str | Sequence[str]) -> list[str]:
+    """The specs given, else the workflow's own default (its signature's) unless ``--run`` gives the systems."""
+    if specs or runs:
+        return list(specs or [])
+    return [default] if isinstance(default, str) else list(default)

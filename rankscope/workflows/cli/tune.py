@@ -1,0 +1,73 @@
+"""``rankscope tune``: any retriever parameters chosen by cross-validation over queries, with an error bar."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+from typing import Any
+
+from rankscope.core.errors import RankscopeError
+from rankscope.workflows.cli.command import Command, Option, loader
+from rankscope.workflows.cli.options import scheduler
+from rankscope.workflows.tune.workflow import DEFAULT_B, DEFAULT_K1, SEARCHES
+
+
+def call(args: argparse.Namespace, tune: Callable[..., Any]) -> Any:
+    from rankscope.retrieval.registry import with_analyzer
+    from rankscope.workflows.tune.grid import parse_param
+
+    params = dict(parse_param(item) for item in args.param)
+    if len(params) < len(args.param):
+        raise RankscopeError(f"--param gives a parameter twice: {args.param}")
+    return tune(
+        loader(args),
+        with_analyzer(args.retriever, args.analyzer),
+        args.k1,
+        args.b,
+        args.metric,
+        args.folds,
+        args.seed,
+        params=params,
+        retrievers=None if args.retrievers is None else [with_analyzer(s, args.analyzer) for s in args.retrievers],
+        scheduler=args.scheduler,
+        search=args.search,
+        trials=args.trials,
+    )
+
+
+COMMAND = Command(
+    name="tune",
+    help="grid-search any retriever parameters with cross-validation over queries and an error bar",
+    workflow="rankscope.workflows.tune:tune",
+    options=(
+        Option(("--retriever",), "retriever spec to tune (default: %(default)s)", "retriever"),
+        Option(
+            ("--retrievers",),
+            "choose the retriever too: each fold picks one of these and its parameters (each takes the "
+            "--param it has); the first at its defaults is the baseline",
+            settings={"nargs": "+", "metavar": "SPEC"},
+        ),
+        Option(
+            ("--param",),
+            "a parameter and its grid: start:stop:step (inclusive), one value, or a comma list, e.g. "
+            "fb_terms=5:30:5, norm=minmax,zscore; repeat for more (without --param, --k1 and --b: BM25's k1 and b)",
+            settings={"action": "append", "default": [], "metavar": "NAME=VALUES"},
+        ),
+        Option(("--k1",), f"start:stop:step, inclusive; same as --param k1=... (default grid: {DEFAULT_K1})", "k1"),
+        Option(("--b",), f"start:stop:step, inclusive; same as --param b=... (default grid: {DEFAULT_B})", "b"),
+        Option(("--metric",), "metric to maximise (default: %(default)s)", "metric"),
+        Option(("--folds",), "cross-validation folds over queries (default: %(default)s)", "folds", {"type": int}),
+        scheduler("grid points are scored there in chunks, one per worker; the results are the same, bit for bit"),
+        Option(
+            ("--search",),
+            "grid: score every point; optuna: TPE proposes points, one seeded study per training fold "
+            "(needs the tune extra) (default: %(default)s)",
+            "search",
+            {"choices": SEARCHES},
+        ),
+        Option(("--trials",), "--search optuna: trials per study (default: %(default)s)", "trials", {"type": int}),
+    ),
+    call=call,
+    example=("--k1", "0.9:1.2:0.3", "--b", "0.75", "--folds", "2"),
+)
+register = COMMAND.register
