@@ -12,7 +12,7 @@ Holm's correction over the retrievers compared on that metric.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import pandas as pd
@@ -28,6 +28,7 @@ from rankscope.reporting.provenance import Provenance
 from rankscope.reporting.report import Report, table_block, write_csv, write_runs, write_text
 from rankscope.reporting.tables import records, text_table
 from rankscope.workflows.common.fanout import produce_runs
+from rankscope.workflows.common.judgments import SHARE_DEPTH, Judgments, read_judgments, system_shares
 from rankscope.workflows.common.runs import (
     CUTOFFS,
     DIAGNOSTICS_CAPTION,
@@ -44,6 +45,15 @@ SYSTEMS_CAPTION = (
     f"Systems: description (spec with every parameter, or run file and its SHA-256); {JUDGED} = share of the "
     "top 10 that has any judgment (unjudged documents count as non-relevant, so a low share means the "
     "metrics above may understate a system); notes = what the run check found"
+)
+JUDGE_CAPTION = (
+    f"With --judgments: judge_share@{SHARE_DEPTH} = share of the top {SHARE_DEPTH} that only the judge labelled; "
+    f"invalid@{SHARE_DEPTH} = its replies there that gave no label (left unjudged)"
+)
+INTERVALS_CAPTION = (
+    "{confidence:.0%} intervals from {n_labelled} human-labelled queries of {n_total} (the human sample): "
+    "naive = judge labels alone, biased by the judge; PPI = corrected by the sample; PPI++ = the judge "
+    "weighted by lambda to narrow it (docs/metrics.md). Rows 'vs' = difference with the baseline"
 )
 
 
@@ -74,6 +84,7 @@ class CompareResult:
     precision_recall: pd.DataFrame = field(default_factory=pd.DataFrame)
     files: tuple[Path, ...] = ()
     diagnostics: pd.DataFrame = field(default_factory=pd.DataFrame)
+    intervals: pd.DataFrame = field(default_factory=pd.DataFrame)
 
     def __repr__(self) -> str:
         """Counts, not the tables (a notebook cell shows one line)."""
@@ -91,6 +102,14 @@ class CompareResult:
 
     def to_text(self) -> str:
         text = f"{text_table(self.marked())}\n\n{self.legend()}\n\n{SYSTEMS_CAPTION}\n{text_table(self.systems)}"
+        if f"judge_share@{SHARE_DEPTH}" in self.systems.columns:
+            text = f"{text}\n{JUDGE_CAPTION}"
+        if not self.intervals.empty:
+            first = self.intervals.iloc[0]
+            caption = INTERVALS_CAPTION.format(
+                confidence=first["confidence"], n_labelled=first["n_labelled"], n_total=first["n_total"]
+            )
+            text = f"{text}\n\n{caption}\n{text_table(shown_intervals(self.intervals), index=False)}"
         if self.diagnostics.empty:
             return text
         return f"{text}\n\n{DIAGNOSTICS_CAPTION}\n{text_table(self.diagnostics.round(4).astype(object).fillna(''))}"
@@ -110,6 +129,7 @@ class CompareResult:
             write_csv(self.curves, out / "curves.csv", index=False),
             write_csv(self.systems, out / "systems.csv"),
             write_csv(self.precision_recall, out / "precision_recall.csv", index=False),
+            *([] if self.intervals.empty else [write_csv(self.intervals, out / "intervals.csv", index=False)]),
             *write_runs(self.runs, out),
         ]
 
@@ -136,6 +156,7 @@ class CompareResult:
             "mean": {spec: row.to_dict() for spec, row in self.summary.iterrows()},
             "significance": records(self.significance, index=False),
             "diagnostics": {spec: row.dropna().to_dict() for spec, row in self.diagnostics.iterrows()},
+            "intervals": records(self.intervals, index=False),
             "provenance": self.provenance.to_dict(),
         }
 
@@ -152,9 +173,15 @@ def compare(
     seed: int = 0,
     figures: Sequence[str] = plots.FIGURE_FORMATS,
     scheduler: str | None = None,
+    judgments: str | Path | None = None,
 ) -> CompareResult:
     """Run or read every system, score, test against ``baseline``; write files to ``out``
     (plots in each of the ``figures`` formats).
+
+    ``judgments`` (a ``rankscope judge --out`` folder) scores with its merged qrels instead of the
+    dataset's, adds each system's judge share and invalid replies in its top 10 to the systems
+    table and, when the folder records a human sample, the naive, PPI and PPI++ intervals of every
+    metric (:mod:`rankscope.workflows.common.judgments`).
 
     ``retrievers`` is a list of specs (each named by itself) or a mapping name -> system
     (spec, Retriever, run DataFrame or run file path). ``baseline`` names one of them
@@ -174,7 +201,10 @@ def compare(
         raise RankscopeError(f"compare needs at least two systems, got {names}; diagnose studies one")
     baseline = choose_baseline(baseline, names)
     out_path = None if out is None else check_output_folder(out)  # before any computing
+    labelled = None if judgments is None else read_judgments(judgments)
     data = resolve_dataset(dataset)
+    if labelled is not None:
+        data = replace(data, qrels=labelled.qrels)
     cutoffs = [k for k in CUTOFFS if k <= depth]  # beyond the depth Hit@K would just repeat Hit@depth
     runs, results, curves, diagnostics, described, pr_rows = {}, {}, [], {}, {}, []
     made = produce_runs(systems, data, depth, scheduler)
@@ -196,6 +226,10 @@ def compare(
     per_query = pd.concat(
         [result.per_query.assign(retriever=spec) for spec, result in results.items()], ignore_index=True
     )[["retriever", "query_id", "metric", "value"]]
+    systems_table = pd.DataFrame.from_dict(described, orient="index").rename_axis("retriever")
+    if labelled is not None:
+        shares = system_shares(runs, labelled.labels)[[f"judge_share@{SHARE_DEPTH}", f"invalid@{SHARE_DEPTH}"]]
+        systems_table = systems_table.join(shares)
     result = CompareResult(
         dataset=data.name,
         baseline=baseline,
@@ -208,7 +242,8 @@ def compare(
         curves=pd.concat(curves, ignore_index=True)[["retriever", "K", "hit", "recall"]],
         runs=runs,
         diagnostics=pd.DataFrame.from_dict(diagnostics, orient="index").rename_axis("retriever"),
-        systems=pd.DataFrame.from_dict(described, orient="index").rename_axis("retriever"),
+        systems=systems_table,
+        intervals=pd.DataFrame() if labelled is None else judge_intervals(labelled, runs, metrics, baseline),
         precision_recall=pd.DataFrame(pr_rows, columns=["retriever", "recall", "precision"]),
         provenance=provenance.record(
             "compare",
@@ -221,9 +256,52 @@ def compare(
             alpha=ALPHA,
             seed=seed,
             depth=depth,
+            **({} if labelled is None else {"judgments": str(labelled.folder)}),
         ),
     )
     return finish(result, out_path, figures)
+
+
+def judge_intervals(
+    judged: Judgments, runs: Mapping[str, pd.DataFrame], metrics: Sequence[str], baseline: str
+) -> pd.DataFrame:
+    """Per metric, each system's and each difference with ``baseline``'s naive, PPI and PPI++ intervals
+    (the columns of :class:`~rankscope.evaluation.ppi.PPIResult`, ``baseline`` empty for a system's
+    own mean), or an empty frame without a human sample."""
+    from rankscope.evaluation.ppi import ppi_evaluate
+
+    if judged.human_sample is None:
+        return pd.DataFrame()
+    human, judge_qrels = judged.ppi_qrels()
+    frames = []
+    for metric in metrics:
+        found = ppi_evaluate(human, judge_qrels, runs, metric, baseline=baseline)
+        means = found.means.assign(baseline="")
+        for table in (means, found.differences):
+            frames.append(table.assign(metric=metric, confidence=found.confidence))
+    table = pd.concat(frames, ignore_index=True)
+    first = ["metric", "system", "baseline"]
+    return table[first + [c for c in table.columns if c not in first]]
+
+
+def shown_intervals(intervals: pd.DataFrame) -> pd.DataFrame:
+    """The intervals as text, one row per metric and system (or difference): ``estimate [low, high]``."""
+
+    def cell(row: pd.Series, method: str) -> str:
+        return f"{row[method + '_estimate']:.4f} [{row[method + '_low']:.4f}, {row[method + '_high']:.4f}]"
+
+    rows = [
+        {
+            "metric": row["metric"],
+            "system": row["system"] if not row["baseline"] else f"{row['system']} vs {row['baseline']}",
+            "naive": cell(row, "naive"),
+            "PPI": cell(row, "ppi"),
+            "PPI++": cell(row, "ppipp"),
+            "lambda": f"{row['ppipp_lambda']:.2f}",
+        }
+        for _, row in intervals.iterrows()
+    ]
+    return pd.DataFrame(rows)
 
 
 def choose_baseline(baseline: str | None, names: Sequence[str]) -> str:

@@ -22,6 +22,7 @@ def call(args: argparse.Namespace, compare: Callable[..., Any]) -> Any:
         test=args.test,
         seed=args.seed,
         scheduler=args.scheduler,
+        judgments=args.judgments,
     )
 
 
@@ -47,6 +48,14 @@ COMMAND = Command(
         depth("documents retrieved per query"),
         TEST,
         scheduler("each system's run is made there as a task; the tables are the same, bit for bit"),
+        Option(
+            ("--judgments",),
+            "score with the merged qrels of a `rankscope judge --out DIR` folder; adds each system's judge share "
+            "and invalid replies in its top 10 and, when DIR has a human sample (human_sample.txt), naive, PPI "
+            "and PPI++ intervals",
+            "judgments",
+            {"metavar": "DIR"},
+        ),
     ),
     call=call,
     example=("--retrievers", "bm25", "tfidf", "--depth", "100"),
