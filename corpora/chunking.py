@@ -78,7 +78,8 @@ def parse_chunk_id(value: str) -> tuple[str, int]:
 class TokenCounter(Protocol):
     """Finds the tokens of a text as character spans; ``name`` says what is counted."""
 
-    name: str
+    @property
+    def name(self) -> str: ...
 
     def spans(self, text: str) -> list[Span]: ...
 
@@ -112,7 +113,7 @@ class HFTokenizerCounter:
         self.name = f"tokens of {path}"
 
     def spans(self, text: str) -> list[Span]:
-        return [tuple(o) for o in self._tokenizer.encode(text, add_special_tokens=False).offsets]
+        return [(start, end) for start, end in self._tokenizer.encode(text, add_special_tokens=False).offsets]
 
 
 WHITESPACE = PatternCounter()
@@ -198,7 +199,8 @@ def _pack(
     """Greedy packing of consecutive units into ranges of at most ``limit`` tokens; a unit longer
     than ``limit`` is flushed on its own through ``split_long``."""
     out: list[tuple[int, int]] = []
-    first = last = None
+    first: int | None = None
+    last = 0  # set with first
     for lo, hi in units:
         if hi - lo > limit:
             if first is not None:

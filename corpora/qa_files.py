@@ -43,7 +43,8 @@ def _answers(path: PathLike, line: int | None, where: str, value: Any) -> tuple[
 
 def read_questions(path: PathLike) -> pd.DataFrame:
     """Questions JSONL as a frame ``query_id, text, answers`` (a tuple of strings per query)."""
-    rows, seen = [], {}
+    rows: list[tuple[str, str, tuple[str, ...]]] = []
+    seen: dict[str, int] = {}
     for line, obj in read_jsonl(path):
         query_id = string_field(path, line, obj, "query_id")
         if query_id in seen:

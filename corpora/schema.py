@@ -83,7 +83,7 @@ def validate(frame: pd.DataFrame, kind: str, source: str = "<DataFrame>") -> pd.
     return out[list(wanted)]
 
 
-def natural_order(ids: Sequence[str]) -> np.ndarray:
+def natural_order(ids: Sequence[str] | np.ndarray) -> np.ndarray:
     """Positions that put ids in natural order ("2" before "10", "q9" before "q10"), for tables people read.
 
     Digit runs compare as numbers and other runs as text; ids equal that way ("01", "1") keep byte order.

@@ -203,7 +203,7 @@ def read_med_qrels(path: PathLike) -> list[Judgment]:
 
 def read_list_qrels(path: PathLike) -> list[Judgment]:
     """TIME.REL: ``query_id doc doc doc ...`` per line; every listed document is relevant."""
-    out = []
+    out: list[Judgment] = []
     for number, line in enumerate(read_lines(path), start=1):
         fields = line.split()
         if len(fields) == 1:
@@ -214,7 +214,7 @@ def read_list_qrels(path: PathLike) -> list[Judgment]:
 
 def read_block_qrels(path: PathLike) -> list[Judgment]:
     """NPL rlv-ass: a query id line, document ids on the following lines, a ``/`` line."""
-    out = []
+    out: list[Judgment] = []
     for record in parse_slash_blocks(path):
         docs = record.sections["W"].split()
         if not docs:

@@ -17,6 +17,7 @@ import csv
 import io
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Literal
 
 import pandas as pd
 
@@ -200,7 +201,7 @@ def _delimited_records(
 
     ``names``: the file has no header; its rows are these columns, and quotes are plain text.
     """
-    quoting = csv.QUOTE_MINIMAL if names is None else csv.QUOTE_NONE
+    quoting: Literal[0, 1, 2, 3] = csv.QUOTE_MINIMAL if names is None else csv.QUOTE_NONE
     reader = csv.reader(io.StringIO(text), delimiter=delimiter, strict=True, quoting=quoting)
     try:
         header = next(reader, None) if names is None else names

@@ -37,7 +37,7 @@ class _IntermixedParser(argparse.ArgumentParser):
 
     _intermixing = False
 
-    def parse_known_args(self, args=None, namespace=None):  # type: ignore[no-untyped-def]
+    def parse_known_args(self, args=None, namespace=None):
         if self._intermixing:
             return super().parse_known_args(args, namespace)
         self._intermixing = True
@@ -103,7 +103,7 @@ def split_inputs(inputs: list[str], options: list[str]) -> tuple[list[str], list
     else a metric name (``rankscope evaluate QRELS RUN ndcg@10 map``, the one-run form, stays
     valid). A name that is neither is refused as an unknown metric that is no file either.
     """
-    runs, metrics = inputs[:1], []
+    runs, metrics = inputs[:1], list[str]()
     for item in inputs[1:]:
         if Path(item).is_file():
             if metrics:

@@ -61,7 +61,7 @@ def evaluate(
     if isinstance(relevance_level, bool) or not isinstance(relevance_level, (int, np.integer)) or relevance_level < 1:
         # labels <= 0 mean non-relevant or unjudged (trec_eval); pytrec_eval refuses levels < 1 too
         raise RankscopeError(f"relevance_level must be a positive integer, got {relevance_level!r}")
-    options = {"relevance_level": int(relevance_level), "judged_only": judged_only}
+    options: dict[str, Any] = {"relevance_level": int(relevance_level), "judged_only": judged_only}
     if isinstance(run, CodedTable) and scheduler is None:
         query_ids, values, unjudged = _scored(_judge_coded(qrels, run, ignore_self, **options), parsed)
     else:
@@ -112,18 +112,17 @@ def _columns(qrels: object, run: object, ignore_self: bool) -> Columns:
         qrels = qrels.frame()
     if isinstance(run, CodedTable):
         run = run.frame()
-    qrels = validate(as_table(qrels, "qrels", "qrels"), "qrels", "qrels")
-    run = as_table(run, "run", "run")
-    if qrels.empty:
+    judgments = validate(as_table(qrels, "qrels", "qrels"), "qrels", "qrels")
+    if judgments.empty:
         raise SchemaError("qrels: no judgments, nothing to evaluate")
-    run_query, run_doc, run_score = _run_columns(run)
+    run_query, run_doc, run_score = _run_columns(as_table(run, "run", "run"))
     if ignore_self:
         other = run_doc != run_query
         run_query, run_doc, run_score = run_query[other], run_doc[other], run_score[other]
     return Columns(
-        qrels["query_id"].to_numpy(dtype=object),
-        qrels["doc_id"].to_numpy(dtype=object),
-        qrels["relevance"].to_numpy(dtype=np.int64),
+        judgments["query_id"].to_numpy(dtype=object),
+        judgments["doc_id"].to_numpy(dtype=object),
+        judgments["relevance"].to_numpy(dtype=np.int64),
         run_query,
         run_doc,
         run_score,

@@ -204,7 +204,7 @@ def _score_function(
             raise TypeError(
                 f"scorer must have a score(query_text, doc_ids) method or be callable, got {type(scorer).__name__}"
             )
-        return scorer  # type: ignore[return-value]
+        return scorer
     if queries is None:
         raise SchemaError(
             "a scorer with a score(query_text, doc_ids) method needs `queries` to give each query's text; "

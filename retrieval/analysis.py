@@ -28,12 +28,15 @@ import re
 import unicodedata
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import Stemmer
 
 from rankscope.retrieval.params import Param
+
+Normalization = Literal["NFC", "NFKC", "NFD", "NFKD"]
+"""The Unicode normal forms an analyzer may apply (``unicodedata.normalize``)."""
 
 CONFIG_VERSION = 1
 """Bumped when the meaning of a configuration key changes."""
@@ -59,6 +62,8 @@ def _sklearn_english() -> frozenset[str]:
         raise ImportError("the english stopword list is scikit-learn's: pip install scikit-learn")
     path = Path(next(iter(package.submodule_search_locations))) / "feature_extraction" / "_stop_words.py"
     spec = importlib.util.spec_from_file_location("_rankscope_sklearn_stop_words", path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"{path}: scikit-learn's english stopword list cannot be loaded")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return frozenset(module.ENGLISH_STOP_WORDS)
@@ -130,7 +135,7 @@ class Analyzer:
     def __init__(
         self,
         *,
-        normalization: str | None = "NFKC",
+        normalization: Normalization | None = "NFKC",
         lowercase: bool = True,
         tokenizer: str = "regex",
         token_pattern: str = DEFAULT_PATTERN,
@@ -238,7 +243,7 @@ class Analyzer:
             raise TypeError("tokenize_many takes an iterable of texts, not one string; use tokenize()")
         split = [self.split(text) for text in texts]
         terms = self.term_map({tok for toks in split for tok in toks})
-        return [[terms[tok] for tok in toks if terms[tok] is not None] for toks in split]
+        return [[term for tok in toks if (term := terms[tok]) is not None] for toks in split]
 
     def term_codes(self, tokens: Sequence[str]) -> tuple[np.ndarray, list[str]]:
         """Index terms of distinct ``tokens`` (from :meth:`split`): each token's index in ``terms``, -1 for a

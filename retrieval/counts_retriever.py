@@ -79,6 +79,8 @@ class CountsRetriever(Retriever):
     """Index = term counts + an analyzer; subclasses turn the counts into scores."""
 
     analyzer: str | Analyzer
+    weights_: sp.csr_matrix
+    _bounds: tuple[sp.csr_matrix, TermBounds] | None
     query_side: ClassVar[frozenset[str]] = frozenset()
     """Parameters that only change how queries are weighted (``_query_vectors``): changing them re-fits nothing."""
 

@@ -27,7 +27,7 @@ import hashlib
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from types import ModuleType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -113,7 +113,7 @@ def _set_search_params(index: object, fetch: int, ef_search: int, nprobe: int) -
         index.nprobe = nprobe
 
 
-def candidates(index: object, queries: np.ndarray, k: int, ef_search: int = 128, nprobe: int = 10) -> list[np.ndarray]:
+def candidates(index: Any, queries: np.ndarray, k: int, ef_search: int = 128, nprobe: int = 10) -> list[np.ndarray]:
     """Per query, FAISS ids of its top k and of every row that may tie with the k-th."""
     total = index.ntotal
     if total == 0 or len(queries) == 0:
@@ -203,7 +203,7 @@ class FaissSearch:
         return run
 
     def _run(
-        self, index: object, query_ids: Sequence[str], query_vectors: np.ndarray, k: int, row_doc_ids: np.ndarray
+        self, index: Any, query_ids: Sequence[str], query_vectors: np.ndarray, k: int, row_doc_ids: np.ndarray
     ) -> pd.DataFrame:
         found = [
             rows

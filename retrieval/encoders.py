@@ -58,8 +58,10 @@ class EncoderError(RankscopeError, ValueError):
 class Encoder(Protocol):
     """What the dense retriever needs from a model."""
 
-    identity: str | None
-    similarity: str
+    @property
+    def identity(self) -> str | None: ...
+    @property
+    def similarity(self) -> str: ...
 
     def encode(self, texts: Sequence[str]) -> np.ndarray: ...
 

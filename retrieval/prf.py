@@ -66,7 +66,10 @@ if TYPE_CHECKING:
     import scipy.sparse as sp
 
 METHODS = ("none", "rm3", "bo1")
-DEFAULTS = {"rm3": {"fb_docs": 10, "fb_terms": 10, "weight": 0.5}, "bo1": {"fb_docs": 3, "fb_terms": 10}}
+DEFAULTS: dict[str, dict[str, float]] = {
+    "rm3": {"fb_docs": 10, "fb_terms": 10, "weight": 0.5},
+    "bo1": {"fb_docs": 3, "fb_terms": 10},
+}
 """Anserini's RM3 defaults and Terrier's Bo1 defaults (``expansion.documents``, ``expansion.terms``)."""
 
 PRF = Param(str, "none", "pseudo-relevance feedback: rm3 (Anserini's) or bo1 (Terrier's)", choices=METHODS, name="prf")
@@ -99,7 +102,7 @@ def check_applicable(values: Mapping[str, Any], owner: str) -> None:
 def settings(prf: str, fb_docs: int | None, fb_terms: int | None, weight: float | None) -> dict[str, float]:
     """The feedback parameters in effect: the given ones, the method's defaults for those left None."""
     given = {"fb_docs": fb_docs, "fb_terms": fb_terms, "weight": weight}
-    return {name: given[name] if given[name] is not None else default for name, default in DEFAULTS[prf].items()}
+    return {name: default if (value := given[name]) is None else value for name, default in DEFAULTS[prf].items()}
 
 
 def expand(
@@ -225,7 +228,7 @@ def top_per_group(group: np.ndarray, values: np.ndarray, terms: np.ndarray, k: i
     sorted_group = group[order]
     starts = np.searchsorted(sorted_group, sorted_group, side="left")
     rank = np.arange(len(order)) - starts
-    limit = k if np.isscalar(k) else np.asarray(k)[order]
+    limit = k[order] if isinstance(k, np.ndarray) else k
     return np.sort(order[rank < limit])
 
 

@@ -267,7 +267,7 @@ def encode(
     return sorted_id[all_ids], all_lengths, terms
 
 
-def doc_id_ranks(doc_ids: Sequence[str]) -> np.ndarray:
+def doc_id_ranks(doc_ids: Sequence[str] | np.ndarray) -> np.ndarray:
     """Position of each id in byte order: the tie-break key of :mod:`retrieval.topk`.
 
     numpy orders ``str`` by code point, which is the byte order of their UTF-8 (the

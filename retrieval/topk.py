@@ -121,7 +121,7 @@ def sparse_top_k(
         *(() if bounds is None else (bounds.high, bounds.low)),
     )
     ends = np.cumsum(np.frombuffer(counts, dtype=np.int64)).tolist()
-    bounds = list(zip([0, *ends[:-1]], ends))
+    rows = list(zip([0, *ends[:-1]], ends))
     found = np.frombuffer(positions, dtype=np.int64)
     values = np.frombuffer(scores, dtype=np.float64)
-    return [found[a:b] for a, b in bounds], [values[a:b] for a, b in bounds]
+    return [found[a:b] for a, b in rows], [values[a:b] for a, b in rows]

@@ -17,7 +17,7 @@ import os
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
-from typing import IO, TYPE_CHECKING
+from typing import IO, TYPE_CHECKING, cast
 
 from rankscope.core.errors import FormatError
 
@@ -108,7 +108,7 @@ def atomic_write(path: PathLike, mode: str = "w", encoding: str = "utf-8") -> It
             raw = stack.enter_context(os.fdopen(fd, "wb"))
             sink: IO = raw
             if path.suffix == ".gz":
-                sink = stack.enter_context(gzip.GzipFile(fileobj=raw, mode="wb", mtime=0))
+                sink = cast(IO, stack.enter_context(gzip.GzipFile(fileobj=raw, mode="wb", mtime=0)))
             if mode == "w":
                 sink = stack.enter_context(io.TextIOWrapper(sink, encoding=encoding, newline="\n"))
             yield sink
@@ -141,7 +141,7 @@ def release_pages(*arrays: np.ndarray) -> None:
     if not hasattr(mmap, "MADV_DONTNEED"):  # not on this platform (Windows): the pages stay until unmapped
         return
     for array in arrays:
-        owner = array
+        owner: object = array
         while isinstance(owner, np.ndarray):
             owner = owner.base
         if not isinstance(owner, mmap.mmap) or owner.closed or not array.flags.c_contiguous or array.nbytes == 0:

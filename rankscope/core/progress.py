@@ -9,10 +9,23 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
-from typing import TypeVar
+from collections.abc import Callable, Generator, Iterable, Iterator
+from typing import TYPE_CHECKING, Protocol, TypeVar
+
+if TYPE_CHECKING:
+    from typing_extensions import Self
 
 T = TypeVar("T")
+
+
+class Sliceable(Protocol):
+    """A list, tuple, string or array: what :func:`progress_slices` cuts (a slice has the same type)."""
+
+    def __len__(self) -> int: ...
+    def __getitem__(self, index: slice, /) -> Self: ...
+
+
+S = TypeVar("S", bound=Sliceable)
 
 _quiet: bool | None = None
 
@@ -58,7 +71,7 @@ def progress(
             yield item
 
 
-def progress_slices(items: Sequence[T], size: int, desc: str, unit: str = "it") -> Iterator[Sequence[T]]:
+def progress_slices(items: S, size: int, desc: str, unit: str = "it") -> Iterator[S]:
     """Successive slices of at most ``size`` items, with a bar counting items (not slices) unless quiet.
 
     For loops that work a chunk at a time for speed: the bar still counts documents

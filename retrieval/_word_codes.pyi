@@ -1,0 +1,3 @@
+"""Types of the compiled word coder (``retrieval/_word_codes.c``), for the type checker."""
+
+def code_words(items: list[str | list[str]], lowercase: bool, /) -> tuple[bytes, bytes, list[str]]: ...
