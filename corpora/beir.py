@@ -125,9 +125,14 @@ def write_beir(dataset: Dataset, folder: PathLike) -> None:
     )
     queries = dataset.queries
     write_jsonl(({"_id": q, "text": t} for q, t in zip(queries["query_id"], queries["text"])), folder / "queries.jsonl")
-    with atomic_write(folder / "qrels" / f"{dataset.split}.tsv") as handle:
+    write_beir_qrels(dataset.qrels, folder / "qrels" / f"{dataset.split}.tsv")
+
+
+def write_beir_qrels(qrels: pd.DataFrame, path: PathLike) -> None:
+    """BEIR's ``qrels/<split>.tsv``: the header, then ``query-id, corpus-id, score`` rows (atomically)."""
+    with atomic_write(path) as handle:
         handle.write(_HEADER_LINE + "\n")
-        for q, d, r in dataset.qrels.itertuples(index=False):
+        for q, d, r in qrels[["query_id", "doc_id", "relevance"]].itertuples(index=False):
             handle.write(f"{q}\t{d}\t{r}\n")
 
 

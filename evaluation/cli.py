@@ -15,6 +15,7 @@ from rankscope.core.notices import print_warnings
 from rankscope.core.scheduler import add_scheduler, using
 from rankscope.corpora.cli import add_fields, parsed_fields
 from rankscope.corpora.foreign import read_qrels, read_run
+from rankscope.corpora.formats import formats_help
 from rankscope.corpora.trec import CodedTable
 from rankscope.evaluation.coverage import coverage_notes
 from rankscope.evaluation.engine import evaluate
@@ -64,14 +65,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         ),
     )
     parser.add_argument(
-        "qrels", help="qrels file: TREC (query iteration doc relevance), BEIR TSV, Parquet, JSONL/CSV/TSV with a header"
+        "qrels", help=f"qrels file, one of these formats (told apart as listed): {formats_help('qrels')}"
     )
     parser.add_argument(
         "inputs",
         nargs="+",
         metavar="RUN",
-        help="run files: TREC (query Q0 doc rank score tag [more fields]), MS MARCO (query doc rank), Parquet "
-        "(as ranx writes), JSONL/CSV/TSV with a header; for one run, metric names may follow it",
+        help=f"run files, one of these formats (told apart as listed): {formats_help('run')}; "
+        "for one run, metric names may follow it",
     )
     parser.add_argument(
         "-m", "--metric", action="append", default=[], dest="metric", metavar="METRIC", help="a metric (repeatable)"
