@@ -8,8 +8,10 @@ import pandas as pd
 import pytest
 
 from rankscope.evaluation import evaluate
+from rankscope.workflows.diagnose.findings import unjudged_findings
 from rankscope.workflows.diagnose.misses import (
     first_relevant_ranks,
+    judgment_table,
     loss_summary,
     loss_table,
     miss_breakdown,
@@ -143,3 +145,35 @@ def test_one_relevant_document_per_query_is_the_first_relevant_view(seed: int, r
     assert summary["found"].tolist() == misses["hits"].tolist()
     assert summary["ranking_loss"].tolist() == misses["ranking_misses"].tolist()
     assert summary["recall_loss"].tolist() == misses["recall_misses"].tolist()
+
+
+def test_judgment_table_tells_unjudged_from_judged_nonrelevant() -> None:
+    """Top K of the hand-made run: q1 is d2 (relevant), d1, d3 (both unjudged); q2 is d3 (label -1:
+    in the pool but unjudged, as trec_eval), d4 (judged 0), d5 (unjudged), d9; q3 is d7 (judged 0), d2
+    (unjudged for q3); q5 has no judgments at all."""
+    qrels = pd.concat(
+        [QRELS, pd.DataFrame([("q2", "d3", -1), ("q2", "d4", 0)], columns=["query_id", "doc_id", "relevance"])]
+    )
+    table = judgment_table(RUN, qrels, cutoffs=(1, 3)).set_index(["K", "query_id"])
+    expected = {
+        (1, "q1"): (0, 0), (3, "q1"): (0, 2),
+        (1, "q2"): (0, 1), (3, "q2"): (1, 2),
+        (1, "q3"): (1, 0), (3, "q3"): (1, 1),
+        (1, "q5"): (0, 1), (3, "q5"): (0, 1),
+    }  # fmt: skip
+    got = {key: (row.judged_nonrelevant, row.unjudged) for key, row in table.iterrows()}
+    assert got == expected
+    # a relevance level of 2 makes q1's grade-1 d2 a judged non-relevant document
+    assert (
+        judgment_table(RUN, qrels, (1,), relevance_level=2).set_index("query_id").loc["q1", "judged_nonrelevant"] == 1
+    )
+    losses = loss_table(relevant_ranks(RUN, qrels, depth=3), (1, 3), 3, judgment_table(RUN, qrels, (1, 3)))
+    summary = loss_summary(losses)
+    assert list(summary.loc[3, ["judged_nonrelevant", "unjudged"]]) == [2, 5]  # q1, q2, q3: q5 has nothing relevant
+    assert losses.set_index(["K", "query_id"]).loc[(3, "q2"), "ranking_loss"] == 0  # d9 is beyond the depth
+    text = unjudged_findings("bm25", summary, 3)
+    assert text == [
+        "bm25: the top 3 slots not holding a relevant document hold 2 judged non-relevant and 5 unjudged documents "
+        "(71% unjudged): most losses are measured against documents nobody judged, so they may be holes in the "
+        "judgments rather than ranking or recall errors (rankscope judge fills them)."
+    ]

@@ -66,8 +66,34 @@ def loss_findings(name: str, losses: pd.DataFrame, depth: int) -> list[str]:
         f"top {depth} but below {k}: a reranker can lift them) and {int(row['recall_loss'])} are recall losses "
         f"(not within the top {depth}: only a better first stage can find them); per query that is "
         f"{row['found_share']:.0%} found (Recall@{k} = {row['found_share']:.3f}), "
-        f"{row['ranking_loss_share']:.0%} ranking and {row['recall_loss_share']:.0%} recall losses on average."
+        f"{row['ranking_loss_share']:.0%} ranking and {row['recall_loss_share']:.0%} recall losses on average.",
+        *unjudged_findings(name, losses, depth),
     ]
+
+
+def unjudged_findings(name: str, losses: pd.DataFrame, depth: int) -> list[str]:
+    """What fills the top 10 and the top ``depth`` besides relevant documents: judged non-relevant
+    ones (a real loss) or unjudged ones (perhaps relevant: a hole in the judgments)."""
+    if "unjudged" not in losses.columns:
+        return []
+    k = _summary_k(losses)
+    row = losses.loc[k]
+    slots = int(row["judged_nonrelevant"] + row["unjudged"])
+    if not slots:
+        return []
+    text = (
+        f"{name}: the top {k} slots not holding a relevant document hold {int(row['judged_nonrelevant'])} judged "
+        f"non-relevant and {int(row['unjudged'])} unjudged documents ({row['unjudged'] / slots:.0%} unjudged)"
+    )
+    if depth in losses.index and depth != k:
+        deep = losses.loc[depth]
+        text += f"; within the top {depth}, {int(deep['unjudged'])} unjudged against {int(deep['judged_nonrelevant'])} judged non-relevant"
+    if row["unjudged"] > row["judged_nonrelevant"]:
+        return [
+            text
+            + ": most losses are measured against documents nobody judged, so they may be holes in the judgments rather than ranking or recall errors (rankscope judge fills them)."
+        ]
+    return [text + "."]
 
 
 def headroom_findings(name: str, summary: pd.DataFrame, depth: int) -> list[str]:

@@ -12,6 +12,12 @@ different fixes:
 
 :func:`relevant_ranks` gives each relevant document's rank, :func:`loss_table`
 counts the three states per query and K, :func:`loss_summary` over all queries.
+Every metric counts an unjudged document as non-relevant, so a relevant document can be pushed
+below K by documents nobody judged: :func:`judgment_table` counts, per query and K, the top K's
+documents judged non-relevant and those never judged (no label, or a negative one: trec_eval's
+"in the pool but unjudged"), and :func:`loss_table` puts them beside the losses. A ranking loss
+behind unjudged documents may be a hole in the judgments rather than an error of the ranking.
+
 The first-relevant view (:func:`first_relevant_ranks`, :func:`miss_breakdown`)
 is the special case that looks at one document per query: a query *hits*, is a
 *ranking miss* (its first relevant document is below K) or a *recall miss*
@@ -28,6 +34,9 @@ import pandas as pd
 
 from rankscope.corpora.schema import sort_run, validate
 from rankscope.workflows.common.runs import CUTOFFS
+
+SLOTS = ["judged_nonrelevant", "unjudged"]
+"""What fills a top K besides the relevant documents (:func:`judgment_table`)."""
 
 
 def relevant_ranks(run: pd.DataFrame, qrels: pd.DataFrame, depth: int, relevance_level: int = 1) -> pd.DataFrame:
@@ -67,13 +76,49 @@ def first_relevant(ranks: pd.DataFrame) -> pd.Series:
     return ranks.groupby("query_id")["rank"].min().rename("first_relevant_rank")
 
 
-def loss_table(ranks: pd.DataFrame, cutoffs: Sequence[int], depth: int) -> pd.DataFrame:
+def judgment_table(
+    run: pd.DataFrame, qrels: pd.DataFrame, cutoffs: Sequence[int], relevance_level: int = 1
+) -> pd.DataFrame:
+    """Per query of the run and cutoff K: how many of its top K documents are judged non-relevant
+    (a label from 0 to below ``relevance_level``) and how many were never judged.
+
+    Columns ``query_id, K, judged_nonrelevant, unjudged``; ranks follow the tie rule.
+    """
+    run = sort_run(validate(run, "run", "run"))
+    qrels = validate(qrels, "qrels", "qrels")
+    top = run[["query_id", "doc_id", "rank"]].merge(qrels, how="left", on=["query_id", "doc_id"])
+    grade = top["relevance"].to_numpy(dtype=np.float64)  # NaN = no label
+    unjudged = np.isnan(grade) | (grade < 0)
+    nonrelevant = ~unjudged & (grade < relevance_level)
+    query_ids = pd.Index(sorted(top["query_id"].unique()), name="query_id")
+    codes = query_ids.get_indexer(top["query_id"])
+    rank = top["rank"].to_numpy()
+    frames = [
+        pd.DataFrame(
+            {
+                "query_id": query_ids,
+                "K": k,
+                "judged_nonrelevant": np.bincount(codes, weights=nonrelevant & (rank <= k), minlength=len(query_ids)),
+                "unjudged": np.bincount(codes, weights=unjudged & (rank <= k), minlength=len(query_ids)),
+            }
+        )
+        for k in cutoffs
+    ]
+    table = pd.concat(frames, ignore_index=True)
+    return table.astype({"judged_nonrelevant": np.int64, "unjudged": np.int64})
+
+
+def loss_table(
+    ranks: pd.DataFrame, cutoffs: Sequence[int], depth: int, judgments: pd.DataFrame | None = None
+) -> pd.DataFrame:
     """Per judged query and cutoff K: relevant documents found, ranking losses and recall losses.
 
     ``ranks`` is :func:`relevant_ranks` output for the same ``depth``. Columns
     ``query_id, K, relevant, found, ranking_loss, recall_loss`` and the matching
     ``*_share`` columns (of the query's relevant documents); found + ranking_loss
-    + recall_loss = relevant, and found_share is the query's Recall@K.
+    + recall_loss = relevant, and found_share is the query's Recall@K. With ``judgments``
+    (:func:`judgment_table` of the run), ``judged_nonrelevant`` and ``unjudged`` say what fills
+    the top K above the ranking losses (0 for a query the run does not answer).
     """
     rank = ranks["rank"].to_numpy(dtype=np.float64)
     query_ids = pd.Index(sorted(ranks["query_id"].unique()), name="query_id")
@@ -98,6 +143,9 @@ def loss_table(ranks: pd.DataFrame, cutoffs: Sequence[int], depth: int) -> pd.Da
     table = pd.concat(frames, ignore_index=True)
     for column in ("found", "ranking_loss", "recall_loss"):
         table[f"{column}_share"] = table[column] / table["relevant"]
+    if judgments is not None:
+        table = table.merge(judgments, how="left", on=["query_id", "K"])
+        table[SLOTS] = table[SLOTS].fillna(0).astype(np.int64)
     return table
 
 
@@ -108,7 +156,8 @@ def loss_summary(table: pd.DataFrame) -> pd.DataFrame:
     in Recall@K; ``pooled_*_share`` divide the summed counts instead (every
     relevant document weighs the same).
     """
-    sums = table.groupby("K", sort=True)[["relevant", "found", "ranking_loss", "recall_loss"]].sum()
+    counts = ["relevant", "found", "ranking_loss", "recall_loss", *(c for c in SLOTS if c in table.columns)]
+    sums = table.groupby("K", sort=True)[counts].sum()
     shares = table.groupby("K", sort=True)[["found_share", "ranking_loss_share", "recall_loss_share"]].mean()
     summary = sums.join(shares)
     summary.insert(0, "queries", table.groupby("K", sort=True)["query_id"].nunique())

@@ -66,6 +66,7 @@ from rankscope.workflows.diagnose.findings import (
 from rankscope.workflows.diagnose.headroom import Headroom, check_metrics, default_metrics, headroom, top_of_run
 from rankscope.workflows.diagnose.misses import (
     first_relevant,
+    judgment_table,
     loss_summary,
     loss_table,
     miss_breakdown,
@@ -86,10 +87,14 @@ LOSS_COLUMNS = [
     "found_share",
     "ranking_loss_share",
     "recall_loss_share",
+    "judged_nonrelevant",
+    "unjudged",
 ]
 LOSS_CAPTION = (
     "found in the top K, ranking losses (within the depth, below K), recall losses (not within the depth); "
-    "shares are per-query means (found_share = Recall@K)"
+    "shares are per-query means (found_share = Recall@K); judged_nonrelevant / unjudged = documents of the "
+    "top K judged non-relevant / never judged (both count as non-relevant: losses behind unjudged ones may "
+    "be holes in the judgments, not ranking errors)"
 )
 
 
@@ -507,7 +512,7 @@ def diagnose_system(
     name = system.name
     top = top_of_run(system.run, depth)
     ranks = first_relevant(relevant)
-    losses = loss_table(relevant, cutoffs, depth)
+    losses = loss_table(relevant, cutoffs, depth, judgment_table(top, data.qrels, cutoffs))
     table = cutoff_table(data.qrels, top, cutoffs, ("hit", "recall", "mrr", "judged"), exclude_unjudged=True)
     misses = miss_breakdown(ranks, cutoffs)
     gaps = headroom(data.qrels, top, metrics, depth)
