@@ -16,6 +16,7 @@ import pandas as pd
 
 from rankscope.core.errors import FormatError, SchemaError
 from rankscope.core.fileio import PathLike, read_lines
+from rankscope.core.params import Param, check_arguments
 from rankscope.corpora.checks import INTEGER, integer_problem
 
 INTERACTION_COLUMNS = ("user_id", "item_id", "rating", "timestamp")
@@ -59,6 +60,7 @@ def read_interactions(path: PathLike, *, sep: str = "\t") -> pd.DataFrame:
     )
 
 
+@check_arguments(unlisted=Param(str, choices=UNLISTED_CHOICES))
 def read_movielens(folder: PathLike, *, unlisted: str = "error") -> pd.DataFrame:
     """Read a MovieLens-100k folder's ``u.data``, checking its ids against ``u.user`` and ``u.item``.
 
@@ -68,8 +70,6 @@ def read_movielens(folder: PathLike, *, unlisted: str = "error") -> pd.DataFrame
     raises naming the first such line; ``unlisted="drop"`` leaves those lines
     out and says how many with a :class:`UserWarning`.
     """
-    if unlisted not in UNLISTED_CHOICES:
-        raise ValueError(f"unlisted must be one of {list(UNLISTED_CHOICES)}, got {unlisted!r}")
     folder = Path(folder)
     data_path = folder / "u.data"
     frame = read_interactions(data_path)

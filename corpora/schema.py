@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from rankscope.core.errors import SchemaError
+from rankscope.core.params import Param, check_arguments
 from rankscope.corpora.checks import INTEGER
 
 if TYPE_CHECKING:
@@ -34,8 +35,11 @@ KINDS: Mapping[str, tuple[str, ...]] = {
     "qrels": QRELS_COLUMNS,
     "run": RUN_COLUMNS,
 }
+KIND = Param(str, choices=tuple(KINDS), name="kind")
+"""The ``kind`` argument of the functions that read or check one table."""
 
 
+@check_arguments(kind=KIND)
 def validate(frame: pd.DataFrame, kind: str, source: str = "<DataFrame>") -> pd.DataFrame:
     """Return a new, normalised frame with exactly the columns of ``kind``.
 
@@ -48,8 +52,6 @@ def validate(frame: pd.DataFrame, kind: str, source: str = "<DataFrame>") -> pd.
     """
     import pandas as pd
 
-    if kind not in KINDS:
-        raise ValueError(f"unknown table kind {kind!r}; expected one of {sorted(KINDS)}")
     if not isinstance(frame, pd.DataFrame):
         raise SchemaError(f"{source}: expected a pandas DataFrame for {kind}, got {type(frame).__name__}")
     wanted = KINDS[kind]

@@ -38,6 +38,7 @@ import pandas as pd
 
 from rankscope.core.errors import FormatError
 from rankscope.core.fileio import PathLike, read_lines
+from rankscope.core.params import Param, check_arguments
 from rankscope.corpora.checks import integer, numeric_id, refuse_repeats
 from rankscope.corpora.dataset import Dataset
 from rankscope.corpora.paths import first_file
@@ -306,11 +307,10 @@ def detect_smart(folder: PathLike) -> SmartSpec | None:
     return next((spec for spec in SPECS.values() if spec.find(folder) is not None), None)
 
 
+@check_arguments(collection=Param(str, choices=tuple(SPECS), objects=(SmartSpec,), optional=True))
 def read_smart(folder: PathLike, collection: str | SmartSpec | None = None, name: str | None = None) -> Dataset:
     """Load a SMART/Glasgow collection from ``folder`` (detected from file names if not given)."""
     folder = Path(folder)
-    if isinstance(collection, str) and collection not in SPECS:
-        raise ValueError(f"unknown SMART collection {collection!r}; known: {', '.join(SPECS)}")
     spec = SPECS[collection] if isinstance(collection, str) else collection or detect_smart(folder)
     if spec is None:
         raise FormatError(folder, None, f"no SMART collection files found; known layouts: {_layouts()}")

@@ -23,10 +23,11 @@ import pandas as pd
 
 from rankscope.core.errors import FormatError, SchemaError
 from rankscope.core.fileio import PathLike, read_text
+from rankscope.core.params import check_arguments
 from rankscope.corpora.checks import id_problem, integer, refuse_repeats
 from rankscope.corpora.dataset import Dataset
 from rankscope.corpora.jsonl import read_jsonl
-from rankscope.corpora.schema import KINDS, validate
+from rankscope.corpora.schema import KIND, KINDS, validate
 
 Columns = Mapping[str, str]
 _KEYS = {
@@ -47,6 +48,7 @@ ALIASES: Mapping[str, Mapping[str, tuple[str, ...]]] = {
 _HEADERLESS = {"corpus": ("doc_id", "text"), "queries": ("query_id", "text")}
 
 
+@check_arguments(kind=KIND)
 def read_table(path: PathLike, kind: str, columns: Columns | None = None) -> pd.DataFrame:
     """Read one table (``corpus``, ``queries``, ``qrels`` or ``run``) from a JSONL/CSV/TSV file.
 
@@ -54,8 +56,6 @@ def read_table(path: PathLike, kind: str, columns: Columns | None = None) -> pd.
     missing JSON field, a non-integer relevance, a repeated id or judgment.
     """
     path = Path(path)
-    if kind not in KINDS:
-        raise ValueError(f"unknown table kind {kind!r}; expected one of {sorted(KINDS)}")
     suffix = Path(path.name.removesuffix(".gz")).suffix.lower()
     if suffix == ".jsonl":
         records, lines = _jsonl_records(path)

@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 
 from rankscope.core.errors import RankscopeError, SchemaError
+from rankscope.core.params import Param, check_arguments
 from rankscope.corpora.foreign import as_table
 from rankscope.corpora.schema import validate
 from rankscope.corpora.trec import CodedTable, coded_table
@@ -28,7 +29,12 @@ from rankscope.evaluation.metrics import DEFAULT_METRICS, Metric, parse_metrics
 from rankscope.evaluation.ranking import Judged, judge_coded, judge_run
 from rankscope.evaluation.results import EvaluationResult
 
+RELEVANCE_LEVEL = Param(int, low=1, name="relevance_level")
+"""Relevant means a label >= this; labels <= 0 mean non-relevant or unjudged (trec_eval), and
+pytrec_eval refuses levels < 1 too."""
 
+
+@check_arguments(relevance_level=RELEVANCE_LEVEL)
 def evaluate(
     qrels: pd.DataFrame | CodedTable,
     run: pd.DataFrame | CodedTable,
@@ -58,10 +64,7 @@ def evaluate(
     the result is the same, bit for bit.
     """
     parsed = parse_metrics(metrics)
-    if isinstance(relevance_level, bool) or not isinstance(relevance_level, (int, np.integer)) or relevance_level < 1:
-        # labels <= 0 mean non-relevant or unjudged (trec_eval); pytrec_eval refuses levels < 1 too
-        raise RankscopeError(f"relevance_level must be a positive integer, got {relevance_level!r}")
-    options: dict[str, Any] = {"relevance_level": int(relevance_level), "judged_only": judged_only}
+    options: dict[str, Any] = {"relevance_level": relevance_level, "judged_only": judged_only}
     if isinstance(run, CodedTable) and scheduler is None:
         query_ids, values, unjudged = _scored(_judge_coded(qrels, run, ignore_self, **options), parsed)
     else:

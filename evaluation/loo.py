@@ -24,6 +24,7 @@ import numpy as np
 import pandas as pd
 
 from rankscope.core.errors import SchemaError
+from rankscope.core.params import Param, check_arguments
 from rankscope.corpora.interactions import validate_interactions
 
 Recommender = Callable[[str, np.ndarray], np.ndarray]
@@ -65,6 +66,7 @@ def leave_one_out(interactions: pd.DataFrame, source: str = "<DataFrame>") -> Le
     return LeaveOneOutSplit(train=train, qrels=qrels, items=items, n_excluded_users=int((distinct < 2).sum()))
 
 
+@check_arguments(k=Param(int, low=1))
 def full_ranking_run(
     recommender: Recommender,
     users: Sequence[str],
@@ -77,8 +79,6 @@ def full_ranking_run(
     ``recommender(user_id, item_ids)`` returns one finite score per item;
     ``seen`` holds (query_id, doc_id) pairs removed from that user's ranking.
     """
-    if k < 1:
-        raise ValueError(f"k must be at least 1, got {k}")
     # Columns in doc_id-descending order, so a stable sort on score gives trec_eval's tie rule: a fast path
     # for a users x items matrix; the reference is corpora.schema.sort_run (tests/test_tie_rule.py).
     catalogue = np.array(sorted(map(str, items), reverse=True), dtype=object)

@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 
 from rankscope.core.errors import RankscopeError
-from rankscope.core.params import Param
+from rankscope.core.params import Param, check_arguments
 from rankscope.evaluation import measures
 from rankscope.evaluation.ranking import Judged
 
@@ -127,6 +127,7 @@ CUTOFF_USES = ("optional", "required", "none")
 """How a defined measure takes a cutoff: ``name`` and ``name@k``, only ``name@k``, or only ``name``."""
 
 
+@check_arguments(cutoff=Param(str, choices=CUTOFF_USES))
 def define(name: str, fn: Callable[..., PerQuery], *, cutoff: str = "optional") -> None:
     """Add the measure ``name``, computed by ``fn(judged, k)`` (``k`` None without a cutoff).
 
@@ -140,8 +141,6 @@ def define(name: str, fn: Callable[..., PerQuery], *, cutoff: str = "optional") 
         raise RankscopeError(f"metric name {name!r} must be lower case letters, digits and _, starting with a letter")
     if name in _BUILT_IN:
         raise RankscopeError(f"metric {name!r} is built in and cannot be redefined")
-    if cutoff not in CUTOFF_USES:
-        raise RankscopeError(f"cutoff must be one of {', '.join(CUTOFF_USES)}, got {cutoff!r}")
     if not callable(fn):
         raise RankscopeError(f"metric {name!r}: fn must be callable, got {fn!r}")
     at_k = fn if cutoff != "none" else None

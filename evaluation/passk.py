@@ -15,8 +15,10 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from rankscope.core.errors import RankscopeError
+from rankscope.core.params import Param, check_arguments
 
 
+@check_arguments(n=Param(int), c=Param(int), k=Param(int, low=1))
 def pass_at_k(n: int, c: int, k: int) -> float:
     """Unbiased pass@k for one problem with ``n`` samples, ``c`` of them correct.
 
@@ -24,11 +26,6 @@ def pass_at_k(n: int, c: int, k: int) -> float:
     counts outside ``0 <= c <= n``. Example: n=10, c=2 gives pass@1 = 0.2 and
     pass@5 = 1 - C(8,5)/C(10,5) = 0.7778.
     """
-    for name, value in (("n", n), ("c", c), ("k", k)):
-        if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-            raise RankscopeError(f"pass@k: {name} must be an integer, got {value!r}")
-    if k < 1:
-        raise RankscopeError(f"pass@k: k must be at least 1, got {k}")
     if not 0 <= c <= n:
         raise RankscopeError(f"pass@k: need 0 <= c <= n, got n={n}, c={c}")
     if k > n:

@@ -14,6 +14,7 @@ import pandas as pd
 from scipy import sparse
 
 from rankscope.core.errors import NotFittedError, SchemaError
+from rankscope.core.params import Param, check_arguments
 from rankscope.corpora.interactions import validate_interactions
 
 
@@ -62,13 +63,12 @@ class ItemKNN(_Interactions):
     a common debiasing that favours the long tail (0 = no penalty).
     """
 
+    @check_arguments(neighbours=Param(int, low=1, optional=True), popularity_penalty=Param(float))
     def __init__(self, neighbours: int | None = 50, popularity_penalty: float = 0.0) -> None:
         self.neighbours = neighbours
         self.popularity_penalty = popularity_penalty
 
     def fit(self, train: pd.DataFrame) -> ItemKNN:
-        if self.neighbours is not None and self.neighbours < 1:
-            raise ValueError(f"neighbours must be at least 1 or None, got {self.neighbours}")
         matrix = self._fit_vocabulary(train)
         counts = np.asarray(matrix.sum(axis=0)).ravel()
         co_occurrence = (matrix.T @ matrix).toarray()

@@ -30,8 +30,10 @@ import numpy as np
 import pandas as pd
 
 from rankscope.core.errors import SchemaError
+from rankscope.core.params import Param, check_arguments
 from rankscope.corpora.schema import validate
 from rankscope.evaluation import evaluate
+from rankscope.evaluation.engine import RELEVANCE_LEVEL
 from rankscope.evaluation.loo import checked_scores
 from rankscope.evaluation.metrics import parse_metric
 from rankscope.evaluation.ranking import find_sorted
@@ -63,6 +65,7 @@ class SampledResult:
         return wide_table(self.per_query, self.summary["metric"])
 
 
+@check_arguments(n_negatives=Param(int, low=1), repeats=Param(int, low=1), relevance_level=RELEVANCE_LEVEL)
 def sampled_evaluate(
     qrels: pd.DataFrame,
     scorer: object,
@@ -77,8 +80,6 @@ def sampled_evaluate(
     relevance_level: int = 1,
 ) -> SampledResult:
     """Rank each relevant document among ``n_negatives`` sampled ones, ``repeats`` times (see module doc)."""
-    if n_negatives < 1 or repeats < 1:
-        raise ValueError(f"n_negatives and repeats must be at least 1, got {n_negatives} and {repeats}")
     for name in metrics:
         parse_metric(name)  # fail before scoring thousands of candidate lists
     judged = validate(qrels, "qrels", "qrels")

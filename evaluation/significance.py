@@ -33,6 +33,7 @@ import numpy as np
 import pandas as pd
 
 from rankscope.core.errors import SchemaError, duplicate_message
+from rankscope.core.params import Param, check_arguments
 from rankscope.core.progress import progress
 
 if TYPE_CHECKING:
@@ -40,6 +41,8 @@ if TYPE_CHECKING:
 
 TESTS = ("randomization", "t", "wilcoxon")
 CORRECTIONS = ("holm", "bonferroni", "none")
+_COUNT = Param(int, low=1)
+_FRACTION = Param(float, low=0, high=1, closed="neither")
 
 # Monte Carlo draws are processed in blocks of about this many cells to bound memory.
 _BLOCK_CELLS = 1 << 22
@@ -113,13 +116,12 @@ def wilcoxon_test(system: np.ndarray, baseline: np.ndarray) -> float:
     return float(stats.wilcoxon(system, baseline).pvalue)
 
 
+@check_arguments(n_permutations=_COUNT)
 def randomization_test(
     system: np.ndarray, baseline: np.ndarray, *, n_permutations: int = 10_000, seed: int = 0
 ) -> float:
     """Two-sided paired randomization test of the mean difference (exact when ``2**n <= n_permutations``)."""
     diffs = _differences(system, baseline)
-    if n_permutations < 1:
-        raise ValueError(f"n_permutations must be at least 1, got {n_permutations}")
     if not np.any(diffs):
         return 1.0
     n = len(diffs)
@@ -137,6 +139,7 @@ def randomization_test(
     return (extreme + 1) / (n_permutations + 1)
 
 
+@check_arguments(n_resamples=_COUNT, confidence=_FRACTION)
 def bootstrap_ci(
     system: np.ndarray,
     baseline: np.ndarray,
@@ -147,10 +150,6 @@ def bootstrap_ci(
 ) -> tuple[float, float]:
     """Percentile bootstrap interval of the mean difference ``system - baseline`` (queries resampled)."""
     diffs = _differences(system, baseline)
-    if not 0 < confidence < 1:
-        raise ValueError(f"confidence must be between 0 and 1, got {confidence}")
-    if n_resamples < 1:
-        raise ValueError(f"n_resamples must be at least 1, got {n_resamples}")
     n = len(diffs)
     rng = np.random.default_rng(seed)
     means = np.empty(n_resamples)
@@ -161,11 +160,10 @@ def bootstrap_ci(
     return float(low), float(high)
 
 
+@check_arguments(method=Param(str, choices=CORRECTIONS))
 def adjust_pvalues(p_values: Sequence[float] | np.ndarray, method: str = "holm") -> np.ndarray:
     """Family-wise corrected p-values: Holm (step-down), Bonferroni, or ``"none"``; capped at 1."""
     p = np.asarray(p_values, dtype=np.float64)
-    if method not in CORRECTIONS:
-        raise ValueError(f"unknown correction {method!r}; expected one of {list(CORRECTIONS)}")
     bad = np.flatnonzero(~((p >= 0) & (p <= 1)))  # NaN fails both comparisons
     if len(bad):
         raise ValueError(f"p-values must lie in [0, 1]; p-value {bad[0]} is {p[bad[0]]}")
@@ -181,6 +179,14 @@ def adjust_pvalues(p_values: Sequence[float] | np.ndarray, method: str = "holm")
     return adjusted
 
 
+@check_arguments(
+    test=Param(str, choices=TESTS),
+    correction=Param(str, choices=CORRECTIONS),
+    alpha=_FRACTION,
+    n_permutations=_COUNT,
+    n_bootstrap=_COUNT,
+    confidence=_FRACTION,
+)
 def compare_systems(
     per_query: Mapping[str, pd.Series],
     baseline: str,
@@ -201,10 +207,6 @@ def compare_systems(
     ``significant`` is ``p_adjusted < alpha``. Every comparison uses the same
     ``seed``, so a system's p-value does not depend on which others are compared.
     """
-    if test not in TESTS:
-        raise ValueError(f"unknown test {test!r}; expected one of {list(TESTS)}")
-    if correction not in CORRECTIONS:
-        raise ValueError(f"unknown correction {correction!r}; expected one of {list(CORRECTIONS)}")
     if baseline not in per_query:
         raise SchemaError(f"baseline {baseline!r} is not among the systems {list(per_query)}")
     table = align(per_query)

@@ -238,11 +238,13 @@ def query_texts(queries: QueryInput) -> tuple[list[str], list[str]]:
     return table["query_id"].tolist(), table["text"].tolist()
 
 
+K = Param(int, low=1, name="k")
+"""``search``'s ``k``: a float or 0 is a caller mistake, not a cutoff."""
+
+
 def check_k(k: int) -> int:
-    """``k`` as a positive int, or a clear error (a float or 0 is a caller mistake, not a cutoff)."""
-    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
-        raise ValueError(f"k must be a positive integer, got {k!r}")
-    return int(k)
+    """``k`` as an int, or a one-line :class:`~rankscope.core.errors.ParameterError` (``search: k=0 is not allowed; ...``)."""
+    return int(K.validate(k, "search"))
 
 
 def make_run(

@@ -263,7 +263,7 @@ def check_arguments(**params: Param[Any]) -> Callable[[F], F]:
 
     def decorate(function: F) -> F:
         signature = inspect.signature(function)
-        owner = function.__name__
+        owner = function.__qualname__.removesuffix(".__init__")  # a class names its constructor
         table: dict[str, Param[Any]] = {}
         for key, param in params.items():
             if key not in signature.parameters:

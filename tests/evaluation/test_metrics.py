@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from rankscope.core.errors import RankscopeError, SchemaError
+from rankscope.core.errors import ParameterError, RankscopeError, SchemaError
 from rankscope.evaluation import DEFAULT_METRICS, EvaluationResult, evaluate
 
 # q1: ranking d2(label 0), d1(2), d5(-1), d6(unjudged), d3(1); d4 (label 3) not retrieved.
@@ -132,8 +132,13 @@ def test_bad_run_input_gives_one_clear_error() -> None:
         evaluate(QRELS, RUN.assign(doc_id=[None, "a", "b", "c", "d", "e", "f"]))
     with pytest.raises(RankscopeError, match="unknown metric 'presicion@10'; did you mean 'precision@10'"):
         evaluate(QRELS, RUN, ["presicion@10"])
-    with pytest.raises(RankscopeError, match="positive integer, got 0"):
-        evaluate(QRELS, RUN, relevance_level=0)
+    for level, shown in ((0, "0"), (True, "True"), (1.0, "1.0")):
+        with pytest.raises(ParameterError) as caught:
+            evaluate(QRELS, RUN, relevance_level=level)
+        assert str(caught.value) == (
+            f"evaluate: relevance_level={shown} is not allowed; relevance_level must be an int in [1, inf)"
+        )
+    assert evaluate(QRELS, RUN, relevance_level=np.int64(2)).mean == evaluate(QRELS, RUN, relevance_level=2).mean
 
 
 def test_integer_ids_are_compared_as_strings() -> None:

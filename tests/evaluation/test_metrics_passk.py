@@ -43,9 +43,9 @@ def test_edges() -> None:
     [
         (5, 1, 6, "larger than the number of samples"),
         (5, 6, 1, "0 <= c <= n"),
-        (5, 1, 0, "at least 1"),
-        (5.0, 1, 1, "must be an integer"),
-        (True, 1, 1, "must be an integer"),
+        (5, 1, 0, r"^pass_at_k: k=0 is not allowed; k must be an int in \[1, inf\)$"),
+        (5.0, 1, 1, "^pass_at_k: n=5.0 is not allowed; n must be an int$"),
+        (True, 1, 1, "^pass_at_k: n=True is not allowed; n must be an int$"),
     ],
 )
 def test_refusals(n: object, c: object, k: object, message: str) -> None:
@@ -54,7 +54,7 @@ def test_refusals(n: object, c: object, k: object, message: str) -> None:
 
 
 def test_mean_refuses_float_counts_and_mismatched_lengths() -> None:
-    with pytest.raises(RankscopeError, match="must be an integer"):
+    with pytest.raises(RankscopeError, match="n=10.0 is not allowed; n must be an int"):
         mean_pass_at_k(np.array([10.0]), np.array([2.0]), 1)
     with pytest.raises(RankscopeError, match="equal length"):
         mean_pass_at_k([10, 10], [2], 1)

@@ -53,7 +53,7 @@ def test_document_texts_joins_title_and_refuses_duplicate_ids() -> None:
 
 @pytest.mark.parametrize("bad", [0, -1, 2.5, True, "10"])
 def test_check_k_refuses_non_positive_integers(bad: object) -> None:
-    with pytest.raises(ValueError, match="k must be a positive integer"):
+    with pytest.raises(ValueError, match=r"^search: k=.* is not allowed; k must be an int in \[1, inf\)$"):
         check_k(bad)  # type: ignore[arg-type]
 
 
