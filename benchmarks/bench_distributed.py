@@ -44,6 +44,7 @@ def main() -> None:
     from rankscope.retrieval.registry import make_retriever
     from rankscope.retrieval.sharded import sharded_search
     from rankscope.workflows import tune
+    from rankscope.workflows.options import Execution
     from rankscope.workflows.rag import rag
 
     data = load_dataset(args.dataset)
@@ -72,9 +73,9 @@ def main() -> None:
             with Client(c) as client:
                 client.run(_warm)
                 where = f"{n} worker{'s' if n > 1 else ''}"
-                timed("tune", where, lambda: tune(data, scheduler=c.scheduler_address))
+                timed("tune", where, lambda: tune(data, execution=Execution(scheduler=c.scheduler_address)))
                 timed("search", where, lambda: search(client))
-                timed("rag", where, lambda: rag(data, scheduler=c.scheduler_address))
+                timed("rag", where, lambda: rag(data, execution=Execution(scheduler=c.scheduler_address)))
     print(f"\nload after {_load()}\n")
     columns = ["one process", *(f"{n} worker{'s' if n > 1 else ''}" for n in args.workers)]
     ratio = len(columns) > 2  # the speed-up from the fewest to the most workers

@@ -29,14 +29,12 @@ from rankscope.retrieval.storage import META_FILE, replacing_index
 if TYPE_CHECKING:  # pandas (and the retrievers) load when a command runs, not to parse its command line
     import pandas as pd
 
-    from rankscope.retrieval.analysis import Analyzer
     from rankscope.retrieval.base import Retriever
 
 RUN_DEPTH = 1000
 """Documents per query in a written run (trec_eval's usual depth)."""
 SHOWN_RESULTS = 10
 """Results printed per ``--query``."""
-SNIPPET_WORDS = 30
 
 SOURCE_FILE = "source.json"
 """Written beside an index by this command: which corpus built it."""
@@ -216,9 +214,11 @@ def parse_size(text: str) -> int:
 
 def show_results(retriever: Retriever, texts: list[str], corpus: pd.DataFrame, k: int) -> str:
     """The top ``k`` of each text as lines a person reads: rank, doc id, score, title, and a snippet
-    with the query's words in [brackets] (matched after the retriever's own analysis)."""
+    with the query's words in [brackets] (matched after the retriever's own analysis; the snippet is
+    diagnose's, :mod:`rankscope.retrieval.snippets`)."""
     from rankscope.retrieval.analysis import get_analyzer
     from rankscope.retrieval.base import as_queries
+    from rankscope.retrieval.snippets import highlight, snippet, word_terms
 
     analyzer = getattr(retriever, "analyzer_", None) or get_analyzer("english")
     documents = corpus.set_index("doc_id")
@@ -233,18 +233,10 @@ def show_results(retriever: Retriever, texts: list[str], corpus: pd.DataFrame, k
         for rank, doc_id, score in zip(hits["rank"], hits["doc_id"], hits["score"]):
             title = " ".join(str(documents.at[doc_id, "title"]).split()) or "(no title)"
             lines.append(f"  {rank:>3}  {doc_id}  {score:.4f}  {title}")
-            lines.append(f"       {snippet(str(documents.at[doc_id, 'text']), terms, analyzer)}")
+            body = str(documents.at[doc_id, "text"])
+            shown, matched = snippet(body, terms, word_terms([body], analyzer))
+            lines.append(f"       {highlight(shown, matched, '[', ']', str)}")
     return "\n".join(lines)
-
-
-def snippet(text: str, terms: set[str], analyzer: Analyzer, width: int = SNIPPET_WORDS) -> str:
-    """The ``width``-word window of ``text`` holding the most query terms, those words in [brackets]."""
-    words = text.split()
-    hits = [bool(terms.intersection(analyzer.tokenize(word))) for word in words]
-    counts = [sum(hits[i : i + width]) for i in range(max(1, len(words) - width + 1))]
-    start = counts.index(max(counts))
-    shown = [f"[{w}]" if hit else w for w, hit in zip(words[start : start + width], hits[start : start + width])]
-    return ("... " if start else "") + " ".join(shown) + (" ..." if start + width < len(words) else "")
 
 
 def run_retrievers(args: argparse.Namespace) -> int:

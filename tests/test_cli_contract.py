@@ -160,7 +160,7 @@ NEW_COMMAND = '''
             return [write_csv(self.counts, out / "counts.csv")]
 
 
-    def count(dataset="cranfield", out=None, *, top=3, seed=0, figures=("svg",)) -> CountResult:
+    def count(dataset="cranfield", out=None, *, top=3, seed=0) -> CountResult:
         data = resolve_dataset(dataset)
         counts = data.qrels.groupby("query_id").size().clip(upper=top).rename("judged").to_frame()
         return CountResult(counts, provenance.record("count", data, {}, top=top))

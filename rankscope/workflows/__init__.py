@@ -13,13 +13,17 @@ is imported first; and every workflow command needs these modules anyway.
 
 from rankscope.workflows.compare import CompareResult, compare
 from rankscope.workflows.diagnose import DiagnoseResult, diagnose, diagnose_runs
+from rankscope.workflows.options import Execution, Output, Search
 from rankscope.workflows.rag import RagResult
 from rankscope.workflows.tune import TuneResult, tune
 
 __all__ = [
     "CompareResult",
     "DiagnoseResult",
+    "Execution",
+    "Output",
     "RagResult",
+    "Search",
     "TuneResult",
     "compare",
     "diagnose",

@@ -18,7 +18,6 @@ from pathlib import Path
 import pandas as pd
 
 from rankscope.core.errors import RankscopeError
-from rankscope.core.outputs import check_output_folder
 from rankscope.core.progress import progress
 from rankscope.evaluation.marks import ALPHA, mark_summary, summary_marks
 from rankscope.evaluation.marks import legend as legend_text
@@ -38,6 +37,7 @@ from rankscope.workflows.common.runs import (
     resolve_dataset,
 )
 from rankscope.workflows.common.systems import SystemLike, resolve_systems
+from rankscope.workflows.options import Execution, Output, accepts_old_calls, moved, moved_figures
 
 DEFAULT_RETRIEVERS = ("tfidf", "bm25", "w2v")
 JUDGED = "judged@10"
@@ -161,22 +161,26 @@ class CompareResult:
         }
 
 
+def _old_compare(kwargs: dict[str, object]) -> dict[str, object]:
+    return moved(
+        moved_figures(kwargs), {"seed": "seed", "test": "test", "scheduler": "scheduler"}, "execution", Execution
+    )
+
+
+@accepts_old_calls(("dataset", "retrievers", "metrics", "baseline", "out"), _old_compare)
 def compare(
     dataset: DatasetSource = "cranfield",
     retrievers: Sequence[SystemLike] | Mapping[str, SystemLike] = DEFAULT_RETRIEVERS,
     metrics: Sequence[str] | None = None,
     baseline: str | None = None,
-    out: str | Path | None = None,
+    out: str | Path | Output | None = None,
     *,
     depth: int = 1000,
-    test: str = "randomization",
-    seed: int = 0,
-    figures: Sequence[str] = plots.FIGURE_FORMATS,
-    scheduler: str | None = None,
+    execution: Execution = Execution(),
     judgments: str | Path | None = None,
 ) -> CompareResult:
-    """Run or read every system, score, test against ``baseline``; write files to ``out``
-    (plots in each of the ``figures`` formats).
+    """Run or read every system, score, test against ``baseline``; write files to ``out`` (a folder,
+    or an :class:`~rankscope.workflows.options.Output` with the figures' formats).
 
     ``judgments`` (a ``rankscope judge --out`` folder) scores with its merged qrels instead of the
     dataset's, adds each system's judge share and invalid replies in its top 10 to the systems
@@ -185,8 +189,10 @@ def compare(
 
     ``retrievers`` is a list of specs (each named by itself) or a mapping name -> system
     (spec, Retriever, run DataFrame or run file path). ``baseline`` names one of them
-    (default: ``bm25`` when present, else the first system). ``scheduler`` (``local:N`` or a Dask
-    scheduler's address) makes each system's run a task there (:func:`rankscope.workflows.common.fanout.produce_runs`).
+    (default: ``bm25`` when present, else the first system). ``execution`` gives the seed, the paired
+    test and a scheduler (``local:N`` or a Dask scheduler's address) that makes each system's run a
+    task there (:func:`rankscope.workflows.common.fanout.produce_runs`). The earlier keywords ``test``,
+    ``seed``, ``scheduler`` and ``figures`` still work, with a DeprecationWarning.
     """
     from rankscope.evaluation import DEFAULT_METRICS, evaluate
     from rankscope.evaluation.metrics import IPREC_LEVELS, parse_metrics
@@ -194,20 +200,20 @@ def compare(
 
     metrics = tuple(m.name for m in parse_metrics(DEFAULT_METRICS if metrics is None else metrics))
     check_depth(depth)
-    figures = plots.check_formats(figures)
+    test, seed = execution.test, execution.seed
     systems = resolve_systems(retrievers)  # specs are checked and run files read before any indexing
     names = list(systems)
     if len(names) < 2:
         raise RankscopeError(f"compare needs at least two systems, got {names}; diagnose studies one")
     baseline = choose_baseline(baseline, names)
-    out_path = None if out is None else check_output_folder(out)  # before any computing
+    out_path, figures = Output.of(out).checked()  # before any computing
     labelled = None if judgments is None else read_judgments(judgments)
     data = resolve_dataset(dataset)
     if labelled is not None:
         data = replace(data, qrels=labelled.qrels)
     cutoffs = [k for k in CUTOFFS if k <= depth]  # beyond the depth Hit@K would just repeat Hit@depth
     runs, results, curves, diagnostics, described, pr_rows = {}, {}, [], {}, {}, []
-    made = produce_runs(systems, data, depth, scheduler)
+    made = produce_runs(systems, data, depth, execution.scheduler)
     for name, produced in progress(made, desc="systems", total=len(systems), label=lambda item: item[0]):
         system = systems[name]
         runs[name] = produced.run

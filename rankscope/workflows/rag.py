@@ -13,7 +13,7 @@ with the first retriever, per metric, as ``compare`` does (paired test, Holm-cor
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -21,7 +21,6 @@ import numpy as np
 import pandas as pd
 
 from rankscope.core.errors import RankscopeError
-from rankscope.core.outputs import check_output_folder
 from rankscope.core.progress import progress
 from rankscope.corpora.dataset import Dataset
 from rankscope.evaluation.marks import ALPHA, TIE_TOLERANCE, legend, mark_summary
@@ -33,6 +32,7 @@ from rankscope.reporting.tables import records, text_table
 from rankscope.workflows.common.fanout import run_tasks
 from rankscope.workflows.common.runs import check_depth, check_specs, resolve_dataset
 from rankscope.workflows.common.systems import sha256_of
+from rankscope.workflows.options import Execution, Output, accepts_old_calls, moved, moved_figures
 
 if TYPE_CHECKING:
     from rankscope.corpora.chunking import TokenCounter
@@ -46,7 +46,7 @@ DOCUMENT_METRICS = ("ndcg@10", "recall@100")
 DISTINCT_AT = 10
 
 
-def system_name(chunking: str, retriever: str) -> str:
+def chunked_name(chunking: str, retriever: str) -> str:
     """``words:100:25 / bm25``: one row of the results."""
     return f"{chunking} / {retriever}"
 
@@ -171,27 +171,71 @@ def _joined(first, second):
     return EvaluationResult(per_query, {**first.mean, **second.mean}, first.n_unjudged)
 
 
+@dataclass(frozen=True)
+class Budgets:
+    """Budgets of context, in ``tokens`` counted by ``tokenizer`` (None: whitespace words; ``analyzer``:
+    the analyzer's tokens; or a local tokenizer.json)."""
+
+    tokens: tuple[int, ...] = DEFAULT_BUDGETS
+    tokenizer: str | None = None
+
+    @classmethod
+    def of(cls, budgets: Sequence[int] | Budgets) -> Budgets:
+        return budgets if isinstance(budgets, Budgets) else cls(tuple(budgets))
+
+
+@dataclass(frozen=True)
+class Answers:
+    """Answers as the evidence: a questions JSONL ``file`` and how an answer is found in a chunk
+    (``mode``: string, DPR's has_answer; regex; substring, FlashRAG's looser rule)."""
+
+    file: str | Path
+    mode: str = "string"
+
+
+def _old_rag(kwargs: dict[str, object]) -> dict[str, object]:
+    """The earlier keywords: ``tokenizer`` (into ``budgets``), ``answer_mode`` (into ``answers``),
+    ``test``/``seed``/``scheduler`` (into ``execution``), ``figures`` (into ``out``)."""
+    if "tokenizer" in kwargs:
+        given = Budgets.of(kwargs.get("budgets", DEFAULT_BUDGETS))  # type: ignore[arg-type]
+        kwargs["budgets"] = replace(given, tokenizer=kwargs.pop("tokenizer"))
+    mode = kwargs.pop("answer_mode", None)
+    answers = kwargs.get("answers")
+    if mode is not None and answers is not None:
+        kwargs["answers"] = replace(answers, mode=mode) if isinstance(answers, Answers) else Answers(answers, mode)  # type: ignore[arg-type]
+    return moved(
+        moved_figures(kwargs), {"seed": "seed", "test": "test", "scheduler": "scheduler"}, "execution", Execution
+    )
+
+
+@accepts_old_calls(("dataset", "chunkings", "retrievers", "budgets", "answers", "out"), _old_rag)
 def rag(
     dataset: str | Dataset = "cisi",
     chunkings: Sequence[str] = DEFAULT_CHUNKINGS,
     retrievers: Sequence[str] = ("bm25",),
-    budgets: Sequence[int] = DEFAULT_BUDGETS,
-    answers: str | Path | None = None,
-    out: str | Path | None = None,
+    budgets: Sequence[int] | Budgets = DEFAULT_BUDGETS,
+    answers: str | Path | Answers | None = None,
+    out: str | Path | Output | None = None,
     *,
-    tokenizer: str | None = None,
-    answer_mode: str = "string",
     depth: int = 1000,
-    test: str = "randomization",
-    seed: int = 0,
-    figures: Sequence[str] = plots.FIGURE_FORMATS,
-    scheduler: str | None = None,
+    execution: Execution = Execution(),
 ) -> RagResult:
-    """Chunk, index, search and score every (chunking or whole documents) x retriever; write files to ``out``.
+    """Chunk, index, search and score every (chunking or whole documents) x retriever; write files to
+    ``out`` (a folder, or an :class:`~rankscope.workflows.options.Output` with the figures' formats).
 
-    ``scheduler`` (``local:N`` or a Dask scheduler's address) makes each system a task there
-    (:func:`rag_system` through :func:`rankscope.workflows.common.fanout.run_tasks`); the result is the same, bit for bit.
+    ``budgets`` are token counts (or :class:`Budgets` with the tokenizer that counts them);
+    ``answers`` a questions JSONL file whose answers are the evidence (or :class:`Answers` with the
+    matching mode; without answers, the qrels' relevant documents are). ``execution`` gives the seed,
+    the paired test and a scheduler (``local:N`` or a Dask scheduler's address) that makes each system a
+    task there (:func:`rag_system` through :func:`rankscope.workflows.common.fanout.run_tasks`); the
+    result is the same, bit for bit. The earlier keywords ``tokenizer``, ``answer_mode``, ``test``,
+    ``seed``, ``scheduler`` and ``figures`` still work, with a DeprecationWarning.
     """
+    given_budgets = Budgets.of(budgets)
+    given_answers = Answers(answers) if isinstance(answers, (str, Path)) else answers
+    tokenizer, test, seed = given_budgets.tokenizer, execution.test, execution.seed
+    answer_mode = "string" if given_answers is None else given_answers.mode
+    answers = None if given_answers is None else given_answers.file
     from rankscope.corpora.answers import MODES
     from rankscope.corpora.chunking import parse_chunking
     from rankscope.corpora.qa_files import read_questions
@@ -199,11 +243,10 @@ def rag(
     from rankscope.evaluation.significance import compare_results
     from rankscope.retrieval.registry import make_retriever
 
-    out_path = None if out is None else check_output_folder(out)  # before any computing
-    figures = plots.check_formats(figures)
+    out_path, figures = Output.of(out).checked()  # before any computing
     check_specs(retrievers)
     check_depth(depth)
-    budgets = tuple(check_budgets(budgets))
+    budgets = tuple(check_budgets(given_budgets.tokens))
     if answer_mode not in MODES:
         raise RankscopeError(f"unknown answer matching mode {answer_mode!r}; expected one of {list(MODES)}")
     specs = [WHOLE, *[parse_chunking(c).spec for c in chunkings if c != WHOLE]]
@@ -223,13 +266,13 @@ def rag(
         (chunking, spec, data, queries, questions, answer_mode, counter, budgets, depth) for chunking, spec in systems
     ]
     results, tokens, stats, runs = {}, [], [], {}
-    made = run_tasks(rag_system, calls, scheduler)
+    made = run_tasks(rag_system, calls, execution.scheduler)
     for (chunking, spec), outcome in zip(systems, progress(made, desc="chunking x retriever", total=len(systems))):
-        name = system_name(chunking, spec)
+        name = chunked_name(chunking, spec)
         runs[name], results[name] = outcome.run, outcome.result
         tokens.append(outcome.tokens)
         stats.append(outcome.stats)
-    baseline = system_name(WHOLE, retrievers[0])
+    baseline = chunked_name(WHOLE, retrievers[0])
     metrics = list(results[baseline].mean)
     significance = compare_results(results, baseline, metrics, test=test, correction="holm", seed=seed, alpha=ALPHA)
     summary = pd.DataFrame({name: r.mean for name, r in results.items()}).T[metrics].rename_axis("system")
@@ -311,7 +354,7 @@ def rag_system(
         result = _joined(result, _renamed(scored, "maxp "))
     first = tokens_to_first(run, lengths, evidence)
     distinct = distinct_documents(run, chunks, DISTINCT_AT).reindex(first.index, fill_value=0)
-    name = system_name(chunking, spec)
+    name = chunked_name(chunking, spec)
     stats = {
         "system": name,
         "chunks": len(chunks),

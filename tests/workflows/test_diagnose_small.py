@@ -9,7 +9,9 @@ import pandas as pd
 import pytest
 
 from rankscope.corpora.dataset import Dataset
-from rankscope.workflows.diagnose.workflow import System, diagnose, diagnose_runs
+from rankscope.workflows.common.systems import SystemRun
+from rankscope.workflows.diagnose.sampling import Sampled
+from rankscope.workflows.diagnose.workflow import diagnose, diagnose_runs
 
 SIX = Dataset.from_dicts(
     "six",
@@ -56,13 +58,13 @@ def test_sampled_on_a_small_corpus_names_the_option_that_fixes_it() -> None:
         "--sampled-negatives 100; run with --sampled-negatives 4 (or fewer)",
     )
     assert result.diagnoses[0].sampled.empty and "--sampled-negatives 4" in result.to_text()
-    fixed = diagnose(SIX, "bm25", sampled=True, sampled_negatives=4, sampled_repeats=2)
+    fixed = diagnose(SIX, "bm25", sampled=Sampled(negatives=4, repeats=2))
     assert fixed.notes == () and fixed.diagnoses[0].sampled["metric"].tolist() == ["hit@10", "mrr@10", "ndcg@10"]
 
 
 def test_a_run_without_retriever_is_diagnosed_with_the_default_analyzer() -> None:
     run = pd.DataFrame({"query_id": ["q1", "q2"], "doc_id": ["d3", "d6"], "score": [1.0, 1.0]})
-    result = diagnose_runs(SIX, [System("prod", run)], depth=1, sampled=True)
+    result = diagnose_runs(SIX, [SystemRun("prod", run)], depth=1, sampled=True)
     prod = result.diagnoses[0]
     assert prod.loss_summary().loc[1, ["found", "ranking_loss", "recall_loss"]].tolist() == [1, 0, 3]
     reasons = prod.failures.set_index("doc_id")["reason"].to_dict()
@@ -76,12 +78,12 @@ def test_bad_sampled_options_fail_before_indexing() -> None:
     from rankscope.core.errors import RankscopeError
 
     with pytest.raises(RankscopeError, match="must be at least 1, got 0 and 10"):
-        diagnose(SIX, "bm25", sampled=True, sampled_negatives=0)
+        diagnose(SIX, "bm25", sampled=Sampled(negatives=0))
 
 
 def test_the_sampled_protocol_has_its_own_progress_bar(monkeypatch, capsys) -> None:
     monkeypatch.setattr("rankscope.core.progress._quiet", False)  # bars on, though stderr is captured
-    diagnose(SIX, "bm25", sampled=True, sampled_negatives=4, sampled_repeats=3)
+    diagnose(SIX, "bm25", sampled=Sampled(negatives=4, repeats=3))
     err = capsys.readouterr().err
     # 4 relevant (query, document) pairs x 3 repeats = 12 candidate lists scored
     assert "sampled protocol:" in err and "/12 " in err

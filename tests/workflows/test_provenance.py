@@ -17,6 +17,7 @@ from rankscope.corpora.trec import write_trec_run
 from rankscope.retrieval.registry import make_retriever
 from rankscope.workflows.compare import compare
 from rankscope.workflows.diagnose import diagnose
+from rankscope.workflows.options import Execution
 from rankscope.workflows.rag import rag
 from rankscope.workflows.tune import tune
 from tests.workflows.tiny_collection import DATA, QRELS, QUERIES, TEXTS
@@ -46,7 +47,13 @@ def test_compare_records_full_specs_run_file_checksum_and_settings(tmp_path: Pat
     run_file = tmp_path / "tfidf.run"
     write_trec_run(run, run_file)
     out = tmp_path / "cmp"
-    result = compare(DATA, {"bm25": "bm25:k1=0.9", "mine": run_file}, ["ndcg@10", "map"], out=out, seed=7, test="t")
+    result = compare(
+        DATA,
+        {"bm25": "bm25:k1=0.9", "mine": run_file},
+        ["ndcg@10", "map"],
+        out=out,
+        execution=Execution(seed=7, test="t"),
+    )
     record = written_record(out)
     assert record["workflow"] == "compare" and record["rankscope_version"] == __version__
     assert record["command"] is None  # called from Python
@@ -86,13 +93,17 @@ def test_diagnose_tune_and_rag_write_the_same_record(tmp_path: Path) -> None:
     assert diag["systems"] == {s: make_retriever(s).spec() for s in ("bm25", "tfidf")}
     assert diag["settings"]["depth"] == 5 and diag["settings"]["seed"] == 3 and diag["workflow"] == "diagnose"
 
-    tuned = tune(DATA, "bm25", k1="1.0:1.2:0.2", b="0.5", folds=2, out=tmp_path / "tune").provenance.to_dict()
+    tuned = tune(
+        DATA, "bm25", params={"k1": "1.0:1.2:0.2", "b": "0.5"}, folds=2, out=tmp_path / "tune"
+    ).provenance.to_dict()
     assert written_record(tmp_path / "tune") == tuned
     assert tuned["systems"] == {"bm25": make_retriever("bm25").spec()}
     assert tuned["settings"]["grid"] == {"bm25": {"k1": [1.0, 1.2], "b": [0.5]}}
     assert tuned["settings"]["folds"] == 2 and tuned["settings"]["metric"] == "ndcg@10"
 
-    chunked = rag(DATA, ["words:3"], ["bm25"], [5], out=tmp_path / "rag", test="t").provenance.to_dict()
+    chunked = rag(
+        DATA, ["words:3"], ["bm25"], [5], out=tmp_path / "rag", execution=Execution(test="t")
+    ).provenance.to_dict()
     assert written_record(tmp_path / "rag") == chunked
     assert chunked["settings"]["chunkings"] == ["whole", "words:3:0"] and chunked["settings"]["budgets"] == [5]
     assert chunked["dataset"]["fingerprint"] == DATA.fingerprint

@@ -10,7 +10,8 @@ import pytest
 from rankscope.cli import main
 from rankscope.core.errors import RankscopeError
 from rankscope.corpora.dataset import Dataset
-from rankscope.workflows.rag import rag
+from rankscope.workflows.options import Execution
+from rankscope.workflows.rag import Budgets, rag
 
 # q1's evidence (grape) sits in the second half of an 8-word document: whole, the document needs
 # 8 tokens of context; in 4-word chunks the chunk holding "grape" comes first and needs 4.
@@ -28,7 +29,7 @@ DATA = Dataset.from_dicts(
 
 
 def test_budgets_by_hand():
-    result = rag(DATA, ["words:4"], ["bm25"], [5, 10], test="t")
+    result = rag(DATA, ["words:4"], ["bm25"], [5, 10], execution=Execution(test="t"))
     assert list(result.summary.index) == ["whole / bm25", "words:4:0 / bm25"]
     assert result.baseline == "whole / bm25"
     # whole: q1's 8-token document crosses a 5-token budget (left out), q2 fits
@@ -96,7 +97,7 @@ def test_cli_writes_the_report(tmp_path, capsys):
 
 def test_token_count_choice_is_reported():
     # the analyzer's \w\w+ pattern: same words here, so the numbers match the whitespace run
-    result = rag(DATA, ["words:4"], ["bm25"], [5], tokenizer="analyzer", test="t")
+    result = rag(DATA, ["words:4"], ["bm25"], Budgets((5,), "analyzer"), execution=Execution(test="t"))
     assert result.counter == r"analyzer tokens (\w\w+)"
     assert result.to_text().startswith(r"token counts: analyzer tokens (\w\w+)")
     assert result.summary["hit@5tok"].tolist() == [0.5, 1.0]

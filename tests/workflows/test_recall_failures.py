@@ -8,9 +8,9 @@ import pytest
 
 from rankscope.retrieval.analysis import Analyzer
 from rankscope.retrieval.registry import make_retriever
+from rankscope.retrieval.snippets import highlight, snippet, word_terms
 from rankscope.workflows.diagnose.misses import relevant_ranks
 from rankscope.workflows.diagnose.recall_failures import analyzer_of, failure_summary, recall_failures
-from rankscope.workflows.diagnose.snippets import highlight, snippet, word_terms
 
 CORPUS = pd.DataFrame(
     {

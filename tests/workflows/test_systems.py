@@ -17,6 +17,7 @@ from rankscope.corpora.trec import write_trec_run
 from rankscope.workflows.common.systems import checked_run, resolve_systems
 from rankscope.workflows.compare import compare
 from rankscope.workflows.diagnose import diagnose
+from rankscope.workflows.diagnose.sampling import Sampled
 from tests.workflows.test_handmade_workflows import DATA, Fixed
 
 
@@ -85,9 +86,7 @@ def test_diagnose_a_run_and_a_retriever_side_by_side() -> None:
         DATA,
         {"prod": run_of("A"), "new": Fixed(system="B")},
         depth=5,
-        sampled=True,
-        sampled_negatives=2,
-        sampled_repeats=2,
+        sampled=Sampled(negatives=2, repeats=2),
     )
     prod, new = result.diagnoses
     assert (prod.retriever, new.retriever) == ("prod", "new")

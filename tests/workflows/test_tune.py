@@ -12,7 +12,10 @@ from rankscope.core.errors import RankscopeError
 from rankscope.corpora.dataset import Dataset
 from rankscope.evaluation import evaluate
 from rankscope.retrieval.registry import make_retriever
+from rankscope.workflows.options import Execution
 from rankscope.workflows.tune.workflow import search_depth, tune
+
+GRID = {"k1": "0.5:1.5:0.5", "b": "0.25:0.75:0.25"}
 
 WORDS = "wing flow shock boundary layer heat transfer pressure drag lift vortex jet nozzle plate cone".split()
 
@@ -32,7 +35,15 @@ def fresh_score(data: Dataset, spec: str, metric: str) -> pd.Series:
 
 def test_grid_matches_fresh_indexes_and_cv_is_honest(tmp_path) -> None:
     data = small_dataset()
-    result = tune(data, "bm25", "0.5:1.5:0.5", "0.25:0.75:0.25", "ndcg@5", folds=3, seed=1, out=tmp_path)
+    result = tune(
+        data,
+        "bm25",
+        params={"k1": "0.5:1.5:0.5", "b": "0.25:0.75:0.25"},
+        metric="ndcg@5",
+        folds=3,
+        execution=Execution(seed=1),
+        out=tmp_path,
+    )
     assert result.grid[["k1", "b"]].values.tolist() == [[x, y] for x in (0.5, 1.0, 1.5) for y in (0.25, 0.5, 0.75)]
     for point, k1, b, mean in result.grid.itertuples(name=None):
         expected = fresh_score(data, f"bm25:k1={k1},b={b}", "ndcg@5")
@@ -75,19 +86,19 @@ def test_grid_matches_fresh_indexes_and_cv_is_honest(tmp_path) -> None:
 
 def test_tune_refuses_retrievers_without_k1_and_b() -> None:
     with pytest.raises(RankscopeError, match="no k1 and b parameters"):
-        tune(small_dataset(), "tfidf", "1", "0.5")
+        tune(small_dataset(), "tfidf", params={"k1": "1", "b": "0.5"})
 
 
 def test_tune_refuses_bad_grid_before_indexing() -> None:
     with pytest.raises(RankscopeError, match="--k1 '0.2:2.0'"):
-        tune(small_dataset(), "bm25", "0.2:2.0")
+        tune(small_dataset(), "bm25", params={"k1": "0.2:2.0"})
 
 
 def test_any_numeric_parameter_tunes_and_matches_fresh_retrievers() -> None:
     """RM3's fb_terms (an int) and weight on a 3 x 2 grid: every point equals a freshly built retriever."""
     data = small_dataset()
     params = {"fb_terms": "1:3:1", "weight": "0.2,0.8"}
-    result = tune(data, "bm25:prf=rm3,fb_docs=3", metric="ndcg@5", folds=3, seed=2, params=params)
+    result = tune(data, "bm25:prf=rm3,fb_docs=3", metric="ndcg@5", folds=3, execution=Execution(seed=2), params=params)
     assert result.params == ["fb_terms", "weight"]
     assert result.grid[["fb_terms", "weight"]].values.tolist() == [[t, w] for t in (1, 2, 3) for w in (0.2, 0.8)]
     assert result.grid["fb_terms"].dtype.kind == "i"
@@ -153,8 +164,6 @@ def test_tune_refuses_unknown_parameters_and_fractional_counts() -> None:
         tune(small_dataset(), "tfidf", params={"fb_terms": "1:3:1"})
     with pytest.raises(RankscopeError, match="takes whole numbers, got 1.5"):
         tune(small_dataset(), "bm25:prf=rm3", params={"fb_terms": "1,1.5"})
-    with pytest.raises(RankscopeError, match="parameter 'k1' is given twice"):
-        tune(small_dataset(), "bm25", "1", params={"k1": "2"})
 
 
 def test_nested_choice_of_retriever_takes_each_ones_parameters() -> None:
@@ -162,7 +171,7 @@ def test_nested_choice_of_retriever_takes_each_ones_parameters() -> None:
     data = small_dataset()
     specs = ["bm25", "bm25:prf=rm3,fb_docs=3", "tfidf"]
     params = {"k1": "1,1.5", "fb_terms": "1,2"}
-    result = tune(data, metric="ndcg@5", folds=3, seed=4, params=params, retrievers=specs)
+    result = tune(data, specs, metric="ndcg@5", folds=3, execution=Execution(seed=4), params=params)
     rows = [
         tuple(None if pd.isna(v) else v for v in row) for row in result.grid[["retriever", "k1", "fb_terms"]].values
     ]
@@ -187,7 +196,7 @@ def test_nested_choice_of_retriever_takes_each_ones_parameters() -> None:
     assert len(chosen) == 3 and set(chosen) <= set(specs)
     assert "3 retrievers' grids (7 points)" in result.to_text()
     with pytest.raises(RankscopeError, match="listed twice"):
-        tune(data, retrievers=["bm25", "bm25"])
+        tune(data, ["bm25", "bm25"])
 
 
 def test_a_retriever_object_is_tuned_like_its_spec_and_left_untouched() -> None:
@@ -196,8 +205,10 @@ def test_a_retriever_object_is_tuned_like_its_spec_and_left_untouched() -> None:
     data = small_dataset()
     given = BM25(k1=0.9, b=0.4, variant="okapi")
     before = given.get_params()
-    by_object = tune(data, given, "0.5:1.5:0.5", "0.25:0.75:0.25", "ndcg@5", folds=3, seed=1)
-    by_spec = tune(data, "bm25:k1=0.9,b=0.4,variant=okapi", "0.5:1.5:0.5", "0.25:0.75:0.25", "ndcg@5", folds=3, seed=1)
+    by_object = tune(data, given, params=GRID, metric="ndcg@5", folds=3, execution=Execution(seed=1))
+    by_spec = tune(
+        data, "bm25:k1=0.9,b=0.4,variant=okapi", params=GRID, metric="ndcg@5", folds=3, execution=Execution(seed=1)
+    )
     pd.testing.assert_frame_equal(by_object.grid, by_spec.grid)
     assert by_object.default["score"] == pytest.approx(fresh_score(data, given.spec(), "ndcg@5").mean(), abs=1e-12)
     assert by_object.retriever == given.spec() and "variant=okapi" in by_object.retriever

@@ -10,6 +10,7 @@ import pytest
 pytest.importorskip("optuna")
 
 from rankscope.core.errors import RankscopeError  # noqa: E402
+from rankscope.workflows.options import Execution, Search  # noqa: E402
 from rankscope.workflows.tune.crossval import assign_folds  # noqa: E402
 from rankscope.workflows.tune.model_search import optuna_search  # noqa: E402
 from rankscope.workflows.tune.workflow import heatmap_plot, tune  # noqa: E402
@@ -37,11 +38,20 @@ def test_each_folds_study_sees_only_its_training_queries() -> None:
 def test_optuna_is_deterministic_and_finds_the_grid_optimum(tmp_path) -> None:
     data = small_dataset()
     params = {"k1": "0.5:1.5:0.5", "b": "0.25:0.75:0.25"}
-    grid = tune(data, "bm25", metric="ndcg@5", folds=3, seed=1, params=params)
+    grid = tune(data, "bm25", metric="ndcg@5", folds=3, execution=Execution(seed=1), params=params)
     first = tune(
-        data, "bm25", metric="ndcg@5", folds=3, seed=1, params=params, search="optuna", trials=20, out=tmp_path
+        data,
+        "bm25",
+        metric="ndcg@5",
+        folds=3,
+        execution=Execution(seed=1),
+        params=params,
+        search=Search("optuna", 20),
+        out=tmp_path,
     )
-    again = tune(data, "bm25", metric="ndcg@5", folds=3, seed=1, params=params, search="optuna", trials=20)
+    again = tune(
+        data, "bm25", metric="ndcg@5", folds=3, execution=Execution(seed=1), params=params, search=Search("optuna", 20)
+    )
     pd.testing.assert_frame_equal(first.grid, again.grid)
     pd.testing.assert_frame_equal(first.cv.choices, again.cv.choices)
     # the same points, folds and defaults as the grid: each scored point equals the grid's
@@ -68,8 +78,12 @@ def test_optuna_is_deterministic_and_finds_the_grid_optimum(tmp_path) -> None:
 def test_a_large_grid_is_searched_not_scored_whole() -> None:
     data = small_dataset()
     params = {"k1": "0.2:2.0:0.1", "b": "0.0:1.0:0.05"}  # 399 points, 4 x 3 trials: a true search
-    one = tune(data, "bm25", metric="ndcg@5", folds=3, seed=1, params=params, search="optuna", trials=3)
-    two = tune(data, "bm25", metric="ndcg@5", folds=3, seed=2, params=params, search="optuna", trials=3)
+    one = tune(
+        data, "bm25", metric="ndcg@5", folds=3, execution=Execution(seed=1), params=params, search=Search("optuna", 3)
+    )
+    two = tune(
+        data, "bm25", metric="ndcg@5", folds=3, execution=Execution(seed=2), params=params, search=Search("optuna", 3)
+    )
     assert len(one.grid) <= 12 and not one.grid[["k1", "b"]].equals(two.grid[["k1", "b"]])
     assert heatmap_plot(one) is None  # a search scores some points of the grid: no heatmap of holes
 
@@ -79,8 +93,8 @@ def test_bad_search_settings_are_refused_before_any_work() -> None:
     with pytest.raises(RankscopeError, match="--search must be one of grid, optuna"):
         tune(data, "bm25", search="random")
     with pytest.raises(RankscopeError, match="--trials must be at least 1"):
-        tune(data, "bm25", search="optuna", trials=0)
+        tune(data, "bm25", search=Search("optuna", 0))
     with pytest.raises(RankscopeError, match="with --retrievers use the grid"):
-        tune(data, retrievers=["bm25", "tfidf"], search="optuna")
+        tune(data, ["bm25", "tfidf"], search="optuna")
     with pytest.raises(RankscopeError, match="--scheduler is for the grid"):
-        tune(data, "bm25", search="optuna", scheduler="local:2")
+        tune(data, "bm25", search="optuna", execution=Execution(scheduler="local:2"))

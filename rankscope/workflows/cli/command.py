@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import inspect
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import partial
@@ -28,11 +27,13 @@ from rankscope.core.outputs import check_output_folder
 from rankscope.corpora.cli import load_reported
 from rankscope.reporting.finish import Finished, finish
 from rankscope.reporting.tables import to_json
+from rankscope.workflows.options import flat_defaults
 
 
 def defaults(function: Callable[..., object]) -> dict[str, Any]:
-    """A function's parameter defaults by name: the CLI's defaults are read here, never retyped."""
-    return {name: p.default for name, p in inspect.signature(function).parameters.items()}
+    """A function's parameter defaults by name, options objects' fields included (``seed`` of
+    ``execution=Execution()``): the CLI's defaults are read here, never retyped."""
+    return flat_defaults(function)
 
 
 class Adds(Protocol):
@@ -80,7 +81,7 @@ class Added:
         self.add_to(parser)
 
 
-Call = Callable[[argparse.Namespace, Callable[..., Any]], Finished]
+Call = Callable[[argparse.Namespace, Callable[..., Finished]], Finished]
 """Calls the workflow (the second argument) with the parsed arguments, without ``out``."""
 
 

@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable
-from typing import Any
 
 from rankscope.evaluation.metrics import DEFAULT_METRICS
+from rankscope.reporting.finish import Finished
 from rankscope.workflows.cli.command import Command, Option, defaults, loader
 from rankscope.workflows.cli.options import RUN, TEST, default_specs, depth, scheduler, systems_from_args
+from rankscope.workflows.options import Execution
 
 
-def call(args: argparse.Namespace, compare: Callable[..., Any]) -> Any:
+def call(args: argparse.Namespace, compare: Callable[..., Finished]) -> Finished:
     specs = default_specs(args.retrievers, args.run, defaults(compare)["retrievers"])
     return compare(
         loader(args),
@@ -19,9 +20,7 @@ def call(args: argparse.Namespace, compare: Callable[..., Any]) -> Any:
         args.metrics,
         args.baseline,
         depth=args.depth,
-        test=args.test,
-        seed=args.seed,
-        scheduler=args.scheduler,
+        execution=Execution(seed=args.seed, test=args.test, scheduler=args.scheduler),
         judgments=args.judgments,
     )
 

@@ -6,12 +6,14 @@ import argparse
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from rankscope.reporting.finish import Finished
 from rankscope.workflows.cli.command import Command, Option, defaults, loader
 from rankscope.workflows.cli.options import RUN, default_specs, depth, systems_from_args
 from rankscope.workflows.diagnose.headroom import default_metrics
+from rankscope.workflows.diagnose.sampling import Sampled
 
 
-def call(args: argparse.Namespace, diagnose: Callable[..., Any]) -> Any:
+def call(args: argparse.Namespace, diagnose: Callable[..., Finished]) -> Finished:
     """The systems in the order the docs give: ``--retriever`` (its default unless ``--run`` is
     given), the ``--run`` files, then ``--vs``; the first is the one diagnosed in depth."""
     given = [args.retriever] if args.retriever else None
@@ -22,9 +24,7 @@ def call(args: argparse.Namespace, diagnose: Callable[..., Any]) -> Any:
         None,
         args.depth,
         metrics=args.metrics,
-        sampled=args.sampled,
-        sampled_negatives=args.sampled_negatives,
-        sampled_repeats=args.sampled_repeats,
+        sampled=Sampled(args.sampled_negatives, args.sampled_repeats) if args.sampled else False,
         seed=args.seed,
     )
 
@@ -59,11 +59,12 @@ COMMAND = Command(
         Option(
             ("--sampled-negatives",),
             "sampled protocol: negatives (default: %(default)s)",
-            "sampled_negatives",
-            {"type": int},
+            settings={"type": int, "default": Sampled.negatives},
         ),
         Option(
-            ("--sampled-repeats",), "sampled protocol: repeats (default: %(default)s)", "sampled_repeats", {"type": int}
+            ("--sampled-repeats",),
+            "sampled protocol: repeats (default: %(default)s)",
+            settings={"type": int, "default": Sampled.repeats},
         ),
     ),
     call=call,

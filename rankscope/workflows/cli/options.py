@@ -12,6 +12,7 @@ from rankscope.corpora.cli import add_analyzer, add_fields, add_strict, parsed_f
 from rankscope.evaluation.significance import TESTS
 from rankscope.reporting.plots import FIGURE_FORMATS
 from rankscope.workflows.cli.command import Added, Adds, Option
+from rankscope.workflows.options import Output
 
 RUN_HELP = "a run file as a system, named NAME (repeatable; TREC, MS MARCO, Parquet or a JSONL/CSV/TSV table)"
 
@@ -21,8 +22,7 @@ FIGURES = Option(
     ("--figure-format",),
     "formats of every plot written with --out: png, svg, pdf (vector, for papers); report.html "
     "always holds them as inline SVG (default: %(default)s)",
-    "figures",
-    {"nargs": "+", "choices": FIGURE_FORMATS, "metavar": "FORMAT"},
+    settings={"nargs": "+", "choices": FIGURE_FORMATS, "metavar": "FORMAT", "default": list(Output.figures)},
 )
 SEED = Option(("--seed",), "seed for tests, folds and sampling (default: %(default)s)", "seed", {"type": int})
 # accepted after the command too; SUPPRESS keeps the hub's value when absent, and the hub

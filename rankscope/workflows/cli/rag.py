@@ -4,28 +4,26 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable
-from typing import Any
 
 from rankscope.corpora.answers import MODES
+from rankscope.reporting.finish import Finished
 from rankscope.workflows.cli.command import Command, Option, loader
 from rankscope.workflows.cli.options import TEST, depth, scheduler
+from rankscope.workflows.options import Execution
+from rankscope.workflows.rag import Answers, Budgets
 
 
-def call(args: argparse.Namespace, rag: Callable[..., Any]) -> Any:
+def call(args: argparse.Namespace, rag: Callable[..., Finished]) -> Finished:
     from rankscope.retrieval.registry import with_analyzer
 
     return rag(
         loader(args),
         args.chunking,
         [with_analyzer(spec, args.analyzer) for spec in args.retrievers],
-        args.budget,
-        args.answers,
-        tokenizer=args.tokenizer,
-        answer_mode=args.answer_mode,
+        Budgets(tuple(args.budget), args.tokenizer),
+        None if args.answers is None else Answers(args.answers, args.answer_mode),
         depth=args.depth,
-        test=args.test,
-        seed=args.seed,
-        scheduler=args.scheduler,
+        execution=Execution(seed=args.seed, test=args.test, scheduler=args.scheduler),
     )
 
 
@@ -52,14 +50,12 @@ COMMAND = Command(
             ("--answer-mode",),
             "string: DPR's has_answer; regex: DPR's regex mode; substring: FlashRAG's looser rule "
             "(default: %(default)s)",
-            "answer_mode",
-            {"choices": MODES},
+            settings={"choices": MODES, "default": Answers.mode},
         ),
         Option(
             ("--tokenizer",),
             "count tokens as whitespace words (default), 'analyzer' tokens, or with a local tokenizer.json",
-            "tokenizer",
-            {"metavar": "NAME|PATH"},
+            settings={"metavar": "NAME|PATH", "default": Budgets.tokenizer},
         ),
         depth("chunks retrieved per query"),
         TEST,

@@ -4,34 +4,35 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable
-from typing import Any
 
 from rankscope.core.errors import RankscopeError
+from rankscope.reporting.finish import Finished
 from rankscope.workflows.cli.command import Command, Option, loader
 from rankscope.workflows.cli.options import scheduler
-from rankscope.workflows.tune.workflow import DEFAULT_B, DEFAULT_K1, SEARCHES
+from rankscope.workflows.options import SEARCHES, Execution, Search
+from rankscope.workflows.tune.workflow import DEFAULT_B, DEFAULT_K1, SHORTHANDS
 
 
-def call(args: argparse.Namespace, tune: Callable[..., Any]) -> Any:
+def call(args: argparse.Namespace, tune: Callable[..., Finished]) -> Finished:
     from rankscope.retrieval.registry import with_analyzer
     from rankscope.workflows.tune.grid import parse_param
 
     params = dict(parse_param(item) for item in args.param)
     if len(params) < len(args.param):
         raise RankscopeError(f"--param gives a parameter twice: {args.param}")
+    shorthands = {name: getattr(args, name) for name in SHORTHANDS if getattr(args, name) is not None}
+    twice = sorted(set(shorthands) & set(params))
+    if twice:
+        raise RankscopeError(f"parameter {twice[0]!r} is given twice")
+    given = with_analyzer(args.retriever, args.analyzer)
     return tune(
         loader(args),
-        with_analyzer(args.retriever, args.analyzer),
-        args.k1,
-        args.b,
-        args.metric,
-        args.folds,
-        args.seed,
-        params=params,
-        retrievers=None if args.retrievers is None else [with_analyzer(s, args.analyzer) for s in args.retrievers],
-        scheduler=args.scheduler,
-        search=args.search,
-        trials=args.trials,
+        given if args.retrievers is None else [with_analyzer(s, args.analyzer) for s in args.retrievers],
+        params={**shorthands, **params},
+        metric=args.metric,
+        folds=args.folds,
+        search=Search(args.search, args.trials),
+        execution=Execution(seed=args.seed, scheduler=args.scheduler),
     )
 
 
@@ -53,8 +54,8 @@ COMMAND = Command(
             "fb_terms=5:30:5, norm=minmax,zscore; repeat for more (without --param, --k1 and --b: BM25's k1 and b)",
             settings={"action": "append", "default": [], "metavar": "NAME=VALUES"},
         ),
-        Option(("--k1",), f"start:stop:step, inclusive; same as --param k1=... (default grid: {DEFAULT_K1})", "k1"),
-        Option(("--b",), f"start:stop:step, inclusive; same as --param b=... (default grid: {DEFAULT_B})", "b"),
+        Option(("--k1",), f"start:stop:step, inclusive; same as --param k1=... (default grid: {DEFAULT_K1})"),
+        Option(("--b",), f"start:stop:step, inclusive; same as --param b=... (default grid: {DEFAULT_B})"),
         Option(("--metric",), "metric to maximise (default: %(default)s)", "metric"),
         Option(("--folds",), "cross-validation folds over queries (default: %(default)s)", "folds", {"type": int}),
         scheduler("grid points are scored there in chunks, one per worker; the results are the same, bit for bit"),
@@ -62,7 +63,7 @@ COMMAND = Command(
             ("--search",),
             "grid: score every point; optuna: TPE proposes points, one seeded study per training fold "
             "(needs the tune extra) (default: %(default)s)",
-            "search",
+            "method",
             {"choices": SEARCHES},
         ),
         Option(("--trials",), "--search optuna: trials per study (default: %(default)s)", "trials", {"type": int}),

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -82,16 +81,26 @@ class System:
 
 @dataclass(frozen=True)
 class SystemRun:
-    """One system's run on a dataset, with the retriever kept for scoring candidates later (None for runs)."""
+    """A named system's run on a dataset, and, when a retriever made it, that retriever (kept for
+    scoring candidates later: the analyzer that explains recall losses, the sampled protocol) and its
+    ``diagnostics()`` taken right after the search (ANN recall, out-of-vocabulary rates).
+    ``description`` is what reports and the provenance show (:meth:`described`); ``notes`` what the
+    run check found."""
 
-    spec: str
-    retriever: object
+    name: str
     run: pd.DataFrame
-    index_seconds: float
-    search_seconds: float
-    diagnostics: dict[str, float]
+    retriever: Any = None
+    diagnostics: Mapping[str, float] = field(default_factory=dict)
     description: str = ""
     notes: tuple[str, ...] = ()
+
+    def described(self) -> str:
+        """The description, else the retriever's full spec, else the run's size."""
+        if self.description:
+            return self.description
+        if self.retriever is not None:
+            return self.retriever.spec()
+        return f"run given in Python: {len(self.run)} rows, {self.run['query_id'].nunique()} queries"
 
 
 def resolve_systems(systems: Mapping[str, SystemLike] | Sequence[SystemLike]) -> dict[str, System]:
@@ -190,15 +199,11 @@ def produce_run(system: System, dataset: Dataset, depth: int) -> SystemRun:
     """The system's run on ``dataset`` to ``depth``: search with a retriever, or check and cut a given run."""
     if system.is_run:
         run, notes = checked_run(system.name, system.run, dataset, depth)  # type: ignore[arg-type]
-        return SystemRun(system.name, None, run, 0.0, 0.0, {}, system.description, notes)
-    retriever = system.fresh_retriever()
-    start = time.perf_counter()
-    retriever.index(dataset.corpus)
-    indexed = time.perf_counter()
+        return SystemRun(system.name, run, description=system.description, notes=notes)
+    retriever = system.fresh_retriever().index(dataset.corpus)
     run = retriever.search(dataset.queries, k=depth)
-    searched = time.perf_counter()
     diagnostics = retriever.diagnostics() if hasattr(retriever, "diagnostics") else {}
-    return SystemRun(system.name, retriever, run, indexed - start, searched - indexed, diagnostics, system.description)
+    return SystemRun(system.name, run, retriever, diagnostics, system.description)
 
 
 def checked_run(name: str, run: pd.DataFrame, dataset: Dataset, depth: int) -> tuple[pd.DataFrame, tuple[str, ...]]:

@@ -22,8 +22,8 @@ import pandas as pd
 from rankscope.reporting.report import html_table
 from rankscope.reporting.tables import markdown_table, pipe_table
 from rankscope.retrieval.analysis import Analyzer
+from rankscope.retrieval.snippets import highlight, snippet, word_terms
 from rankscope.workflows.diagnose.misses import rank_label
-from rankscope.workflows.diagnose.snippets import highlight, snippet, word_terms
 
 if TYPE_CHECKING:
     from rankscope.workflows.diagnose.workflow import DiagnoseResult

@@ -12,6 +12,7 @@ full-ranking value is shown beside them for reference.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -23,6 +24,22 @@ from rankscope.corpora.schema import sort_run, validate
 from rankscope.retrieval.base import UnknownDocumentError
 
 SAMPLED_METRICS = ("hit@10", "mrr@10", "ndcg@10")
+
+
+@dataclass(frozen=True)
+class Sampled:
+    """The sampled-negatives protocol's settings: ``negatives`` per relevant document, ``repeats``."""
+
+    negatives: int = 100
+    repeats: int = 10
+
+    @classmethod
+    def of(cls, sampled: bool | Sampled) -> Sampled | None:
+        """``sampled`` as settings (True: the defaults), or None when the protocol is not run; checked."""
+        settings = (cls() if sampled else None) if isinstance(sampled, bool) else sampled
+        if settings is not None:
+            check_sampled(settings.negatives, settings.repeats)
+        return settings
 
 
 def per_document_full(

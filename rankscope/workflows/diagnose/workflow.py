@@ -25,11 +25,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
+from typing import TypeVar
 
 import pandas as pd
 
 from rankscope.core.errors import RankscopeError
-from rankscope.core.outputs import check_output_folder
 from rankscope.core.progress import progress
 from rankscope.corpora.dataset import Dataset
 from rankscope.reporting import plots, provenance
@@ -45,7 +45,7 @@ from rankscope.workflows.common.runs import (
     file_stem,
     resolve_dataset,
 )
-from rankscope.workflows.common.systems import SystemLike, named_systems, produce_run, system_name
+from rankscope.workflows.common.systems import SystemLike, SystemRun, named_systems, produce_run, system_name
 from rankscope.workflows.diagnose.drilldown import (
     document_titles,
     drilldown_html,
@@ -75,7 +75,8 @@ from rankscope.workflows.diagnose.misses import (
     relevant_ranks,
 )
 from rankscope.workflows.diagnose.recall_failures import MISMATCH_SHARE, analyzer_of, failure_summary, recall_failures
-from rankscope.workflows.diagnose.sampling import check_sampled, sampled_table, too_few_negatives
+from rankscope.workflows.diagnose.sampling import Sampled, sampled_table, too_few_negatives
+from rankscope.workflows.options import Output, accepts_old_calls, moved_figures
 
 WORST = 10
 LOSS_COLUMNS = [
@@ -96,28 +97,6 @@ LOSS_CAPTION = (
     "top K judged non-relevant / never judged (both count as non-relevant: losses behind unjudged ones may "
     "be holes in the judgments, not ranking errors)"
 )
-
-
-@dataclass(frozen=True)
-class System:
-    """A system to diagnose: its name, its run and, when there is one, the retriever that made it
-    (it gives the analyzer that explains recall losses and scores the sampled protocol) and that
-    retriever's ``diagnostics()`` taken right after the search (ANN recall, out-of-vocabulary rates).
-    ``description`` is what the provenance records (default: the retriever's full spec, or the
-    run's size)."""
-
-    name: str
-    run: pd.DataFrame
-    retriever: object | None = None
-    diagnostics: Mapping[str, float] = field(default_factory=dict)
-    description: str = ""
-
-    def described(self) -> str:
-        if self.description:
-            return self.description
-        if self.retriever is not None:
-            return self.retriever.spec()
-        return f"run given in Python: {len(self.run)} rows, {self.run['query_id'].nunique()} queries"
 
 
 @dataclass(frozen=True)
@@ -351,92 +330,94 @@ class DiagnoseResult:
         return f"sampled protocol ({self.sampled_settings}) next to the full ranking"
 
 
+def _old_diagnose(kwargs: dict[str, object]) -> dict[str, object]:
+    """``sampled_negatives=``/``sampled_repeats=`` of the earlier signature (ignored then without ``sampled``)."""
+    given = {f: kwargs.pop(f"sampled_{f}") for f in ("negatives", "repeats") if f"sampled_{f}" in kwargs}
+    if kwargs.get("sampled") is True:
+        kwargs["sampled"] = Sampled(**given)  # type: ignore[arg-type]
+    return moved_figures(kwargs)
+
+
+@accepts_old_calls(("dataset", "retriever", "vs", "depth", "out"), _old_diagnose)
 def diagnose(
     dataset: str | Dataset = "cranfield",
     retriever: SystemLike | Mapping[str, SystemLike] = "bm25",
     vs: SystemLike | None = None,
     depth: int = 100,
-    out: str | Path | None = None,
+    out: str | Path | Output | None = None,
     *,
     metrics: Sequence[str] | None = None,
-    sampled: bool = False,
-    sampled_negatives: int = 100,
-    sampled_repeats: int = 10,
+    sampled: bool | Sampled = False,
     seed: int = 0,
-    figures: Sequence[str] = plots.FIGURE_FORMATS,
 ) -> DiagnoseResult:
-    """Diagnose ``retriever`` (and ``vs``, if given) at candidate depth ``depth``; write files to ``out``.
+    """Diagnose ``retriever`` (and ``vs``, if given) at candidate depth ``depth``; write files to ``out``
+    (a folder, or an :class:`~rankscope.workflows.options.Output` with the figures' formats).
 
     ``metrics`` are priced in points (default :func:`~rankscope.workflows.diagnose.headroom.default_metrics`);
-    the first one orders the worst queries. ``sampled=True`` adds the sampled-negatives protocol.
-    ``retriever`` and ``vs`` are systems (a spec, a Retriever, a run DataFrame or a run file
-    path), or ``retriever`` maps one or two names to systems.
+    the first one orders the worst queries. ``sampled=True`` (or a
+    :class:`~rankscope.workflows.diagnose.sampling.Sampled` with its negatives and repeats) adds the
+    sampled-negatives protocol, seeded by ``seed``. ``retriever`` and ``vs`` are systems (a spec, a
+    Retriever, a run DataFrame or a run file path), or ``retriever`` maps one or two names to systems.
+    The earlier keywords ``sampled_negatives``, ``sampled_repeats`` and ``figures`` still work, with a
+    DeprecationWarning.
     """
     given = list(retriever.items()) if isinstance(retriever, Mapping) else [(system_name(retriever), retriever)]
     if vs is not None:
         given.append((system_name(vs), vs))
-    if len(given) > 2:
-        raise RankscopeError(f"diagnose takes one system, or two to compare; got {len(given)}")
-    named = named_systems(given)
-    check_depth(depth)
-    metrics = tuple(check_metrics(default_metrics(depth) if metrics is None else metrics, depth))
-    plots.check_formats(figures)
-    if sampled:
-        check_sampled(sampled_negatives, sampled_repeats)
-    if out is not None:
-        check_output_folder(out)  # before any computing
+    named = named_systems(_one_or_two(given))
+    _settings(depth, metrics, sampled, out)  # before any computing
     data = resolve_dataset(dataset)
     systems, described = [], []
     for name, given_system in progress(named.items(), desc="systems", total=len(named)):
         made = produce_run(given_system, data, depth)
-        systems.append(System(name, made.run, made.retriever, made.diagnostics, made.description))
+        systems.append(made)
         if given_system.is_run:  # a spec names itself; a run is said to be which file (and its SHA-256)
             described += [f"{name} is {made.description}", *(f"{name}: {note}" for note in made.notes)]
-    return diagnose_runs(
-        data,
-        systems,
-        depth,
-        out,
-        metrics=metrics,
-        sampled=sampled,
-        sampled_negatives=sampled_negatives,
-        sampled_repeats=sampled_repeats,
-        seed=seed,
-        described=described,
-        figures=figures,
-    )
+    return diagnose_runs(data, systems, depth, out, metrics=metrics, sampled=sampled, seed=seed, described=described)
+
+
+T = TypeVar("T")
+
+
+def _one_or_two(systems: Sequence[T]) -> Sequence[T]:
+    if not 1 <= len(systems) <= 2:
+        raise RankscopeError(f"diagnose takes one system, or two to compare; got {len(systems)}")
+    return systems
+
+
+def _settings(
+    depth: int, metrics: Sequence[str] | None, sampled: bool | Sampled, out: str | Path | Output | None
+) -> tuple[tuple[str, ...], Sampled | None, Path | None, tuple[str, ...]]:
+    """The checked metrics, sampled settings, output folder and figure formats, refused before any computing."""
+    check_depth(depth)
+    checked = tuple(check_metrics(default_metrics(depth) if metrics is None else metrics, depth))
+    return (checked, Sampled.of(sampled), *Output.of(out).checked())
 
 
 def diagnose_runs(
     data: Dataset,
-    systems: Sequence[System],
+    systems: Sequence[SystemRun],
     depth: int = 100,
-    out: str | Path | None = None,
+    out: str | Path | Output | None = None,
     *,
     metrics: Sequence[str] | None = None,
-    sampled: bool = False,
-    sampled_negatives: int = 100,
-    sampled_repeats: int = 10,
+    sampled: bool | Sampled = False,
     seed: int = 0,
     described: Sequence[str] = (),
-    figures: Sequence[str] = plots.FIGURE_FORMATS,
 ) -> DiagnoseResult:
     """Diagnose one or two runs already made on ``data`` (the first is the one diagnosed in depth).
 
     ``described``: what the notes say first (each system's description and run checks).
 
-    A :class:`System`'s ``retriever`` may be None (a run from elsewhere): its terms are then
+    A :class:`~rankscope.workflows.common.systems.SystemRun`'s ``retriever`` may be None (a run from elsewhere): its terms are then
     analysed with the default analyzer, and the sampled protocol, which must score
     documents the run does not hold, is skipped with a note.
     """
-    if not 1 <= len(systems) <= 2:
-        raise RankscopeError(f"diagnose takes one system, or two to compare; got {len(systems)}")
-    check_depth(depth)
-    metrics = tuple(check_metrics(default_metrics(depth) if metrics is None else metrics, depth))
-    figures = plots.check_formats(figures)
-    if sampled:
-        check_sampled(sampled_negatives, sampled_repeats)
-    out_path = None if out is None else check_output_folder(out)
+    _one_or_two(systems)
+    metrics, sampling, out_path, figures = _settings(depth, metrics, sampled, out)
+    settings = sampling or Sampled()
+    sampled_negatives, sampled_repeats = settings.negatives, settings.repeats
+    sampled = sampling is not None
     cutoffs = [k for k in CUTOFFS if k <= depth] + ([depth] if depth > max(CUTOFFS) else [])
     relevant = [relevant_ranks(system.run, data.qrels, depth) for system in systems]
     if relevant[0].empty:
@@ -499,7 +480,7 @@ def diagnose_runs(
 
 def diagnose_system(
     data: Dataset,
-    system: System,
+    system: SystemRun,
     relevant: pd.DataFrame,
     others: dict[str, pd.DataFrame],
     depth: int,

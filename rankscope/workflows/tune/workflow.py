@@ -19,7 +19,7 @@ from __future__ import annotations
 import contextlib
 import itertools
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -28,7 +28,6 @@ import numpy as np
 import pandas as pd
 
 from rankscope.core.errors import RankscopeError
-from rankscope.core.outputs import check_output_folder
 from rankscope.core.progress import progress
 from rankscope.core.scheduler import connect
 from rankscope.reporting import plots, provenance
@@ -38,6 +37,7 @@ from rankscope.reporting.report import Report, write_csv
 from rankscope.reporting.tables import records, text_table
 from rankscope.workflows.common.fanout import Timing, grid_scores, per_query_score
 from rankscope.workflows.common.runs import DatasetSource, check_specs, resolve_dataset
+from rankscope.workflows.options import Execution, Output, Search, accepts_old_calls, moved, moved_figures
 from rankscope.workflows.tune.crossval import CrossValidation, assign_folds, best_column, cross_validate
 from rankscope.workflows.tune.gain import GainTest, gain_test
 from rankscope.workflows.tune.grid import parse_values
@@ -50,7 +50,8 @@ if TYPE_CHECKING:
 DEFAULT_K1 = "0.2:2.0:0.1"
 DEFAULT_B = "0.0:1.0:0.05"
 FULL_DEPTH = 1000
-SEARCHES = ("grid", "optuna")
+SHORTHANDS = ("k1", "b")
+"""Parameters with an option of their own (``--k1``, ``--b``), named so in messages."""
 
 
 @dataclass(frozen=True)
@@ -204,7 +205,7 @@ class TuneResult:
             if not pd.api.types.is_numeric_dtype(values) or values.nunique() < 2:
                 continue
             if value in (values.min(), values.max()) and self._matters(name):
-                hint = f"--{name}" if name in ("k1", "b") else f"--param {name}"
+                hint = f"--{name}" if name in SHORTHANDS else f"--param {name}"
                 notes.append(f"the best {name}={value:g} is on the edge of the grid; consider widening {hint}")
         return notes
 
@@ -244,63 +245,127 @@ def search_depth(metric: str) -> int:
     return FULL_DEPTH if k is None else k
 
 
+def _old_tune(kwargs: dict[str, object]) -> dict[str, object]:
+    """The earlier keywords: ``k1``/``b`` (into ``params``), ``retrievers`` (a list as ``retriever``),
+    ``trials`` (into ``search``), ``seed``/``scheduler`` (into ``execution``), ``figures`` (into ``out``)."""
+    shorthands = {name: kwargs.pop(name) for name in ("k1", "b") if kwargs.get(name) is not None}
+    kwargs.pop("k1", None), kwargs.pop("b", None)
+    params = dict(kwargs.get("params") or {})  # type: ignore[call-overload]
+    twice = sorted(set(shorthands) & set(params))
+    if twice:
+        raise RankscopeError(f"parameter {twice[0]!r} is given twice")
+    if shorthands:
+        kwargs["params"] = {**shorthands, **params}
+    if kwargs.get("retrievers") is not None:
+        kwargs["retriever"] = list(kwargs.pop("retrievers"))  # type: ignore[call-overload]
+    kwargs.pop("retrievers", None)
+    if "trials" in kwargs:
+        search = kwargs.get("search", Search())
+        kwargs["search"] = replace(Search(search) if isinstance(search, str) else search, trials=kwargs.pop("trials"))
+    return moved(moved_figures(kwargs), {"seed": "seed", "scheduler": "scheduler"}, "execution", Execution)
+
+
+@accepts_old_calls(("dataset", "retriever", "k1", "b", "metric", "folds", "seed", "out"), _old_tune)
 def tune(
     dataset: DatasetSource = "cranfield",
-    retriever: str | Retriever = "bm25",
-    k1: str | np.ndarray | None = None,
-    b: str | np.ndarray | None = None,
-    metric: str = "ndcg@10",
-    folds: int = 5,
-    seed: int = 0,
-    out: str | Path | None = None,
+    retriever: str | Retriever | Sequence[str] = "bm25",
     *,
     params: Mapping[str, str | Sequence[object]] | None = None,
-    retrievers: Sequence[str] | None = None,
-    figures: Sequence[str] = plots.FIGURE_FORMATS,
-    scheduler: str | None = None,
-    search: str = "grid",
-    trials: int = 50,
+    metric: str = "ndcg@10",
+    folds: int = 5,
+    out: str | Path | Output | None = None,
+    search: Search | str = Search(),
+    execution: Execution = Execution(),
 ) -> TuneResult:
-    """Grid-search parameters of ``retriever``, cross-validate the choice, write files to ``out``.
+    """Search parameters of ``retriever``, cross-validate the choice, write files to ``out`` (a folder,
+    or an :class:`~rankscope.workflows.options.Output` with the figures' formats).
 
-    ``retriever`` is a spec or a Retriever object (never modified: a fresh one with its
-    parameters is indexed).
+    One entry point, three paths: one retriever on a grid (a spec, or a Retriever object, never
+    modified: a fresh one with its parameters is indexed); a list of specs, which makes the system
+    itself a choice (the grid is every retriever, each with the given parameters it has, at its
+    defaults otherwise; the first at its defaults is the baseline; each fold picks retriever and
+    parameters); and ``search=Search("optuna", trials)`` (or ``"optuna"``), optuna's TPE per study
+    instead of the whole grid.
 
-    ``params`` maps parameter names to ``start:stop:step``, one value, a comma list, or a
-    list of values (:func:`rankscope.workflows.tune.grid.parse_values`, typed by the retriever's
-    parameter table); ``k1`` and ``b`` are
-    shorthands for two of them. With none of the three, k1 and b take the default ranges.
-    ``retrievers`` (instead of ``retriever``) makes the system itself a choice: the grid is
-    every retriever, each with the given parameters it has (at its defaults otherwise), the
-    first at its defaults is the baseline, and each fold picks retriever and parameters.
-    ``scheduler`` (``local:N`` or a Dask scheduler's address) scores the grid points there, in chunks
-    (:mod:`rankscope.workflows.common.fanout`); the result is the same, bit for bit.
-    ``search="optuna"`` runs ``trials`` trials of optuna's TPE per study instead of the whole grid.
+    ``params`` maps parameter names to ``start:stop:step``, one value, a comma list, or a list of
+    values (:func:`rankscope.workflows.tune.grid.parse_values`, typed by the retriever's parameter
+    table); without it, BM25's k1 and b take the default ranges. ``execution`` gives the seed (folds,
+    the gain's test) and a scheduler (``local:N`` or a Dask scheduler's address) that scores the grid
+    points there, in chunks (:mod:`rankscope.workflows.common.fanout`); the result is the same, bit for
+    bit. The earlier signature (``k1``, ``b``, ``seed`` and ``out`` by position, keywords ``retrievers``,
+    ``trials``, ``scheduler``, ``figures``) still works, with a DeprecationWarning.
     """
-
+    search = (Search(search) if isinstance(search, str) else search).check()
+    choice = isinstance(retriever, (list, tuple))
+    _check_execution(search, execution, choice)
+    if choice:
+        check_specs(list(retriever))
     depth = search_depth(metric)
-    nested = retrievers is not None
-    _check_search(search, trials, nested, scheduler)
-    if nested:
-        check_specs(list(retrievers))  # type: ignore[arg-type]
-    every_point = search == "grid"
-    plans = [_plan(system, k1, b, params, nested, every_point) for system in (retrievers if nested else [retriever])]
-    specs = [plan.spec for plan in plans]
+    every_point = search.method == "grid"
+    plans = [_plan(system, params, choice, every_point) for system in (retriever if choice else [retriever])]
     described = {plan.spec: plan.system.spec() for plan in plans}  # every parameter, before any is tuned
     grids = {plan.spec: {n: [_plain(v) for v in values] for n, values in plan.space.items()} for plan in plans}
-    figures = plots.check_formats(figures)
-    out_path = None if out is None else check_output_folder(out)  # before any computing
+    out_path, figures = Output.of(out).checked()  # before any computing
     data = resolve_dataset(dataset)
+    seed = execution.seed
     record = provenance.record(
-        "tune", data, described, metric=metric, folds=folds, seed=seed, depth=depth, search=search, grid=grids
+        "tune", data, described, metric=metric, folds=folds, seed=seed, depth=depth, search=search.method, grid=grids
     )
+    task = _Task(data, metric, depth, folds, seed, record)
+    if search.method == "optuna":
+        result = _tune_by_search(task, plans[0], search.trials)
+    elif choice:
+        result = _tune_choice(task, plans, execution.scheduler)
+    else:
+        result = _tune_grid(task, plans[0], execution.scheduler)
+    return finish(result, out_path, figures)
 
-    if search == "optuna":
 
-        def score(system: Retriever) -> pd.Series:
-            return per_query_score(system, data.queries, data.qrels, metric, depth)
+@dataclass(frozen=True)
+class _Task:
+    """What every path of :func:`tune` scores against and records."""
 
-        return _tune_by_search(data, plans[0], score, metric, folds, seed, trials, out_path, figures, record)
+    data: Dataset
+    metric: str
+    depth: int
+    folds: int
+    seed: int
+    record: Provenance
+
+    def result(self, retriever: str, grid: pd.DataFrame, per_query: pd.DataFrame, **fields: object) -> TuneResult:
+        """The TuneResult of a scored grid (``fields``: the defaults, cross-validation and the rest)."""
+        return TuneResult(
+            dataset=self.data.name,
+            retriever=retriever,
+            metric=self.metric,
+            grid=grid,
+            per_query=per_query,
+            seed=self.seed,
+            **fields,  # type: ignore[arg-type]
+        )
+
+
+def _tune_grid(task: _Task, plan: _Plan, scheduler: str | None) -> TuneResult:
+    """One retriever: every point of its grid."""
+    grid, per_query, timing = _score_grids(task, [plan], scheduler, nested=False)
+    default = {n: _plain(plan.defaults[n]) if n in plan.defaults else None for n in grid.columns if n != "mean"}
+    return _cross_validated(task, plan, plan.spec, grid, per_query, default, timing)
+
+
+def _tune_choice(task: _Task, plans: Sequence[_Plan], scheduler: str | None) -> TuneResult:
+    """Several retrievers: one grid of every retriever's points, the first at its defaults the baseline."""
+    grid, per_query, timing = _score_grids(task, plans, scheduler, nested=True)
+    base = plans[0]
+    names = [n for n in grid.columns if n not in ("retriever", "mean")]
+    default = {"retriever": base.spec, **{n: _plain(base.defaults[n]) if n in base.defaults else None for n in names}}
+    retriever = " | ".join(plan.spec for plan in plans)
+    return _cross_validated(task, base, retriever, grid, per_query, default, timing)
+
+
+def _score_grids(
+    task: _Task, plans: Sequence[_Plan], scheduler: str | None, nested: bool
+) -> tuple[pd.DataFrame, pd.DataFrame, Timing]:
+    """Every plan's points scored (per query), in grid order; each plan's ``at_defaults`` set."""
     rows: list[dict[str, object]] = []
     columns: dict[int, pd.Series] = {}
     timing = Timing((), ())
@@ -311,7 +376,7 @@ def tune(
         for plan in plans:
             points = [dict(zip(plan.names, (_plain(v) for v in values))) for values in plan.points]
             plan.at_defaults, scored, spent = grid_scores(
-                plan.system, data, metric, depth, points, client, lambda: next(ticks, None)
+                plan.system, task.data, task.metric, task.depth, points, client, lambda: next(ticks, None)
             )
             timing += spent
             for point, column in zip(points, scored):
@@ -324,53 +389,54 @@ def tune(
         grid = grid.convert_dtypes()
     per_query = pd.DataFrame(columns)
     grid["mean"] = per_query.mean(axis=0).to_numpy()
-    cv = cross_validate(per_query, folds, seed)
-    base = plans[0]
-    default = {"retriever": base.spec} if nested else {}
-    default.update({n: _plain(base.defaults[n]) if n in base.defaults else None for n in names if n != "retriever"})
-    result = TuneResult(
-        dataset=data.name,
-        retriever=" | ".join(specs),
-        metric=metric,
-        grid=grid,
-        per_query=per_query,
+    return grid, per_query, timing
+
+
+def _cross_validated(
+    task: _Task,
+    base: _Plan,
+    retriever: str,
+    grid: pd.DataFrame,
+    per_query: pd.DataFrame,
+    default: dict[str, object],
+    timing: Timing,
+) -> TuneResult:
+    assert base.at_defaults is not None  # set when its grid was scored
+    cv = cross_validate(per_query, task.folds, task.seed)
+    return task.result(
+        retriever,
+        grid,
+        per_query,
         default={**default, "score": float(base.at_defaults.mean())},
         cv=cv,
-        seed=seed,
-        gain=gain_test(cv.held_out, base.at_defaults, seed),
-        provenance=record,
+        gain=gain_test(cv.held_out, base.at_defaults, task.seed),
+        provenance=task.record,
         timing=timing,
     )
-    return finish(result, out_path, figures)
 
 
-def _check_search(search: str, trials: int, nested: bool, scheduler: str | None) -> None:
-    """Refuse an unknown search, too few trials, or optuna with a choice of retrievers or a scheduler
-    (the studies propose points one after another, in this process), before any work."""
-    if search not in SEARCHES:
-        raise RankscopeError(f"--search must be one of {', '.join(SEARCHES)}, got {search!r}")
-    if search == "optuna":
-        if trials < 1:
-            raise RankscopeError(f"--trials must be at least 1, got {trials}")
-        if nested:
+def _check_execution(search: Search, execution: Execution, choice: bool) -> None:
+    """Refuse optuna with a choice of retrievers or a scheduler (the studies propose points one after
+    another, in this process), and a significance test tune does not use, before any work."""
+    if execution.test != Execution().test:
+        raise RankscopeError(
+            f"tune tests its gain with the paired randomization test and a bootstrap interval; "
+            f"test={execution.test!r} is for compare and rag"
+        )
+    if search.method == "optuna":
+        if choice:
             raise RankscopeError("--search optuna tunes one retriever; with --retrievers use the grid")
-        if scheduler is not None:
+        if execution.scheduler is not None:
             raise RankscopeError("--search optuna runs its studies in this process; --scheduler is for the grid")
 
 
-def _tune_by_search(
-    data: Dataset,
-    plan: _Plan,
-    score: Callable[[Retriever], pd.Series],
-    metric: str,
-    folds: int,
-    seed: int,
-    trials: int,
-    out_path: Path | None,
-    figures: Sequence[str],
-    record: Provenance,
-) -> TuneResult:
-    """:func:`tune` with optuna's TPE proposing the points (one study per fold, one on all queries)."""
+def _tune_by_search(task: _Task, plan: _Plan, trials: int) -> TuneResult:
+    """One retriever, optuna's TPE proposing the points (one study per fold, one on all queries)."""
+    data, folds, seed = task.data, task.folds, task.seed
+
+    def score(system: Retriever) -> pd.Series:
+        return per_query_score(system, data.queries, data.qrels, task.metric, task.depth)
+
     system = plan.system
     started = time.perf_counter()
     system.index(data.corpus)
@@ -395,23 +461,19 @@ def _tune_by_search(
     grid = pd.DataFrame([point_values(plan.space, p) for p in points]).rename_axis("point")
     grid["mean"] = per_query.mean(axis=0).to_numpy()
     cv = cross_validate(per_query, folds, seed, chosen={f: column[p] for f, p in outcome.chosen.items()})
-    result = TuneResult(
-        dataset=data.name,
-        retriever=plan.spec,
-        metric=metric,
-        grid=grid,
-        per_query=per_query,
+    return task.result(
+        plan.spec,
+        grid,
+        per_query,
         default={**{n: _plain(plan.defaults[n]) for n in plan.names}, "score": float(at_defaults.mean())},
         cv=cv,
-        seed=seed,
         gain=gain_test(cv.held_out, at_defaults, seed),
-        provenance=replace(record, settings={**record.settings, "trials": trials}),
+        provenance=replace(task.record, settings={**task.record.settings, "trials": trials}),
         search="optuna",
         trials=trials,
         space={n: list(v) for n, v in plan.space.items()},
         timing=Timing((index_s,), tuple(seconds)),
     )
-    return finish(result, out_path, figures)
 
 
 @dataclass
@@ -436,8 +498,6 @@ class _Plan:
 
 def _plan(
     given: str | Retriever,
-    k1: str | np.ndarray | None,
-    b: str | np.ndarray | None,
     params: Mapping[str, str | Sequence[object]] | None,
     nested: bool,
     every_point: bool = True,
@@ -456,12 +516,11 @@ def _plan(
     spec = given if isinstance(given, str) else system.spec()
     defaults = system.effective_params()
     if nested:  # each retriever takes the parameters it has in effect (not None: fb_terms without prf is not)
-        k1, b = (k1 if defaults.get("k1") is not None else None), (b if defaults.get("b") is not None else None)
         params = {name: values for name, values in (params or {}).items() if defaults.get(name) is not None}
-        if k1 is None and b is None and not params:
+        if not params:
             return _Plan(spec, system, defaults, {})
     kinds = {p.name: p.kind for p in system.parameters}
-    plan = _Plan(spec, system, defaults, _space(spec, defaults, kinds, k1, b, params))
+    plan = _Plan(spec, system, defaults, _space(spec, defaults, kinds, params))
     current = system.get_params()
     checked = plan.points if every_point else [{n: v} for n, values in plan.space.items() for v in values]
     for values in checked:  # a grid value the retriever refuses fails before any indexing
@@ -474,19 +533,13 @@ def _space(
     retriever: str,
     defaults: Mapping[str, object],
     kinds: Mapping[str, type],
-    k1: str | np.ndarray | None,
-    b: str | np.ndarray | None,
     params: Mapping[str, str | Sequence[object]] | None,
 ) -> dict[str, list[object]]:
-    """Grid values per parameter, checked against the retriever's parameters before any indexing."""
-    if k1 is None and b is None and not params:
-        k1, b = DEFAULT_K1, DEFAULT_B
-    given = [(name, values, name) for name, values in (("k1", k1), ("b", b)) if values is not None]
-    given += [(name, values, f"param {name}") for name, values in (params or {}).items()]
+    """Grid values per parameter (BM25's k1 and b over their default ranges when none is given),
+    checked against the retriever's parameters before any indexing."""
+    params = params or {"k1": DEFAULT_K1, "b": DEFAULT_B}
+    given = [(name, values, name if name in SHORTHANDS else f"param {name}") for name, values in params.items()]
     names = [name for name, _, _ in given]
-    repeated = sorted({n for n in names if names.count(n) > 1})
-    if repeated:
-        raise RankscopeError(f"parameter {repeated[0]!r} is given twice")
     missing = [name for name in names if name not in defaults]
     if missing:
         plural = "s" if len(missing) > 1 else ""

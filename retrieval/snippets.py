@@ -1,4 +1,5 @@
-"""Snippets of documents around the query's terms, and the words in them that match the query.
+"""Snippets of documents around the query's terms, and the words in them that match the query
+(``rankscope search --query`` and diagnose's drill-down show the same ones).
 
 A word matches when the retriever's analyzer turns it into one of the query's
 terms (so ``retrieval`` matches a query saying ``retrieving`` under a stemming

@@ -1,0 +1,146 @@
+"""Options the workflows share, as small frozen dataclasses instead of long signatures.
+
+- :class:`Output`: where the files go and the figures' formats (every workflow's ``out``
+  takes one, or just the folder);
+- :class:`Execution`: how the systems are run and compared: the seed (tests, folds,
+  sampling), the paired significance test, and a scheduler to run them on (compare, tune, rag);
+- :class:`Search`: how tune searches its space (every grid point, or optuna's TPE with a
+  number of trials).
+
+Calls in the form these replaced keep working with a :class:`DeprecationWarning`
+(:func:`accepts_old_calls`), so code written against the earlier signatures runs unchanged.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import inspect
+import warnings
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+from rankscope.core.errors import RankscopeError
+from rankscope.core.outputs import check_output_folder
+from rankscope.reporting.plots import FIGURE_FORMATS, check_formats
+
+SEARCHES = ("grid", "optuna")
+
+
+@dataclass(frozen=True)
+class Output:
+    """Where a workflow writes: ``folder`` (None: nowhere, the result only) and each plot's ``figures``
+    formats (png, svg, pdf; report.html always holds the plots as inline SVG)."""
+
+    folder: str | Path | None = None
+    figures: tuple[str, ...] = FIGURE_FORMATS
+
+    @classmethod
+    def of(cls, out: str | Path | Output | None) -> Output:
+        """``out`` as an Output: a folder alone takes the default figures."""
+        return out if isinstance(out, Output) else cls(out)
+
+    def checked(self) -> tuple[Path | None, tuple[str, ...]]:
+        """The folder (checked: it can be written) and the formats, refused before any computing."""
+        figures = tuple(check_formats(self.figures))
+        return (None if self.folder is None else check_output_folder(self.folder)), figures
+
+
+@dataclass(frozen=True)
+class Execution:
+    """How the systems are run and compared: ``seed`` for tests, folds and sampling, the paired
+    significance ``test`` (Holm-corrected), and a ``scheduler`` (``local:N`` or a Dask address)
+    that runs each system or grid chunk as a task (the results are the same, bit for bit)."""
+
+    seed: int = 0
+    test: str = "randomization"
+    scheduler: str | None = None
+
+
+@dataclass(frozen=True)
+class Search:
+    """How tune searches: ``grid`` scores every point; ``optuna`` runs ``trials`` trials of TPE per
+    study (one seeded study per training fold; needs the tune extra)."""
+
+    method: str = "grid"
+    trials: int = 50
+
+    def check(self) -> Search:
+        if self.method not in SEARCHES:
+            raise RankscopeError(f"--search must be one of {', '.join(SEARCHES)}, got {self.method!r}")
+        if self.method == "optuna" and self.trials < 1:
+            raise RankscopeError(f"--trials must be at least 1, got {self.trials}")
+        return self
+
+
+F = TypeVar("F", bound=Callable[..., Any])
+Translate = Callable[[dict[str, Any]], dict[str, Any]]
+
+
+def accepts_old_calls(old_positional: Sequence[str], translate: Translate) -> Callable[[F], F]:
+    """Keep the earlier signature working: positional arguments beyond the new ones are bound to
+    ``old_positional`` (the earlier order), and ``translate`` turns earlier keywords into the new
+    ones (it pops what it handles); either warns once per call with :class:`DeprecationWarning`.
+    ``inspect.signature`` of the result shows the new signature."""
+
+    def wrap(function: F) -> F:
+        signature = inspect.signature(function)
+        positional = [
+            name for name, p in signature.parameters.items() if p.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD
+        ]
+
+        @functools.wraps(function)
+        def call(*args: Any, **kwargs: Any) -> Any:
+            deprecated = []
+            if len(args) > len(positional):
+                if len(args) > len(old_positional):
+                    raise TypeError(f"{function.__name__}() takes at most {len(old_positional)} positional arguments")
+                kwargs = {**dict(zip(old_positional, args)), **kwargs}
+                args = ()
+                deprecated.append(f"positional arguments after {', '.join(positional)} (pass them by keyword)")
+            old = sorted(set(kwargs) - set(signature.parameters))
+            if old:  # positional arguments by name, so that ``translate`` sees them too
+                kwargs = translate({**dict(zip(positional, args)), **kwargs})
+                args = ()
+                unknown = sorted(set(kwargs) - set(signature.parameters))
+                if unknown:  # neither a parameter nor an earlier one: a typo, not a deprecation
+                    raise TypeError(f"{function.__name__}() got an unexpected keyword argument {unknown[0]!r}")
+                deprecated.append(", ".join(f"{name}=" for name in old))
+            if deprecated:
+                message = f"{function.__name__}(): deprecated {'; '.join(deprecated)}; see its docstring"
+                warnings.warn(message, DeprecationWarning, stacklevel=2)
+            return function(*args, **kwargs)
+
+        return call  # type: ignore[return-value]
+
+    return wrap
+
+
+def moved(kwargs: dict[str, Any], names: Mapping[str, str], into: str, kind: type) -> dict[str, Any]:
+    """Earlier keywords ``names`` (old -> field) folded into the options object ``kwargs[into]``."""
+    given = {field: kwargs.pop(old) for old, field in names.items() if old in kwargs}
+    if given:
+        kwargs[into] = dataclasses.replace(kwargs.get(into) or kind(), **given)
+    return kwargs
+
+
+def moved_figures(kwargs: dict[str, Any]) -> dict[str, Any]:
+    """``figures=`` of the earlier signatures, now ``out=Output(folder, figures)``."""
+    if "figures" in kwargs:
+        kwargs["out"] = Output(Output.of(kwargs.get("out")).folder, tuple(kwargs.pop("figures")))
+    return kwargs
+
+
+def flat_defaults(function: Callable[..., object]) -> dict[str, Any]:
+    """A function's parameter defaults by name, with the fields of options objects given as
+    defaults (``execution=Execution()``) by their own names too (``seed``, ``test``, ``scheduler``)."""
+    found: dict[str, Any] = {}
+    for name, parameter in inspect.signature(function).parameters.items():
+        default = parameter.default
+        if dataclasses.is_dataclass(default) and not isinstance(default, type):
+            for field in dataclasses.fields(default):
+                found.setdefault(field.name, getattr(default, field.name))
+        found[name] = default
+    return found

@@ -1,0 +1,104 @@
+"""Options objects instead of long signatures: no public workflow function takes more than 8
+parameters, and calls in the earlier form still work, with a DeprecationWarning and the same numbers."""
+
+from __future__ import annotations
+
+import inspect
+
+import pandas as pd
+import pytest
+
+import rankscope as rs
+from rankscope import workflows
+from rankscope.core.errors import RankscopeError
+from rankscope.workflows import Execution, Output, Search
+from rankscope.workflows.diagnose.sampling import Sampled
+from rankscope.workflows.rag import Answers, Budgets
+from tests.workflows.tiny_collection import DATA
+
+PUBLIC = [getattr(workflows, name) for name in workflows.__all__ if inspect.isfunction(getattr(workflows, name))]
+
+
+@pytest.mark.parametrize("function", [*PUBLIC, rs.rag], ids=lambda f: f.__name__)
+def test_no_public_workflow_takes_more_than_eight_parameters(function) -> None:
+    assert len(inspect.signature(function).parameters) <= 8
+
+
+def test_the_options_are_frozen() -> None:
+    for options in (Output(), Execution(), Search(), Sampled(), Budgets(), Answers("a.jsonl")):
+        with pytest.raises(AttributeError):
+            options.seed = 1  # type: ignore[misc, attr-defined]
+
+
+def _same(old: pd.DataFrame, new: pd.DataFrame) -> None:
+    pd.testing.assert_frame_equal(old, new)
+
+
+def test_compare_in_the_earlier_form(tmp_path) -> None:
+    new = rs.compare(
+        DATA, ["bm25", "tfidf"], ["ndcg@5"], out=Output(tmp_path / "a", ("svg",)), execution=Execution(3, "t")
+    )
+    with pytest.warns(DeprecationWarning, match=r"compare\(\): deprecated figures=, seed=, test="):
+        old = rs.compare(DATA, ["bm25", "tfidf"], ["ndcg@5"], out=tmp_path / "b", seed=3, test="t", figures=["svg"])
+    _same(old.significance, new.significance)
+    assert old.test == "t" and sorted(p.name for p in old.files) == sorted(p.name for p in new.files)
+    assert not any(p.suffix == ".png" for p in old.files)
+
+
+def test_tune_in_the_earlier_form() -> None:
+    new = rs.tune(
+        DATA, "bm25", params={"k1": "1.0:1.2:0.2", "b": "0.5"}, metric="ndcg@5", folds=2, execution=Execution(1)
+    )
+    with pytest.warns(DeprecationWarning, match="positional arguments"):
+        old = rs.tune(DATA, "bm25", "1.0:1.2:0.2", "0.5", "ndcg@5", 2, 1)
+    _same(old.grid, new.grid)
+    assert old.seed == 1 and old.cv.held_out.equals(new.cv.held_out)
+    with pytest.warns(DeprecationWarning, match="retrievers="):
+        choice = rs.tune(DATA, retrievers=["bm25", "tfidf"], k1="1.2", folds=2)
+    assert choice.retriever == "bm25 | tfidf"
+    with pytest.raises(RankscopeError, match="given twice"):
+        rs.tune(DATA, "bm25", k1="1.2", params={"k1": "1.0"})
+
+
+def test_diagnose_in_the_earlier_form() -> None:
+    new = rs.diagnose(DATA, "bm25", depth=5, sampled=Sampled(2, 2), seed=4)
+    with pytest.warns(DeprecationWarning, match="sampled_negatives=, sampled_repeats="):
+        old = rs.diagnose(DATA, "bm25", depth=5, sampled=True, sampled_negatives=2, sampled_repeats=2, seed=4)
+    _same(old.diagnoses[0].sampled, new.diagnoses[0].sampled)
+    assert old.sampled_settings == "2 negatives, 2 repeats, seed 4"
+    with pytest.warns(DeprecationWarning):  # the counts alone never switched the protocol on
+        assert rs.diagnose(DATA, "bm25", depth=5, sampled_repeats=3).diagnoses[0].sampled.empty
+
+
+def test_rag_in_the_earlier_form() -> None:
+    new = rs.rag(DATA, ["words:4"], ["bm25"], Budgets((5,), "analyzer"), execution=Execution(test="t"))
+    with pytest.warns(DeprecationWarning, match="tokenizer="):
+        old = rs.rag(DATA, ["words:4"], ["bm25"], [5], tokenizer="analyzer", test="t")
+    _same(old.summary, new.summary)
+    assert old.counter == new.counter != rs.rag(DATA, ["words:4"], ["bm25"], [5]).counter
+
+
+def test_an_unknown_keyword_is_a_type_error_not_a_deprecation() -> None:
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(TypeError, match="unexpected keyword argument 'sede'"):
+            rs.compare(DATA, ["bm25", "tfidf"], sede=3)
+
+
+def test_tune_refuses_a_test_it_does_not_run() -> None:
+    with pytest.raises(RankscopeError, match="paired randomization test"):
+        rs.tune(DATA, "bm25", execution=Execution(test="t"))
+
+
+def test_diagnose_runs_takes_the_earlier_system_class() -> None:
+    from rankscope.retrieval.registry import make_retriever
+    from rankscope.workflows.common.systems import SystemRun
+
+    run = make_retriever("bm25").index(DATA.corpus).search(DATA.queries, k=5)
+    with pytest.warns(DeprecationWarning, match="use SystemRun"):
+        from rankscope.workflows.diagnose import System
+    assert System is SystemRun
+    old = workflows.diagnose_runs(DATA, [System("prod", run)], depth=5)
+    assert old.diagnoses[0].retriever == "prod" and old.provenance.systems["prod"].startswith("run given in Python")
