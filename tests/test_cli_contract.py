@@ -274,7 +274,7 @@ def test_diagnose_studies_the_system_named_first(
     write_trec_run(make_retriever("bm25").index(data.corpus).search(data.queries, k=20), run_file)
     out = tmp_path / "d"
     argv = ["diagnose", "--dataset", dangling, "--run", f"x={run_file}", "--vs", "tfidf", "--depth", "20"]
-    status, _, err = run(capsys, "--quiet", *argv, "--out", str(out))
+    status, _, err = run(capsys, "--quiet", *argv, "--out", str(out), "--figure-format", "svg")
     assert status == 0, err
     assert (out / "report.md").read_text().startswith(f"# rankscope diagnose: x vs tfidf on {data.name}\n")
     assert list(json.loads((out / "summary.json").read_text())["retrievers"]) == ["x", "tfidf"]
