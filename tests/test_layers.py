@@ -1,7 +1,7 @@
 """The package's layers, read from the source: an import that goes up a layer fails here.
 
-Bottom to top: core < corpora < evaluation, retrieval < reporting < workflows < cli. ``evaluation`` and
-``retrieval`` sit side by side and may import each other only inside a function (BEIR's rule:
+Bottom to top: core < corpora < evaluation, retrieval, judging < reporting < workflows < cli. ``evaluation``,
+``retrieval`` and ``judging`` sit side by side and may import each other only inside a function (BEIR's rule:
 any system's output can be scored without importing a retriever). The facade
 (``rankscope/__init__.py``) is the top: it names everything, lazily.
 """
@@ -23,6 +23,7 @@ PACKAGES = {
     "corpora": ("rankscope.corpora", 1),
     "evaluation": ("rankscope.evaluation", 2),
     "retrieval": ("rankscope.retrieval", 2),
+    "rankscope/judging": ("rankscope.judging", 2),
     "rankscope/reporting": ("rankscope.reporting", 3),
     "rankscope/workflows": ("rankscope.workflows", 4),
 }
