@@ -32,6 +32,7 @@ COMMANDS: dict[str, str] = {
     "tune": "rankscope.workflows.cli.tune",
     "diagnose": "rankscope.workflows.cli.diagnose",
     "rag": "rankscope.workflows.cli.rag",
+    "judge": "rankscope.workflows.cli.judge",
 }
 """Each sub-command and the module that registers it: a command line naming one imports only that
 module, so a one-line error (a bad spec, a missing file) comes back without loading the rest."""

@@ -1,4 +1,4 @@
-"""Judge spec strings, read strictly: ``openai:model=M,base_url=U`` and ``qrels:PATH,flip=F,seed=S``.
+"""Judge spec strings, read strictly: ``openai:model=M,base_url=U`` and ``qrels[:PATH][,flip=F,seed=S]``.
 
 A spec is ``kind:key=value,...`` as retriever specs are (``bm25:k1=0.9``); ``qrels`` takes the
 file's path as its first item (a path with a comma cannot be given this way: use
@@ -12,9 +12,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rankscope.judging.base import Judge, JudgeError
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 @dataclass(frozen=True)
@@ -28,6 +31,7 @@ class Option:
     high: float | None = None
 
     def read(self, text: str, spec: str) -> Any:
+        value: Any
         try:
             value = self.kind(text) if self.kind is not str else text
         except ValueError:
@@ -67,7 +71,7 @@ OPTIONS: dict[str, tuple[Option, ...]] = {
         Option("retries", int, 5, low=0, high=100),
     ),
     "qrels": (
-        Option("path", str, None),
+        Option("path", str, ""),
         Option("flip", float, 0.0, low=0.0, high=1.0),
         Option("seed", int, 0),
     ),
@@ -104,8 +108,9 @@ def parse_judge_spec(spec: str) -> tuple[str, dict[str, Any]]:
     }
 
 
-def make_judge(spec: str) -> Judge:
-    """The judge a spec describes, e.g. ``make_judge("qrels:cisi/qrels.txt,flip=0.2,seed=1")``."""
+def make_judge(spec: str, dataset_qrels: pd.DataFrame | None = None) -> Judge:
+    """The judge a spec describes, e.g. ``make_judge("qrels:cisi/qrels.txt,flip=0.2,seed=1")``; a ``qrels``
+    spec without a path answers from ``dataset_qrels`` (the judge workflow passes the dataset's own)."""
     kind, options = parse_judge_spec(spec)
     if kind == "openai":
         from rankscope.judging.openai_judge import OpenAIJudge
@@ -113,4 +118,11 @@ def make_judge(spec: str) -> Judge:
         return OpenAIJudge(options.pop("model"), options.pop("base_url"), **options)
     from rankscope.judging.qrels_judge import QrelsJudge
 
-    return QrelsJudge(options.pop("path"), **options)
+    path = options.pop("path")
+    if path:
+        return QrelsJudge.from_file(path, **options)
+    if dataset_qrels is None:
+        raise JudgeError(
+            f"judge spec {spec!r}: give the qrels file (qrels:PATH); only rankscope judge has a dataset's own"
+        )
+    return QrelsJudge(dataset_qrels, **options)

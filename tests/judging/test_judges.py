@@ -197,7 +197,7 @@ def test_qrels_judge_answers_from_the_file_and_flips_a_seeded_share(tmp_path: Pa
         ("openai:model=m,model=n", "judge spec 'openai:model=m,model=n': option 'model' given twice"),
         ("openai:model=m,oops", "judge spec 'openai:model=m,oops': expected key=value, got 'oops'"),
         ("openai:model=", "judge spec 'openai:model=': model= is not allowed; model must be a non-empty string"),
-        ("qrels:", "judge spec 'qrels:': qrels needs path=..."),
+        ("qrels:", "judge spec 'qrels:': give the qrels file (qrels:PATH); only rankscope judge has a dataset's own"),
         (
             "qrels:x.txt,flip=1.5",
             "judge spec 'qrels:x.txt,flip=1.5': flip=1.5 is not allowed; flip must be a number in [0.0, 1.0]",

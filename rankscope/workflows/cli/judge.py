@@ -1,0 +1,97 @@
+"""``rankscope judge``: pool the systems' top documents and have a judge label the pairs nobody judged."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+from typing import Any
+
+from rankscope.core.notices import print_warnings
+from rankscope.workflows.cli.command import Command, Option, defaults, loader
+from rankscope.workflows.cli.options import RUN, default_specs, depth, scheduler, systems_from_args
+
+
+def call(args: argparse.Namespace, judge: Callable[..., Any]) -> Any:
+    specs = default_specs(args.systems, args.run, defaults(judge)["systems"])
+    result = judge(
+        loader(args),
+        systems_from_args(specs, args.run, args.fields, args.analyzer),
+        args.judge,
+        depth=args.depth,
+        judgments=args.judgments,
+        rejudge=args.rejudge,
+        audit=args.audit,
+        audit_pairs=args.audit_pairs,
+        seed=args.seed,
+        human_sample=args.human_sample,
+        blind=args.blind,
+        metric=args.metric,
+        scheduler=args.scheduler,
+    )
+    print_warnings(args.command, result.warnings)
+    return result
+
+
+COMMAND = Command(
+    name="judge",
+    help="pool the systems' top documents and have a judge label the pairs nobody judged",
+    workflow="rankscope.workflows.judge:judge",
+    options=(
+        Option(
+            ("--systems",),
+            "retriever specs whose top documents are pooled (default: {default} unless --run is given)",
+            "systems",
+            {"nargs": "+", "metavar": "SPEC"},
+            applies=False,
+        ),
+        RUN,
+        depth("pool depth per system"),
+        Option(
+            ("--judge",),
+            "openai:model=M,base_url=U[,key_env=VAR,seed=S,...], or qrels[:PATH][,flip=F,seed=S] (without a "
+            "path: the dataset's own judgments) (docs/judges.md)",
+            "judge",
+            {"metavar": "SPEC"},
+        ),
+        Option(
+            ("--judgments",),
+            "the judgments cache folder (default: the user cache)",
+            "judgments",
+            {"metavar": "DIR"},
+        ),
+        Option(
+            ("--rejudge",),
+            "judge the pairs humans judged too, and report the agreement",
+            settings={"action": "store_true"},
+        ),
+        Option(
+            ("--audit",),
+            "probe the judge for position, length and keyword-stuffing bias",
+            settings={"action": "store_true"},
+        ),
+        Option(
+            ("--audit-pairs",),
+            "pooled pairs the audit perturbs, drawn with --seed (default: %(default)s)",
+            "audit_pairs",
+            {"type": int},
+        ),
+        Option(
+            ("--human-sample",),
+            "N judged queries drawn with --seed as the human sample: naive, PPI and PPI++ intervals of each "
+            "system's mean --metric",
+            "human_sample",
+            {"type": int, "metavar": "N"},
+        ),
+        Option(
+            ("--blind",),
+            "calibration study: hide the dataset's judgments but the sample's, judge every pooled pair, and "
+            "check each interval against the mean under the full judgments",
+            settings={"action": "store_true"},
+        ),
+        Option(("--metric",), "metric of the intervals (default: %(default)s)", "metric"),
+        scheduler("each system's run is made there as a task"),
+    ),
+    call=call,
+    example=("--systems", "bm25", "tfidf", "--depth", "3", "--judge", "qrels:flip=0.2"),
+)
+register = COMMAND.register

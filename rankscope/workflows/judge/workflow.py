@@ -1,0 +1,416 @@
+"""``rankscope judge``: pool the systems' top documents, judge the holes the humans left, merge the labels.
+
+Every system (a spec, a Retriever, a run; :mod:`rankscope.workflows.common.systems`, as in ``compare``)
+gives its top ``depth`` per query; their union is the pool. The judge is asked only about pooled
+pairs without a human judgment (``rejudge=True``: about the judged ones too, to measure the
+judge's agreement), through the cache (:mod:`rankscope.judging.cache`), so the judge calls are
+the distinct unjudged pooled pairs the cache does not already hold: on a fresh cache exactly
+their number, on a second run 0. The output folder holds ``qrels.txt`` (the human qrels plus the
+judge's labels for the holes, TREC format: human labels win, invalid and failed replies stay
+holes), ``labels.jsonl`` (one line per pooled pair and source), ``systems.csv`` and
+``summary.json`` (the counts, and per system the share of its top 10 that only the judge
+labelled), with ``provenance.json`` and the report (:func:`rankscope.reporting.finish.finish`).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from rankscope.core.errors import RankscopeError
+from rankscope.core.outputs import check_output_folder
+from rankscope.evaluation.ppi import METHODS, PPIResult
+from rankscope.judging.audit import ProbeResult
+from rankscope.judging.audit import audit as audit_judge
+from rankscope.judging.base import OK, Judge, JudgeIdentity
+from rankscope.judging.cache import JudgmentCache
+from rankscope.judging.pairs import Outcome, judge_pairs
+from rankscope.judging.spec import make_judge, parse_judge_spec
+from rankscope.reporting import plots, provenance
+from rankscope.reporting.finish import finish
+from rankscope.reporting.provenance import Provenance
+from rankscope.reporting.report import Report, write_csv, write_text
+from rankscope.reporting.tables import text_table
+from rankscope.workflows.common.fanout import produce_runs
+from rankscope.workflows.common.judgments import HUMAN_SAMPLE, LABEL_COLUMNS, LABELS, QRELS, SHARE_DEPTH, system_shares
+from rankscope.workflows.common.runs import DatasetSource, check_depth, resolve_dataset
+from rankscope.workflows.common.systems import SystemLike, resolve_systems
+from rankscope.workflows.judge.pool import Pool, make_pool, pairs_to_judge
+
+SYSTEMS_CAPTION = (
+    "Per system, shares of its top 10 rows: labelled by humans, labelled by the judge alone (the pool's "
+    "holes it filled), and its invalid and failed replies there (holes left open)"
+)
+AUDIT_CAPTION = (
+    "Grade shift (second version minus first) on perturbed pairs a fair assessor grades alike; flagged when "
+    "a sign test gives p < 0.01 and the mean moves at least 0.1 grade (docs/judges.md)"
+)
+
+INTERVALS_CAPTION = (
+    "each system's mean under the judge's labels alone (naive) and corrected by the human sample (PPI, PPI++), "
+    "with 95% intervals; truth = the mean under the full human judgments (blind study) and whether each covered it"
+)
+
+
+@dataclass(frozen=True)
+class JudgeResult:
+    """What judging the pool did: counts, per-system shares, every pooled label and the merged qrels."""
+
+    dataset: str
+    judge: JudgeIdentity
+    depth: int
+    rejudge: bool
+    counts: dict[str, int]
+    systems: pd.DataFrame  # index system: judge_share@10, invalid@10, failed@10, human_share@10
+    labels: pd.DataFrame = field(repr=False)  # LABEL_COLUMNS
+    qrels: pd.DataFrame = field(repr=False)  # merged, query_id doc_id relevance
+    provenance: Provenance
+    warnings: tuple[str, ...] = ()
+    audit: tuple[ProbeResult, ...] = ()
+    ppi: PPIResult | None = None
+    agreement: dict[str, Any] | None = None
+    human_sample: pd.DataFrame | None = field(default=None, repr=False)  # the sample's human qrels
+    files: tuple[Path, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "dataset": self.dataset,
+            "judge": {"id": self.judge.key, **self.judge.to_dict()},
+            "depth": self.depth,
+            "rejudge": self.rejudge,
+            **self.counts,
+            "systems": self.systems.to_dict("index"),
+            "warnings": list(self.warnings),
+            "audit": {r.probe: r.to_dict() for r in self.audit},
+            "ppi": None if self.ppi is None else self.ppi.to_dict(),
+            "agreement": self.agreement,
+            "provenance": self.provenance.to_dict(),
+        }
+
+    def interval_table(self) -> pd.DataFrame:
+        """Per system: the truth (a blind study's), and each method's estimate and interval (and coverage)."""
+        return interval_table(self.ppi.means) if self.ppi is not None else pd.DataFrame()
+
+    def audit_table(self) -> pd.DataFrame:
+        return pd.DataFrame({r.probe: r.to_dict() for r in self.audit}).T.rename_axis("audit probe")
+
+    def report(self) -> Report:
+        """The counts, the systems' shares and the audit as a :class:`~rankscope.reporting.report.Report`."""
+        report = Report(f"rankscope judge: {self.dataset}")
+        report.paragraph(self.to_text().split("\n\n")[0].replace("\n", "; "))
+        report.heading("Systems").table(self.systems, caption=SYSTEMS_CAPTION)
+        if self.ppi is not None:
+            report.heading(f"Intervals of mean {self.ppi.metric}").table(
+                self.interval_table(), caption=INTERVALS_CAPTION
+            )
+        if self.audit:
+            report.heading("Audit").table(self.audit_table(), caption=AUDIT_CAPTION)
+        if self.warnings:
+            report.heading("Warnings").bullets(list(self.warnings))
+        return provenance.add_section(report, self.provenance)
+
+    def write_tables(self, out: Path) -> list[Path]:
+        """qrels.txt (merged, TREC), labels.jsonl (one line per pooled pair and source), systems.csv."""
+        from rankscope.corpora.trec import write_trec_qrels
+
+        write_trec_qrels(self.qrels, out / QRELS)
+        written = [out / QRELS]
+        if self.human_sample is not None:  # what compare --judgments corrects the judge with
+            write_trec_qrels(self.human_sample, out / HUMAN_SAMPLE)
+            written.append(out / HUMAN_SAMPLE)
+        lines = [
+            json.dumps({**row, "label": None if pd.isna(row["label"]) else int(row["label"])}, ensure_ascii=False)
+            for row in self.labels.astype(object).to_dict("records")
+        ]
+        return [
+            *written,
+            write_text(out / LABELS, "".join(line + "\n" for line in lines)),
+            write_csv(self.systems, out / "systems.csv"),
+        ]
+
+    def to_text(self) -> str:
+        c = self.counts
+        lines = [
+            f"judge {self.judge} (prompt {self.judge.prompt_hash or '-'}) on {self.dataset}, pool depth {self.depth}",
+            f"pooled pairs {c['pairs']}: {c['human_pairs']} judged by humans, {c['unjudged_pairs']} not "
+            f"({c['distinct_asked']} distinct texts asked{' with rejudging' if self.rejudge else ''})",
+            f"judge calls {c['calls']}, cache hits {c['cache_hits']}, invalid replies {c['invalid']}, "
+            f"failed {c['failed']}, ~{c['estimated_tokens']:,} tokens",
+            "",
+            text_table(self.systems),
+        ]
+        if self.audit:
+            lines += ["", text_table(self.audit_table())]
+        if self.ppi is not None:
+            lines += ["", f"{self.ppi.metric}: {INTERVALS_CAPTION}", text_table(self.interval_table())]
+        if self.agreement is not None:
+            labels = self.agreement["labels"]
+            lines += [
+                "",
+                f"agreement on the {labels['n_pairs']} pairs both labelled: Cohen's kappa {labels['kappa']:.3f}, "
+                f"quadratic {labels['kappa_quadratic']:.3f}",
+            ]
+            if self.agreement["rankings"]:
+                lines.append(text_table(pd.DataFrame(self.agreement["rankings"]), index=False))
+        return "\n".join(lines)
+
+    def __repr__(self) -> str:
+        return f"JudgeResult({self.dataset!r}: {self.counts['pairs']} pooled pairs, {self.counts['calls']} calls)"
+
+
+def judge(
+    dataset: DatasetSource = "cranfield",
+    systems: Sequence[SystemLike] | Mapping[str, SystemLike] = ("bm25",),
+    judge: str | Judge | None = None,
+    out: str | Path | None = None,
+    *,
+    depth: int = 10,
+    judgments: str | Path | None = None,
+    rejudge: bool = False,
+    audit: bool = False,
+    audit_pairs: int = 200,
+    seed: int = 0,
+    human_sample: int | None = None,
+    blind: bool = False,
+    metric: str = "ndcg@10",
+    figures: Sequence[str] = plots.FIGURE_FORMATS,
+    scheduler: str | None = None,
+) -> JudgeResult:
+    """Pool the top ``depth`` of every system, judge the unjudged pooled pairs, merge; write to ``out``.
+
+    ``judge`` is a spec (``openai:model=M,base_url=U``, ``qrels:PATH,flip=F,seed=S``) or a
+    :class:`~rankscope.judging.base.Judge`; ``judgments`` the cache folder (default: the user cache).
+    ``audit`` probes the judge for position, length and keyword-stuffing bias on ``audit_pairs``
+    pooled pairs drawn with ``seed`` (:mod:`rankscope.judging.audit`).
+
+    ``human_sample`` draws that many of the judged queries with ``seed`` as the human sample and
+    gives naive, PPI and PPI++ intervals of each system's mean ``metric``
+    (:func:`rankscope.evaluation.ppi.ppi_evaluate`). ``blind`` is the calibration study: the
+    dataset's judgments are hidden but for the sample, the judge labels every pooled pair, and each
+    interval is checked against the mean under the full judgments (the truth).
+    """
+    check_depth(depth)
+    if judge is None:
+        raise RankscopeError("no judge given: pass a spec (openai:model=M,base_url=U or qrels:PATH) or a Judge")
+    if audit and audit_pairs < 2:
+        raise RankscopeError(f"--audit-pairs must be at least 2, got {audit_pairs}")
+    if blind and human_sample is None:
+        raise RankscopeError("--blind needs --human-sample N: the queries whose judgments stay visible")
+    if human_sample is not None and human_sample < 2:
+        raise RankscopeError(f"--human-sample must be at least 2, got {human_sample}")
+    if human_sample is not None:
+        from rankscope.evaluation.metrics import parse_metric
+
+        parse_metric(metric)
+    figures = plots.check_formats(figures)
+    resolved = resolve_systems(systems)
+    judge_obj = judge if not isinstance(judge, str) else None
+    if isinstance(judge, str):
+        kind, options = parse_judge_spec(judge)  # a mistyped spec fails before any loading
+        if kind != "qrels" or options["path"]:
+            judge_obj = make_judge(judge)  # and so does a missing file or key
+    out_path = None if out is None else check_output_folder(out)
+    data = resolve_dataset(dataset)
+    if judge_obj is None:
+        judge_obj = make_judge(str(judge), data.qrels)  # qrels without a path: the dataset's own
+    runs = {name: produced.run for name, produced in produce_runs(resolved, data, depth, scheduler)}
+    sample = draw_sample(data.qrels, human_sample, seed) if human_sample is not None else []
+    visible = data.qrels[data.qrels["query_id"].isin(sample)] if blind else data.qrels
+    pool = make_pool(runs, data, depth, visible)
+    asked = pool.pairs if rejudge or blind else pool.unjudged
+    with JudgmentCache(judgments) as cache:
+        outcome = judge_pairs(judge_obj, pairs_to_judge(asked, data), cache)
+        probes = (
+            audit_judge(judge_obj, pairs_to_judge(pool.pairs, data), cache, n=audit_pairs, seed=seed) if audit else []
+        )
+    if isinstance(judge, str):  # a judge made here is closed here; one given is the caller's
+        judge_obj.close()
+    labels = pooled_labels(pool, asked, outcome, judge_obj.identity)
+    merged = merged_qrels(visible, labels)
+    intervals = None
+    if human_sample is not None:
+        from rankscope.evaluation.ppi import ppi_evaluate
+
+        population = sorted(pd.unique(data.qrels["query_id"]))
+        judged = judge_only_qrels(labels) if blind else merged
+        intervals = ppi_evaluate(
+            data.qrels[data.qrels["query_id"].isin(sample)],
+            judged[judged["query_id"].isin(population)],
+            runs,
+            metric,
+            baseline=next(iter(runs)),
+            queries=population,
+            truth_qrels=data.qrels if blind else None,
+        )
+    agreement = judge_agreement(data.qrels, judge_only_qrels(labels), runs, metric) if rejudge or blind else None
+    result = JudgeResult(
+        dataset=data.name,
+        judge=judge_obj.identity,
+        depth=depth,
+        rejudge=rejudge,
+        counts={
+            "pairs": len(pool.pairs),
+            "human_pairs": int(pool.pairs["human"].sum()),
+            "unjudged_pairs": len(pool.unjudged),
+            "not_shown": pool.missing_text,
+            "distinct_asked": outcome.distinct,
+            "calls": outcome.calls,
+            "cache_hits": outcome.cache_hits,
+            "invalid": outcome.invalid,
+            "failed": outcome.failed,
+            "estimated_tokens": outcome.estimated_tokens,
+        },
+        systems=system_shares(runs, labels, min(SHARE_DEPTH, depth)),
+        labels=labels,
+        qrels=merged,
+        warnings=circular_warnings(resolved, judge_obj.identity) + bias_warnings(probes),
+        audit=tuple(probes),
+        ppi=intervals,
+        agreement=agreement,
+        human_sample=data.qrels[data.qrels["query_id"].isin(sample)] if human_sample is not None else None,
+        provenance=provenance.record(
+            "judge",
+            data,
+            {name: system.description for name, system in resolved.items()},
+            judge=str(judge_obj.identity),
+            judge_id=judge_obj.identity.key,
+            prompt_hash=judge_obj.identity.prompt_hash,
+            depth=depth,
+            rejudge=rejudge,
+            audit=audit,
+            seed=seed,
+            human_sample=human_sample,
+            blind=blind,
+            metric=metric,
+            sample=" ".join(sample),
+        ),
+    )
+    return finish(result, out_path, figures)
+
+
+def pooled_labels(pool: Pool, asked: pd.DataFrame, outcome: Outcome, identity: JudgeIdentity) -> pd.DataFrame:
+    """One row per pooled pair and source: the human label where there is one, the judge's where it was asked."""
+    human = pool.pairs[pool.pairs["human"]]
+    rows = pd.DataFrame(
+        {
+            "query_id": human["query_id"],
+            "doc_id": human["doc_id"],
+            "label": human["relevance"],
+            "source": "human",
+            "status": OK,
+            "judge_id": "",
+            "prompt_hash": "",
+        }
+    )
+    judged = pd.DataFrame(
+        {
+            "query_id": asked["query_id"].to_numpy(),
+            "doc_id": asked["doc_id"].to_numpy(),
+            "label": pd.array([j.label for j in outcome.judgments], dtype="Int64"),
+            "source": "judge",
+            "status": [j.status for j in outcome.judgments],
+            "judge_id": identity.key,
+            "prompt_hash": identity.prompt_hash,
+        }
+    )
+    both = pd.concat([rows.astype({"label": "Int64"}), judged], ignore_index=True)
+    return both.sort_values(["query_id", "doc_id", "source"], kind="stable").reset_index(drop=True)[LABEL_COLUMNS]
+
+
+def draw_sample(qrels: pd.DataFrame, size: int, seed: int) -> list[str]:
+    """``size`` of the judged queries, drawn without replacement with ``seed``, in query-id order."""
+    queries = sorted(pd.unique(qrels["query_id"]))
+    if size > len(queries):
+        raise RankscopeError(f"--human-sample {size} is more than the {len(queries)} judged queries")
+    chosen = np.random.default_rng(seed).choice(len(queries), size=size, replace=False)
+    return sorted(queries[i] for i in chosen)
+
+
+def judge_only_qrels(labels: pd.DataFrame) -> pd.DataFrame:
+    """The judge's ``ok`` labels of every pair it was asked about, as qrels (a blind study's judging process)."""
+    rows = labels[(labels["source"] == "judge") & (labels["status"] == OK)]
+    return pd.DataFrame(
+        {"query_id": rows["query_id"], "doc_id": rows["doc_id"], "relevance": rows["label"].astype("int64")}
+    ).reset_index(drop=True)
+
+
+def judge_agreement(
+    human: pd.DataFrame, judged: pd.DataFrame, runs: Mapping[str, pd.DataFrame], metric: str
+) -> dict[str, Any] | None:
+    """Where both labelled: the confusion matrix and kappas (:func:`rankscope.evaluation.agreement.label_agreement`),
+    and the systems' rankings by mean ``metric`` under each set of labels over the humans' queries
+    (:func:`~rankscope.evaluation.agreement.ranking_agreement`; two systems at least)."""
+    from rankscope.evaluation import evaluate
+    from rankscope.evaluation.agreement import label_agreement, ranking_agreement
+
+    if judged.merge(human, on=["query_id", "doc_id"]).empty:
+        return None
+    rankings: list[dict[str, Any]] = []
+    if len(runs) > 1:
+        population = pd.unique(human["query_id"])
+        judged = judged[judged["query_id"].isin(population)]
+        means = {
+            side: {
+                name: evaluate(qrels, run, [metric]).per_query["value"].sum() / len(population)
+                for name, run in runs.items()
+            }
+            for side, qrels in (("human", human), ("judge", judged))
+        }
+        rankings = ranking_agreement(means["human"], means["judge"]).to_dict("records")
+    return {"labels": label_agreement(human, judged).to_dict(), "metric": metric, "rankings": rankings}
+
+
+def interval_table(means: pd.DataFrame) -> pd.DataFrame:
+    """One row per system: truth (if known), then per method the estimate, the interval and its coverage."""
+    table = pd.DataFrame(index=pd.Index(means["system"], name="system"))
+    if "truth" in means:
+        table["truth"] = means["truth"].to_numpy()
+    for method in METHODS:
+        table[f"{method}"] = means[f"{method}_estimate"].to_numpy()
+        table[f"{method} 95% CI"] = [
+            f"[{low:.4f}, {high:.4f}]" for low, high in zip(means[f"{method}_low"], means[f"{method}_high"])
+        ]
+        if f"{method}_covered" in means:
+            table[f"{method} covered"] = means[f"{method}_covered"].to_numpy()
+    return table
+
+
+def merged_qrels(human: pd.DataFrame, labels: pd.DataFrame) -> pd.DataFrame:
+    """The human qrels plus the judge's ``ok`` labels of pairs the humans did not judge."""
+    judge_rows = labels[(labels["source"] == "judge") & (labels["status"] == OK)]
+    known = pd.MultiIndex.from_frame(human[["query_id", "doc_id"]])
+    new = judge_rows[~pd.MultiIndex.from_frame(judge_rows[["query_id", "doc_id"]]).isin(known)]
+    added = pd.DataFrame(
+        {"query_id": new["query_id"], "doc_id": new["doc_id"], "relevance": new["label"].astype("int64")}
+    )
+    merged = pd.concat([human[["query_id", "doc_id", "relevance"]], added], ignore_index=True)
+    return merged.sort_values(["query_id", "doc_id"], kind="stable").reset_index(drop=True)
+
+
+def circular_warnings(systems: Mapping[str, Any], identity: JudgeIdentity) -> tuple[str, ...]:
+    """A warning for each system whose name or description names the judge's model (circular evaluation)."""
+    model = identity.model.strip().lower()
+    if identity.kind in ("qrels", "callable") or len(model) < 3:
+        return ()
+    return tuple(
+        f"system {name!r} names the judge's model {identity.model!r}: a model judging its own output "
+        "favours it (circular evaluation)"
+        for name, system in systems.items()
+        if model in f"{name} {system.description}".lower()
+    )
+
+
+def bias_warnings(probes: Sequence[ProbeResult]) -> tuple[str, ...]:
+    """A warning for each flagged audit probe."""
+    return tuple(
+        f"the judge shows {r.probe.replace('_', ' ')} bias: grades move by {r.mean_shift:+.2f} on average over "
+        f"{r.pairs} perturbed pairs (sign test p = {r.p_value:.2g})"
+        for r in probes
+        if r.flagged
+    )
