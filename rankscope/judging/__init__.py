@@ -6,7 +6,18 @@ builds one from a spec (``openai:model=M,base_url=U``, ``qrels:PATH,flip=F,seed=
 :class:`~rankscope.judging.callable_judge.CallableJudge` wraps a Python function. docs/judges.md.
 """
 
-from rankscope.judging.base import FAILED, INVALID, LABELS, OK, Judge, JudgeError, JudgeIdentity, Judgment, Pair
+from rankscope.judging.base import (
+    FAILED,
+    INVALID,
+    LABELS,
+    OK,
+    STATUSES,
+    Judge,
+    JudgeError,
+    JudgeIdentity,
+    Judgment,
+    Pair,
+)
 from rankscope.judging.spec import make_judge, parse_judge_spec
 
 __all__ = [
@@ -14,6 +25,7 @@ __all__ = [
     "INVALID",
     "LABELS",
     "OK",
+    "STATUSES",
     "Judge",
     "JudgeError",
     "JudgeIdentity",
