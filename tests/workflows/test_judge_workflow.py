@@ -12,7 +12,8 @@ import pytest
 from rankscope.corpora.dataset import Dataset
 from rankscope.corpora.trec import read_trec_qrels, write_trec_run
 from rankscope.judging.callable_judge import CallableJudge
-from rankscope.workflows.judge import judge
+from rankscope.workflows.judge import Study, judge
+from rankscope.workflows.options import Execution
 
 WORDS = "wing flow plate boundary layer heat shock wave load supersonic drag lift pressure".split()
 
@@ -98,7 +99,7 @@ def test_calls_are_exactly_the_distinct_unjudged_pooled_pairs(tmp_path: Path) ->
     assert (again.counts["calls"], again.counts["cache_hits"]) == (0, len(distinct))
     assert len(function.asked) == len(distinct)
 
-    everything = judge(data, systems, stub, None, depth=5, judgments=tmp_path / "cache", rejudge=True)
+    everything = judge(data, systems, stub, None, depth=5, judgments=tmp_path / "cache", study=Study(rejudge=True))
     judged_too = {(query_text[q], doc_text[d]) for q, d in pool} - distinct
     assert everything.counts["calls"] == len(judged_too)  # only the pairs not asked before
     assert len(everything.labels) == len(pool) + len(pool & human)  # a human and a judge line for judged pairs
@@ -126,7 +127,7 @@ def test_audit_flags_a_keyword_stuffing_judge_and_warns(tmp_path: Path) -> None:
 
     result = judge(
         synthetic(), ["bm25", "tfidf"], CallableJudge(stuffable), tmp_path / "out", depth=10,
-        judgments=tmp_path / "cache", audit=True, audit_pairs=200, seed=1,
+        judgments=tmp_path / "cache", study=Study(audit=True, audit_pairs=200), execution=Execution(seed=1),
     )  # fmt: skip
     probes = {r.probe: r for r in result.audit}
     assert probes["keyword_stuffing"].flagged and probes["keyword_stuffing"].mean_shift > 0.5
@@ -145,7 +146,8 @@ def test_blind_study_with_a_perfect_judge_has_the_truth_as_naive_estimate(tmp_pa
     write_trec_qrels(data.qrels, tmp_path / "truth.qrels")
     result = judge(
         data, ["bm25", "tfidf"], f"qrels:{tmp_path / 'truth.qrels'}", None, depth=10,
-        judgments=tmp_path / "cache", human_sample=3, blind=True, seed=4, metric="precision@10",
+        judgments=tmp_path / "cache", study=Study(human_sample=3, blind=True, metric="precision@10"),
+        execution=Execution(seed=4),
     )  # fmt: skip
     assert result.counts["calls"] == result.counts["pairs"]  # blind: every pooled pair, the sample's too
     means = result.ppi.means.set_index("system")
@@ -166,7 +168,9 @@ def test_rejudging_gives_agreement_equal_to_scikit_learn(tmp_path: Path) -> None
 
     data = synthetic()
     function = Counting()
-    result = judge(data, ["bm25", "tfidf"], CallableJudge(function), None, depth=10, judgments=tmp_path, rejudge=True)
+    result = judge(
+        data, ["bm25", "tfidf"], CallableJudge(function), None, depth=10, judgments=tmp_path, study=Study(rejudge=True)
+    )
     rows = result.labels
     judge_rows = rows[(rows["source"] == "judge") & (rows["status"] == "ok")].set_index(["query_id", "doc_id"])
     human = data.qrels.set_index(["query_id", "doc_id"])["relevance"]
@@ -185,7 +189,7 @@ def test_the_folder_reads_back_for_compare(tmp_path: Path) -> None:
     data = synthetic()
     result = judge(
         data, ["bm25", "tfidf"], "qrels:flip=0.3,seed=2", tmp_path / "out", depth=10,
-        judgments=tmp_path / "cache", human_sample=3, blind=True, seed=4,
+        judgments=tmp_path / "cache", study=Study(human_sample=3, blind=True), execution=Execution(seed=4),
     )  # fmt: skip
     back = read_judgments(tmp_path / "out")
     assert back.human_sample is not None and sorted(back.human_sample["query_id"].unique()) == sorted(

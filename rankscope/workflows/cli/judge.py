@@ -9,6 +9,8 @@ from typing import Any
 from rankscope.core.notices import print_warnings
 from rankscope.workflows.cli.command import Command, Option, defaults, loader
 from rankscope.workflows.cli.options import RUN, default_specs, depth, scheduler, systems_from_args
+from rankscope.workflows.judge.workflow import Study
+from rankscope.workflows.options import Execution
 
 
 def call(args: argparse.Namespace, judge: Callable[..., Any]) -> Any:
@@ -19,14 +21,8 @@ def call(args: argparse.Namespace, judge: Callable[..., Any]) -> Any:
         args.judge,
         depth=args.depth,
         judgments=args.judgments,
-        rejudge=args.rejudge,
-        audit=args.audit,
-        audit_pairs=args.audit_pairs,
-        seed=args.seed,
-        human_sample=args.human_sample,
-        blind=args.blind,
-        metric=args.metric,
-        scheduler=args.scheduler,
+        study=Study(args.rejudge, args.audit, args.audit_pairs, args.human_sample, args.blind, args.metric),
+        execution=Execution(seed=args.seed, scheduler=args.scheduler),
     )
     print_warnings(args.command, result.warnings)
     return result

@@ -24,7 +24,6 @@ import numpy as np
 import pandas as pd
 
 from rankscope.core.errors import RankscopeError
-from rankscope.core.outputs import check_output_folder
 from rankscope.evaluation.ppi import METHODS, PPIResult
 from rankscope.judging.audit import ProbeResult
 from rankscope.judging.audit import audit as audit_judge
@@ -32,7 +31,7 @@ from rankscope.judging.base import OK, Judge, JudgeIdentity
 from rankscope.judging.cache import JudgmentCache
 from rankscope.judging.pairs import Outcome, judge_pairs
 from rankscope.judging.spec import make_judge, parse_judge_spec
-from rankscope.reporting import plots, provenance
+from rankscope.reporting import provenance
 from rankscope.reporting.finish import finish
 from rankscope.reporting.provenance import Provenance
 from rankscope.reporting.report import Report, write_csv, write_text
@@ -42,6 +41,7 @@ from rankscope.workflows.common.judgments import HUMAN_SAMPLE, LABEL_COLUMNS, LA
 from rankscope.workflows.common.runs import DatasetSource, check_depth, resolve_dataset
 from rankscope.workflows.common.systems import SystemLike, resolve_systems
 from rankscope.workflows.judge.pool import Pool, make_pool, pairs_to_judge
+from rankscope.workflows.options import Execution, Output
 
 SYSTEMS_CAPTION = (
     "Per system, shares of its top 10 rows: labelled by humans, labelled by the judge alone (the pool's "
@@ -164,37 +164,48 @@ class JudgeResult:
         return f"JudgeResult({self.dataset!r}: {self.counts['pairs']} pooled pairs, {self.counts['calls']} calls)"
 
 
+@dataclass(frozen=True)
+class Study:
+    """What ``rankscope judge`` measures beyond the labels.
+
+    ``rejudge`` asks the judge about the pairs humans judged too (their agreement is reported);
+    ``audit`` probes it for position, length and keyword-stuffing bias on ``audit_pairs`` pooled
+    pairs (:mod:`rankscope.judging.audit`); ``human_sample`` draws that many judged queries as the
+    human sample and gives naive, PPI and PPI++ intervals of each system's mean ``metric``
+    (:func:`rankscope.evaluation.ppi.ppi_evaluate`); ``blind`` is the calibration study: the
+    dataset's judgments hidden but the sample's, the judge labelling every pooled pair, and each
+    interval checked against the mean under the full judgments.
+    """
+
+    rejudge: bool = False
+    audit: bool = False
+    audit_pairs: int = 200
+    human_sample: int | None = None
+    blind: bool = False
+    metric: str = "ndcg@10"
+
+
 def judge(
     dataset: DatasetSource = "cranfield",
     systems: Sequence[SystemLike] | Mapping[str, SystemLike] = ("bm25",),
     judge: str | Judge | None = None,
-    out: str | Path | None = None,
+    out: str | Path | Output | None = None,
     *,
     depth: int = 10,
     judgments: str | Path | None = None,
-    rejudge: bool = False,
-    audit: bool = False,
-    audit_pairs: int = 200,
-    seed: int = 0,
-    human_sample: int | None = None,
-    blind: bool = False,
-    metric: str = "ndcg@10",
-    figures: Sequence[str] = plots.FIGURE_FORMATS,
-    scheduler: str | None = None,
+    study: Study = Study(),
+    execution: Execution = Execution(),
 ) -> JudgeResult:
     """Pool the top ``depth`` of every system, judge the unjudged pooled pairs, merge; write to ``out``.
 
     ``judge`` is a spec (``openai:model=M,base_url=U``, ``qrels:PATH,flip=F,seed=S``) or a
-    :class:`~rankscope.judging.base.Judge`; ``judgments`` the cache folder (default: the user cache).
-    ``audit`` probes the judge for position, length and keyword-stuffing bias on ``audit_pairs``
-    pooled pairs drawn with ``seed`` (:mod:`rankscope.judging.audit`).
-
-    ``human_sample`` draws that many of the judged queries with ``seed`` as the human sample and
-    gives naive, PPI and PPI++ intervals of each system's mean ``metric``
-    (:func:`rankscope.evaluation.ppi.ppi_evaluate`). ``blind`` is the calibration study: the
-    dataset's judgments are hidden but for the sample, the judge labels every pooled pair, and each
-    interval is checked against the mean under the full judgments (the truth).
+    :class:`~rankscope.judging.base.Judge`; ``judgments`` the cache folder (default: the user cache);
+    ``study`` says what else to measure (:class:`Study`); ``execution`` gives the seed drawing the
+    audit's pairs and the human sample, and a scheduler for the systems' runs.
     """
+    rejudge, audit, audit_pairs = study.rejudge, study.audit, study.audit_pairs
+    human_sample, blind, metric = study.human_sample, study.blind, study.metric
+    seed, scheduler = execution.seed, execution.scheduler
     check_depth(depth)
     if judge is None:
         raise RankscopeError("no judge given: pass a spec (openai:model=M,base_url=U or qrels:PATH) or a Judge")
@@ -208,14 +219,13 @@ def judge(
         from rankscope.evaluation.metrics import parse_metric
 
         parse_metric(metric)
-    figures = plots.check_formats(figures)
     resolved = resolve_systems(systems)
     judge_obj = judge if not isinstance(judge, str) else None
     if isinstance(judge, str):
         kind, options = parse_judge_spec(judge)  # a mistyped spec fails before any loading
         if kind != "qrels" or options["path"]:
             judge_obj = make_judge(judge)  # and so does a missing file or key
-    out_path = None if out is None else check_output_folder(out)
+    out_path, figures = Output.of(out).checked()
     data = resolve_dataset(dataset)
     if judge_obj is None:
         judge_obj = make_judge(str(judge), data.qrels)  # qrels without a path: the dataset's own
