@@ -26,8 +26,10 @@ class Finished(Protocol):
     """What a workflow's result offers: text for the terminal, a JSON-ready dict, a report, its tables
     as files, the record of what produced it and the files written (a frozen dataclass field)."""
 
-    provenance: provenance.Provenance
-    files: tuple[Path, ...]
+    @property
+    def provenance(self) -> provenance.Provenance: ...
+    @property
+    def files(self) -> tuple[Path, ...]: ...
 
     def to_text(self) -> str: ...
 

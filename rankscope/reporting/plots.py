@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import io
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 import pandas as pd
@@ -25,17 +25,22 @@ from rankscope.core.errors import RankscopeError
 
 if TYPE_CHECKING:  # matplotlib is imported when a plot is drawn, not with rankscope
     from matplotlib.axes import Axes
+    from matplotlib.colors import ListedColormap
     from matplotlib.figure import Figure
+    from matplotlib.typing import LineStyleType
 
 _DPI = 110
 FIGURE_FORMATS = ("png", "svg", "pdf")
 OVERLAY_MAX = 4  # up to this many systems share one panel; more get one panel each (small multiples)
-_SAVE = {
+_SAVE: dict[str, dict[str, Any]] = {
     "png": {"metadata": {"Software": None}},
     "svg": {"metadata": {"Date": None, "Creator": None}},
     "pdf": {"metadata": {"CreationDate": None, "Creator": None, "Producer": None}},
 }
-_RC = {"svg.fonttype": "none", "pdf.fonttype": 42}  # SVG text stays text; PDF embeds TrueType (journals refuse Type 3)
+_RC: dict[Any, Any] = {
+    "svg.fonttype": "none",
+    "pdf.fonttype": 42,
+}  # SVG text stays text; PDF embeds TrueType (journals refuse Type 3)
 
 
 def check_formats(formats: Sequence[str]) -> tuple[str, ...]:
@@ -153,7 +158,7 @@ def _colours(names: Sequence[str]) -> dict[str, object]:
     """One colour per system, in order, the same in every panel of a figure."""
     from matplotlib import colormaps
 
-    palette = colormaps["tab10"].colors
+    palette = cast("Sequence[Any]", cast("ListedColormap", colormaps["tab10"]).colors)
     return {name: palette[i % len(palette)] for i, name in enumerate(names)}
 
 
@@ -183,7 +188,7 @@ def _system_lines(
         axes[0].set_ylabel(ylabel)
         _legend_below(fig, axes, ncol=4)
         return fig
-    styles = ("-", "--", ":", "-.")
+    styles: tuple[LineStyleType, ...] = ("-", "--", ":", "-.")
     reference = names[0] if reference is None else reference
     fig, axes = _panels(len(names), 3.3, 2.6, max_cols=4)
     for ax, name in zip(axes, names):
@@ -302,7 +307,7 @@ def heatmap(
     return _done(fig, f"{metric} over the grid", dataset)
 
 
-def _mark(ax: Axes, point: tuple[float, float], what: str, names: tuple[str, str], **style: object) -> None:
+def _mark(ax: Axes, point: tuple[float, float], what: str, names: tuple[str, str], **style: Any) -> None:
     """One grid point (row value, column value) on the heat map, labelled with both parameters' values."""
     row_name, column_name = names
     label = f"{what} {row_name}={point[0]:g}, {column_name}={point[1]:g}"

@@ -15,6 +15,7 @@ import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import cast
 
 import numpy as np
 import pandas as pd
@@ -202,7 +203,7 @@ def _html_blocks(blocks: Sequence[Block]) -> str:
             out.append(f"<div>{_html_table(block.frame, block.index)}{caption}</div>")
         elif block.kind == "image":
             out.append(
-                f'<figure role="img" aria-label="{esc(block.text)}">{block.plot.svg_inline()}'
+                f'<figure role="img" aria-label="{esc(block.text)}">{cast("Plot", block.plot).svg_inline()}'
                 f"<figcaption>{esc(block.text)}</figcaption></figure>"
             )
         elif block.kind == "raw":

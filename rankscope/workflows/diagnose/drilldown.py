@@ -15,7 +15,7 @@ from __future__ import annotations
 import html
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
@@ -90,7 +90,7 @@ def query_index(result: DiagnoseResult) -> pd.DataFrame:
     return frame.reset_index(drop=True)
 
 
-Rows = list[tuple[object, ...]]
+Rows = list[tuple[Any, ...]]
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,7 @@ from rankscope.core.errors import RankscopeError
 from rankscope.core.progress import progress
 from rankscope.corpora.dataset import Dataset
 from rankscope.corpora.schema import sort_run, validate
-from rankscope.retrieval.base import UnknownDocumentError
+from rankscope.retrieval.base import Retriever, UnknownDocumentError
 
 SAMPLED_METRICS = ("hit@10", "mrr@10", "ndcg@10")
 
@@ -85,7 +85,7 @@ class QueryScoreCache:
     of its own counts them; :meth:`close` ends it.
     """
 
-    def __init__(self, retriever: object, queries: pd.DataFrame, doc_ids: Sequence[str], calls: int = 0) -> None:
+    def __init__(self, retriever: Retriever, queries: pd.DataFrame, doc_ids: Sequence[str], calls: int = 0) -> None:
         self.retriever = retriever
         self.texts = dict(zip(queries["query_id"], queries["text"]))
         self.doc_ids = list(doc_ids)
@@ -113,7 +113,7 @@ class QueryScoreCache:
 
 
 def sampled_table(
-    retriever: object,
+    retriever: Retriever,
     data: Dataset,
     run: pd.DataFrame,
     metrics: Sequence[str] = SAMPLED_METRICS,

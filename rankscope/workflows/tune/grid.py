@@ -51,7 +51,7 @@ def parse_param(item: str) -> tuple[str, str]:
     return name.strip(), values.strip()
 
 
-def parse_values(text: str, kind: type, flag: str) -> list[object]:
+def parse_values(text: str, kind: type, flag: str) -> list[str] | list[float] | list[int]:
     """Grid values for a parameter of type ``kind`` (its :class:`~rankscope.retrieval.params.Param`'s);
     errors name ``--flag``.
 

@@ -18,10 +18,15 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from types import ModuleType
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
 from rankscope.core.errors import RankscopeError
+
+if TYPE_CHECKING:
+    from optuna.trial import Trial
 
 Point = tuple[int, ...]
 """A point as the position of each parameter's value in its grid values (grid order = tuple order)."""
@@ -65,7 +70,7 @@ def optuna_search(
     def study_best(query_ids: pd.Index) -> Point:
         tried: list[Point] = []
 
-        def objective(trial: object) -> float:
+        def objective(trial: Trial) -> float:
             point = tuple(
                 0
                 if size == 1
@@ -92,7 +97,7 @@ def optuna_search(
     return SearchOutcome(values={p: cache[p] for p in sorted(cache)}, chosen=chosen)
 
 
-def _import_optuna() -> object:
+def _import_optuna() -> ModuleType:
     try:
         import optuna
     except ImportError:
@@ -101,7 +106,7 @@ def _import_optuna() -> object:
 
 
 @contextlib.contextmanager
-def _quiet(optuna: object) -> Iterator[None]:
+def _quiet(optuna: ModuleType) -> Iterator[None]:
     """optuna logs every trial at INFO; silence it for the search, then restore the user's level."""
     level = optuna.logging.get_verbosity()
     optuna.logging.set_verbosity(optuna.logging.WARNING)
