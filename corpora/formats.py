@@ -24,6 +24,7 @@ import numpy as np
 from rankscope.core.errors import FormatError, RankscopeError, SchemaError, duplicate_message
 from rankscope.core.fileio import PathLike, atomic_write, read_head, read_lines, require_file
 from rankscope.corpora.schema import sort_run, validate
+from rankscope.corpora.stream import DELIMITERS
 from rankscope.corpora.tabular import ALIASES, Columns, from_frame, read_table
 
 if TYPE_CHECKING:
@@ -247,9 +248,9 @@ def _table_rows(kind: str) -> list[Format]:
                "a table, as ranx's save writes it", f"{kind}.parquet"),
         Format("jsonl", kind, _suffix(".jsonl"), _read_table(kind), _write_jsonl, f"a JSONL {kind}",
                "one object per line", f"{kind}.jsonl"),
-        Format("csv", kind, _suffix(".csv"), _read_table(kind), _delimited_writer(","), f"a CSV {kind}",
+        Format("csv", kind, _suffix(".csv"), _read_table(kind), _delimited_writer(DELIMITERS[".csv"]), f"a CSV {kind}",
                "a header row, then rows", f"{kind}.csv"),
-        Format("tsv", kind, _tsv_table, _read_table(kind), _delimited_writer("\t"), f"a TSV {kind}",
+        Format("tsv", kind, _tsv_table, _read_table(kind), _delimited_writer(DELIMITERS[".tsv"]), f"a TSV {kind}",
                "a header row, then rows, tab-separated", f"{kind}.tsv"),
     ]  # fmt: skip
 

@@ -23,14 +23,15 @@ from rankscope.core.fileio import PathLike
 from rankscope.corpora.checks import id_problem
 from rankscope.corpora.jsonl import string_field
 
-_DELIMITERS = {".csv": ",", ".tsv": "\t"}
+DELIMITERS = {".csv": ",", ".tsv": "\t"}
+"""The delimiter of each delimited table suffix (one source for this streaming reader and corpora.tabular)."""
 
 
 def iter_corpus(path: PathLike) -> Iterator[tuple[str, str, str]]:
     """``(doc_id, title, text)`` of each document in ``path``, in file order (title "" if absent)."""
     path = Path(path)
     suffix = Path(path.name.removesuffix(".gz")).suffix.lower()
-    if suffix != ".jsonl" and suffix not in _DELIMITERS:
+    if suffix != ".jsonl" and suffix not in DELIMITERS:
         raise FormatError(
             path, None, f"unknown corpus format {suffix!r}; expected .jsonl, .csv or .tsv (optionally .gz)"
         )
@@ -44,7 +45,7 @@ def iter_corpus(path: PathLike) -> Iterator[tuple[str, str, str]]:
             if suffix == ".jsonl":
                 yield from _jsonl(path, handle)
             else:
-                yield from _delimited(path, handle, _DELIMITERS[suffix])
+                yield from _delimited(path, handle, DELIMITERS[suffix])
         except UnicodeDecodeError as exc:
             raise FormatError(path, None, f"not UTF-8 ({exc.reason})") from None
 

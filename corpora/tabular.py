@@ -28,6 +28,7 @@ from rankscope.corpora.checks import id_problem, integer, refuse_repeats
 from rankscope.corpora.dataset import Dataset
 from rankscope.corpora.jsonl import read_jsonl
 from rankscope.corpora.schema import KIND, KINDS, validate
+from rankscope.corpora.stream import DELIMITERS
 
 Columns = Mapping[str, str]
 _KEYS = {
@@ -36,7 +37,6 @@ _KEYS = {
     "qrels": ("query_id", "doc_id"),
     "run": ("query_id", "doc_id"),
 }
-_DELIMITERS = {".csv": ",", ".tsv": "\t"}
 _OPTIONAL = {"corpus": {"title"}, "run": {"rank"}}
 ALIASES: Mapping[str, Mapping[str, tuple[str, ...]]] = {
     "corpus": {"doc_id": ("_id", "id", "docid"), "text": ("contents",)},
@@ -59,10 +59,10 @@ def read_table(path: PathLike, kind: str, columns: Columns | None = None) -> pd.
     suffix = Path(path.name.removesuffix(".gz")).suffix.lower()
     if suffix == ".jsonl":
         records, lines = _jsonl_records(path)
-    elif suffix in _DELIMITERS:
+    elif suffix in DELIMITERS:
         text = read_text(path)
         names = _headerless_names(text.partition("\n")[0], path, suffix, kind, columns)
-        records, lines = _delimited_records(path, text, _DELIMITERS[suffix], names)
+        records, lines = _delimited_records(path, text, DELIMITERS[suffix], names)
     else:
         expected = "expected .jsonl, .csv or .tsv (optionally .gz)"
         raise FormatError(path, None, f"unknown table format {suffix!r}; {expected}")

@@ -9,6 +9,7 @@ from __future__ import annotations
 import pandas as pd
 
 ALPHA = 0.05
+"""The significance level every comparison is marked and reported at (compare, evaluate, tune's gain test)."""
 TIE_TOLERANCE = 1e-12
 LEGEND = (
     "* best on this metric; + significantly better than the baseline, - significantly worse "

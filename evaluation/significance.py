@@ -35,6 +35,7 @@ import pandas as pd
 from rankscope.core.errors import SchemaError, duplicate_message
 from rankscope.core.params import Param, check_arguments
 from rankscope.core.progress import progress
+from rankscope.evaluation.marks import ALPHA
 
 if TYPE_CHECKING:
     from rankscope.evaluation.results import EvaluationResult
@@ -194,7 +195,7 @@ def compare_systems(
     correction: str = "holm",
     seed: int = 0,
     *,
-    alpha: float = 0.05,
+    alpha: float = ALPHA,
     n_permutations: int = 10_000,
     n_bootstrap: int = 10_000,
     confidence: float = 0.95,

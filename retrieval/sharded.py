@@ -66,7 +66,9 @@ def sharded_search(
     params = {**retriever.get_params(), "analyzer": saved_analyzer_param(retriever.analyzer)}
     analyzer = get_analyzer(retriever.analyzer).to_config()
     cuts = np.array_split(np.arange(len(doc_ids)), min(parts, len(doc_ids)))
-    counted = [client.submit(count_shard, analyzer, doc_ids[c[0] : c[-1] + 1], texts[c[0] : c[-1] + 1]) for c in cuts]
+    counted = [
+        client.submit(shard_term_counts, analyzer, doc_ids[c[0] : c[-1] + 1], texts[c[0] : c[-1] + 1]) for c in cuts
+    ]
     stats = client.gather([client.submit(shard_statistics, shard) for shard in counted])
     term_idf, avgdl = whole_corpus_weighting(retriever, stats)
     weighted = [
@@ -82,8 +84,9 @@ def sharded_search(
     return merge_runs(client.gather(searched), query_ids, k)
 
 
-def count_shard(analyzer: dict[str, Any], doc_ids: Sequence[str], texts: Sequence[str]) -> TermCounts:
-    """The term counts of one shard (a task)."""
+def shard_term_counts(analyzer: dict[str, Any], doc_ids: Sequence[str], texts: Sequence[str]) -> TermCounts:
+    """The term counts of one shard, ids and all (a Dask task): what a shard is searched with. A streamed
+    index counts its batches with :func:`rankscope.retrieval.streaming.count_shard` instead."""
     return TermCounts.build(Analyzer.from_config(analyzer), doc_ids, texts)
 
 

@@ -183,3 +183,23 @@ def test_term_codes_give_one_code_per_stem_and_minus_one_for_stopwords() -> None
     term_of, terms = Analyzer().term_codes(["flows", "the", "boundaries", "flow"])
     assert (term_of.tolist(), terms) == ([0, -1, 1, 0], ["flow", "boundari"])
     assert Analyzer().term_map(["flows", "the"]) == {"flows": "flow", "the": None}
+
+
+def test_a_registered_preset_is_usable_in_a_spec_and_a_bad_one_is_refused_before_registering(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    import pandas as pd
+
+    from rankscope.retrieval import analysis
+    from rankscope.retrieval.registry import make_retriever
+
+    monkeypatch.setattr(analysis, "PRESETS", dict(analysis.PRESETS))  # the registration stays in this test
+    corpus = pd.DataFrame({"doc_id": ["d1", "d2"], "title": ["", ""], "text": ["the running cats", "a dog"]})
+    queries = pd.DataFrame({"query_id": ["q1"], "text": ["the"]})
+    with pytest.raises(ValueError, match="analyzer=keep-all is not allowed"):
+        make_retriever("bm25:analyzer=keep-all")
+    analysis.register_preset("keep-all", stopwords=None, stemmer=None, normalization=None)
+    found = make_retriever("bm25:analyzer=keep-all").index(corpus).search(queries, k=10)
+    assert found["doc_id"].tolist() == ["d1"]  # "the" is kept: the default english preset drops it
+    assert make_retriever("bm25").index(corpus).search(queries, k=10).empty
+    with pytest.raises(ValueError, match="unknown stemmer 'klingon'"):
+        analysis.register_preset("broken", stemmer="klingon")
+    assert "broken" not in analysis.PRESETS

@@ -18,7 +18,8 @@ from dataclasses import asdict, dataclass
 import numpy as np
 import pandas as pd
 
-ALPHA = 0.05
+from rankscope.evaluation.marks import ALPHA
+
 CONFIDENCE = 0.95
 RESAMPLES = 10_000
 
