@@ -3,7 +3,6 @@ the recall of approximate indexes against exact search, and no network access.""
 
 from __future__ import annotations
 
-import hashlib
 import importlib.util
 import socket
 from pathlib import Path
@@ -21,6 +20,7 @@ from rankscope.retrieval import encoders  # noqa: E402
 from rankscope.retrieval.dense import DenseRetriever  # noqa: E402
 from rankscope.retrieval.registry import load_retriever, make_retriever  # noqa: E402
 from rankscope.workflows import compare  # noqa: E402
+from tests.retrieval.vectors import brute_force, random_vectors, unit  # noqa: E402
 
 VOCABULARY = ("flow", "heat", "wing", "shock", "plate", "cone", "drag", "jet")
 
@@ -29,12 +29,6 @@ def bag_of_words(texts: list[str]) -> np.ndarray:
     """A transparent encoder: counts of the vocabulary words (+ 0.5 in a last dimension, so no zero vector)."""
     rows = [[text.split().count(word) for word in VOCABULARY] + [0.5] for text in texts]
     return np.asarray(rows, dtype=np.float64)
-
-
-def random_vectors(texts: list[str], dim: int = 24) -> np.ndarray:
-    """A fixed random vector per text (seeded by the text), for approximate-search tests."""
-    seeds = [int(hashlib.sha256(t.encode()).hexdigest()[:8], 16) for t in texts]
-    return np.vstack([np.random.default_rng(s).normal(size=dim) for s in seeds])
 
 
 class CountingEncoder:
@@ -64,20 +58,6 @@ def _random_texts(n: int, seed: int = 0) -> list[str]:
     return [" ".join(rng.choice(VOCABULARY, size=rng.integers(2, 9))) for _ in range(n)]
 
 
-def _brute_force(doc_vectors: np.ndarray, query_vectors: np.ndarray, doc_ids: list[str], k: int) -> list[list[str]]:
-    """Exact top k per query by the tie rule (score descending, then doc_id descending)."""
-    scores = query_vectors @ doc_vectors.T
-    tops = []
-    for row in scores:
-        order = sorted(range(len(doc_ids)), key=lambda i: (-round(row[i], 9), [-ord(c) for c in doc_ids[i]]))
-        tops.append([doc_ids[i] for i in order[:k]])
-    return tops
-
-
-def _unit(matrix: np.ndarray) -> np.ndarray:
-    return matrix / np.linalg.norm(matrix, axis=1, keepdims=True)
-
-
 @pytest.fixture(autouse=True)
 def _fresh_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """An empty cache, and encoder registrations that end with the test."""
@@ -94,10 +74,10 @@ def _has(*modules: str) -> bool:
 def test_exact_search_is_brute_force_cosine_and_dot() -> None:
     corpus, queries = _corpus(_random_texts(60)), _queries("flow heat", "wing wing drag", "jet")
     docs, query_vectors = bag_of_words(corpus["text"].tolist()), bag_of_words(queries["text"].tolist())
-    for similarity, transform in (("cosine", _unit), ("dot", lambda m: m)):
+    for similarity, transform in (("cosine", unit), ("dot", lambda m: m)):
         retriever = DenseRetriever(model=bag_of_words, similarity=similarity).index(corpus)
         run = retriever.search(queries, k=7)
-        expected = _brute_force(transform(docs), transform(query_vectors), corpus["doc_id"].tolist(), 7)
+        expected = brute_force(transform(docs), transform(query_vectors), corpus["doc_id"].tolist(), 7)
         for qi, qid in enumerate(queries["query_id"]):
             got = run[run["query_id"] == qid]
             assert got["doc_id"].tolist() == expected[qi]
@@ -152,7 +132,7 @@ def test_precomputed_embeddings_are_looked_up_by_id(tmp_path: Path) -> None:
     retriever = make_retriever(f"dense:model=precomputed,embeddings={folder}").index(corpus)
     run = retriever.search(queries, k=5)
     by_corpus_order = docs[[order.index(d) for d in corpus["doc_id"]]]
-    expected = _brute_force(_unit(by_corpus_order), _unit(qvecs), corpus["doc_id"].tolist(), 5)
+    expected = brute_force(unit(by_corpus_order), unit(qvecs), corpus["doc_id"].tolist(), 5)
     assert run[run["query_id"] == "q1"]["doc_id"].tolist() == expected[0]
     assert run[run["query_id"] == "q2"]["doc_id"].tolist() == expected[1]
     with pytest.raises(FormatError, match=r"queries\.ids.*no embedding for 1 id\(s\), e\.g\. 'q3'"):
@@ -167,9 +147,9 @@ def _ann_case(kind: str, **params: int) -> tuple[DenseRetriever, pd.DataFrame, l
     queries = _queries(*[f"query {i}" for i in range(40)])
     retriever = DenseRetriever(model=random_vectors, faiss_index=kind, **params).index(corpus)
     run = retriever.search(queries, k=20)
-    exact = _brute_force(
-        _unit(random_vectors(corpus["text"].tolist())),
-        _unit(random_vectors(queries["text"].tolist())),
+    exact = brute_force(
+        unit(random_vectors(corpus["text"].tolist())),
+        unit(random_vectors(queries["text"].tolist())),
         corpus["doc_id"].tolist(),
         20,
     )
@@ -223,7 +203,7 @@ def test_packaged_model2vec_matches_the_packages_own_encoder() -> None:
     corpus = _corpus(["boundary layer flow over a flat plate", "heat transfer to a cone", "shock waves in nozzles"])
     retriever = make_retriever("dense").index(corpus)
     assert retriever.similarity_ == "cosine"
-    reference = _unit(np.asarray(static_model.get_embeddings(corpus["text"].tolist()), dtype=np.float64))
+    reference = unit(np.asarray(static_model.get_embeddings(corpus["text"].tolist()), dtype=np.float64))
     np.testing.assert_allclose(retriever.doc_vectors_, reference, atol=1e-5)
     query = np.asarray(static_model.get_embeddings(["heat transfer"]), dtype=np.float64)[0]
     np.testing.assert_allclose(

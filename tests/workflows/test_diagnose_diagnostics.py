@@ -11,7 +11,7 @@ pytest.importorskip("faiss")
 from rankscope.corpora.dataset import Dataset  # noqa: E402
 from rankscope.retrieval.dense import DenseRetriever  # noqa: E402
 from rankscope.workflows.diagnose import diagnose  # noqa: E402
-from tests.retrieval.test_dense import _brute_force, _unit, random_vectors  # noqa: E402
+from tests.retrieval.vectors import brute_force, random_vectors, unit  # noqa: E402
 
 
 def test_ann_recall_of_the_diagnosed_run_is_shown_with_a_finding() -> None:
@@ -25,9 +25,9 @@ def test_ann_recall_of_the_diagnosed_run_is_shown_with_a_finding() -> None:
     diagnosis = result.diagnoses[0]
     # the exact top 20 of each query (documents without a title are embedded as their text)
     doc_ids, query_ids = list(docs), list(queries)
-    exact = _brute_force(
-        _unit(random_vectors(list(docs.values()))),
-        _unit(random_vectors(list(queries.values()))),
+    exact = brute_force(
+        unit(random_vectors(list(docs.values()))),
+        unit(random_vectors(list(queries.values()))),
         doc_ids,
         20,
     )

@@ -1,6 +1,6 @@
 """Systems are names, objects or runs: one resolution for compare, diagnose and tune.
 
-Uses the five-document collection and the fixed retrievers of test_handmade_workflows,
+Uses the five-document collection and the fixed retrievers of tests/workflows/handmade.py,
 whose numbers are worked out by hand there.
 """
 
@@ -18,7 +18,7 @@ from rankscope.workflows.common.systems import checked_run, resolve_systems
 from rankscope.workflows.compare import compare
 from rankscope.workflows.diagnose import diagnose
 from rankscope.workflows.diagnose.sampling import Sampled
-from tests.workflows.test_handmade_workflows import DATA, Fixed
+from tests.workflows.handmade import DATA, Fixed
 
 
 def run_of(system: str) -> pd.DataFrame:

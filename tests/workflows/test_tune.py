@@ -14,18 +14,9 @@ from rankscope.evaluation import evaluate
 from rankscope.retrieval.registry import make_retriever
 from rankscope.workflows.options import Execution
 from rankscope.workflows.tune.workflow import search_depth, tune
+from tests.workflows.tiny_collection import small_dataset
 
 GRID = {"k1": "0.5:1.5:0.5", "b": "0.25:0.75:0.25"}
-
-WORDS = "wing flow shock boundary layer heat transfer pressure drag lift vortex jet nozzle plate cone".split()
-
-
-def small_dataset() -> Dataset:
-    rng = np.random.default_rng(3)
-    corpus = {f"d{i:02d}": " ".join(rng.choice(WORDS, size=int(rng.integers(3, 25)))) for i in range(40)}
-    queries = {f"q{i}": " ".join(rng.choice(WORDS, size=3)) for i in range(12)}
-    qrels = {q: {f"d{j:02d}": int(rng.integers(1, 3)) for j in rng.choice(40, size=4, replace=False)} for q in queries}
-    return Dataset.from_dicts("small", corpus, queries, qrels)
 
 
 def fresh_score(data: Dataset, spec: str, metric: str) -> pd.Series:

@@ -14,7 +14,7 @@ from rankscope.workflows.options import Execution, Search  # noqa: E402
 from rankscope.workflows.tune.crossval import assign_folds  # noqa: E402
 from rankscope.workflows.tune.model_search import optuna_search  # noqa: E402
 from rankscope.workflows.tune.workflow import heatmap_plot, tune  # noqa: E402
-from tests.workflows.test_tune import small_dataset  # noqa: E402
+from tests.workflows.tiny_collection import small_dataset  # noqa: E402
 
 
 def test_each_folds_study_sees_only_its_training_queries() -> None:
