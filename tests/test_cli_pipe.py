@@ -8,7 +8,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 
+
+@pytest.mark.slow
 def test_a_closed_pipe_ends_quietly(tmp_path: Path) -> None:
     qrels, run = tmp_path / "q.qrels", tmp_path / "r.trec"
     queries = range(20_000)  # --per-query prints a line each: far more than a pipe buffer holds

@@ -116,6 +116,7 @@ def _resident_file_mb() -> int:
         return next(int(line.split()[1]) for line in status if line.startswith("RssFile")) // 1024
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not os.path.exists("/proc/self/status"), reason="reads RssFile from Linux's /proc")
 def test_release_pages_gives_back_a_mapped_arrays_pages_and_keeps_its_values(tmp_path):
     import numpy as np

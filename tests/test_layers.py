@@ -77,6 +77,7 @@ def upward_imports(source: str, own_name: str, own_layer: int, path: str) -> lis
     return problems
 
 
+@pytest.mark.slow
 def test_no_module_imports_up_a_layer() -> None:
     problems = []
     for folder, (name, layer) in PACKAGES.items():
@@ -127,6 +128,7 @@ def python_in(folder: Path, code: str) -> str:
     return done.stdout
 
 
+@pytest.mark.slow
 def test_generic_names_do_not_install(tmp_path: Path) -> None:
     """Outside the repository only `rankscope` is importable; a user's own `evaluation.py` shadows nothing."""
     (tmp_path / "evaluation.py").write_text("raise RuntimeError('the user module was imported')\n")
@@ -140,6 +142,7 @@ def test_generic_names_do_not_install(tmp_path: Path) -> None:
     assert python_in(tmp_path, code).split() == ["rankscope.evaluation.engine", "rankscope.corpora.load"]
 
 
+@pytest.mark.slow
 def test_facade_is_lazy_and_complete(tmp_path: Path) -> None:
     code = (
         "import sys, rankscope as rs\n"

@@ -28,6 +28,7 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> zipfile.ZipFile:
     return zipfile.ZipFile(path)
 
 
+@pytest.mark.slow
 def test_wheel_holds_one_top_level_package(wheel: zipfile.ZipFile) -> None:
     names = wheel.namelist()
     assert {n.split("/")[0] for n in names if not n.split("/")[0].endswith(".dist-info")} == {"rankscope"}
@@ -38,6 +39,7 @@ def test_wheel_holds_one_top_level_package(wheel: zipfile.ZipFile) -> None:
     assert wheel.read(top_level).decode().split() == ["rankscope"]
 
 
+@pytest.mark.slow
 def test_wheel_ships_its_type_hints(wheel: zipfile.ZipFile) -> None:
     """PEP 561: py.typed marks the package as typed, and each compiled module has its stub beside it."""
     names = set(wheel.namelist())

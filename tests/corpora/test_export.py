@@ -70,6 +70,7 @@ def test_export_maps_a_folders_columns_with_fields(tmp_path: Path, capsys: pytes
     assert back.queries.values.tolist() == [["1", "rocket"]]
 
 
+@pytest.mark.slow
 def test_search_then_evaluate_on_an_exported_collection_gives_compare_numbers(
     data_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

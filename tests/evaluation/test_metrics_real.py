@@ -47,6 +47,7 @@ def test_tfidf_runs_match_pytrec_eval(data_dir: Path, collection: str, granulari
         assert run.duplicated(["query_id", "score"]).mean() > 0.5  # the tie rule really decides ranks
 
 
+@pytest.mark.slow
 def test_cranfield_graded_levels_match_pytrec_eval(data_dir: Path) -> None:
     qrels, run = tfidf_run(data_dir / "cranfield", depth=50, granularity=None)
     assert qrels["relevance"].nunique() >= 4

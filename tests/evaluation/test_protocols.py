@@ -228,6 +228,7 @@ def test_movielens_split_counts(movielens: tuple[pd.DataFrame, LeaveOneOutSplit]
     assert all(target_time[(u, i)] == latest[u] for u, i in zip(split.qrels["query_id"], split.qrels["doc_id"]))
 
 
+@pytest.mark.slow
 def test_movielens_full_ranking_matches_an_independent_count(movielens: tuple[pd.DataFrame, LeaveOneOutSplit]) -> None:
     _, split = movielens
     popular = MostPopular().fit(split.train)
@@ -246,6 +247,7 @@ def test_movielens_full_ranking_matches_an_independent_count(movielens: tuple[pd
     assert 0.05 < hit < 0.08  # most-popular on ML-100k leave-one-out: about 0.066
 
 
+@pytest.mark.slow
 def test_movielens_sampled_metrics_rank_systems_differently_from_full_ranking(
     movielens: tuple[pd.DataFrame, LeaveOneOutSplit],
 ) -> None:

@@ -52,6 +52,7 @@ def columns(qrels: pd.DataFrame, run: pd.DataFrame) -> Columns:
     )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("partitions", [1, 2, 3, 7, 500])
 @pytest.mark.parametrize(("level", "judged_only"), [(1, False), (2, True)])
 def test_every_partitioning_gives_the_same_rows(
@@ -85,6 +86,7 @@ def test_the_python_api_with_a_client_equals_one_process(dask_client, seed: int,
     assert spread.n_unjudged == single.n_unjudged > 0
 
 
+@pytest.mark.slow
 def test_the_cli_prints_the_same_bytes(dask_client, cranfield, tmp_path: Path, capsys) -> None:
     """Two runs (significance), per query, in each format, through a scheduler's address."""
     qrels, run = cranfield

@@ -111,6 +111,7 @@ def _never(*args: object, **kwargs: object) -> None:
     raise AssertionError("computing started before the output path was checked")
 
 
+@pytest.mark.slow
 def test_interrupted_compare_leaves_the_previous_report(collection: Path, tmp_path: Path, monkeypatch) -> None:
     out = tmp_path / "cmp"
     check(run_cli(_compare(collection, str(out))), "accepted")

@@ -94,6 +94,7 @@ def test_other_languages_plug_in_by_name() -> None:
     assert Analyzer.from_config(analyzer.to_config()) == analyzer
 
 
+@pytest.mark.slow
 def test_jieba_segments_chinese_words() -> None:
     pytest.importorskip("jieba")
     # \w+ keeps a run of Chinese characters as one token; jieba splits it into words.

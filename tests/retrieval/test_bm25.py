@@ -109,10 +109,12 @@ def _rank_bm25_equality(collection, variant: str, reference_cls: type) -> float:
     return worst
 
 
+@pytest.mark.slow
 def test_okapi_equals_rank_bm25_on_every_query(collection) -> None:
     assert _rank_bm25_equality(collection, "okapi", rank_bm25.BM25Okapi) < 1e-6
 
 
+@pytest.mark.slow
 def test_bm25plus_equals_rank_bm25_up_to_its_absent_term_bonus(collection) -> None:
     assert _rank_bm25_equality(collection, "bm25+", rank_bm25.BM25Plus) < 1e-6
 

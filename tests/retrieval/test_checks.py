@@ -16,6 +16,7 @@ from rankscope.retrieval.registry import available, register, retriever_class
 BUILTIN = [name for name in available() if retriever_class(name).__module__.startswith("rankscope.retrieval.")]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", BUILTIN)
 def test_every_builtin_keeps_the_contract(name: str) -> None:
     reason = getattr(retriever_class(name), "unavailable", lambda: None)()  # engines: pisa, lucene

@@ -87,6 +87,7 @@ def test_jieba_ranks_the_right_document_first() -> None:
     assert first == EXPECTED_FIRST
 
 
+@pytest.mark.slow
 def test_one_dataset_level_analyzer_option_reaches_every_spec(tmp_path, capsys) -> None:
     """--analyzer chinese (alias --language) instead of analyzer=chinese in every spec: the warning
     is gone, the baseline keeps its name, and a spec that sets its own analyzer keeps it."""

@@ -18,6 +18,7 @@ def cranfield(data_dir: Path):
     return data_dir / "cranfield", load_dataset(str(data_dir / "cranfield"))
 
 
+@pytest.mark.slow
 def test_search_writes_the_run_and_reuses_the_index(cranfield, tmp_path: Path, capsys) -> None:
     from rankscope.corpora.trec import read_trec_run
 

@@ -197,6 +197,7 @@ def test_bad_parameters_are_clear_errors(tmp_path: Path) -> None:
         DenseRetriever(model=bag_of_words, faiss_index="ivf").index(_corpus(["flow"] * 3))
 
 
+@pytest.mark.slow
 def test_packaged_model2vec_matches_the_packages_own_encoder() -> None:
     pytest.importorskip("model2vec")
     static_model = pytest.importorskip("static_model")  # the package's own (Rust) implementation of the same model
@@ -233,6 +234,7 @@ def _no_network(*args: object, **kwargs: object) -> None:
     raise AssertionError(f"network access attempted: {args}")
 
 
+@pytest.mark.slow
 def test_dense_retrievers_load_and_search_without_network(monkeypatch: pytest.MonkeyPatch) -> None:
     pytest.importorskip("model2vec")
     monkeypatch.setattr(socket.socket, "connect", _no_network)

@@ -61,6 +61,7 @@ def _python(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]
     return subprocess.run([sys.executable, *args], capture_output=True, text=True, env=env, timeout=600)
 
 
+@pytest.mark.slow
 def test_the_installed_retriever_is_listed_and_passes_check_retriever(installed: dict[str, str]) -> None:
     code = textwrap.dedent(
         """
@@ -83,6 +84,7 @@ def test_the_installed_retriever_is_listed_and_passes_check_retriever(installed:
     assert listing.stdout.splitlines()[2].split()[:3] == ["weight", "a", "float"]
 
 
+@pytest.mark.slow
 def test_compare_runs_the_installed_retriever(installed: dict[str, str], data_dir: Path, toy_module) -> None:
     cranfield = str(data_dir / "cranfield")
     argv = ["--dataset", cranfield, "--retrievers", "bm25", "toy-overlap", "--metrics", "ndcg@10", "--format", "json"]

@@ -121,6 +121,7 @@ def test_spec_with_brackets_save_and_load(
     pd.testing.assert_frame_equal(loaded.search(tiny_queries), run)
 
 
+@pytest.mark.slow
 def test_compare_and_diagnose_treat_rerank_like_any_retriever(data_dir: Path) -> None:
     spec = "rerank:first=bm25,by=tfidf,depth=10"
     result = compare(str(data_dir / "cranfield"), ["bm25", spec], metrics=["ndcg@10", "recall@100"], depth=100)

@@ -26,6 +26,7 @@ def cranfield(data_dir: Path):
     return load_dataset(str(data_dir / "cranfield"))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("spec", "shards"), [("bm25", 3), ("bm25:variant=okapi,k1=0.9,b=0.4", 2)])
 def test_sharded_run_equals_the_single_process_run(dask_client, cranfield, spec: str, shards: int) -> None:
     """okapi's idf floor uses the mean idf of the whole vocabulary: the global statistics, not a shard's."""
@@ -34,6 +35,7 @@ def test_sharded_run_equals_the_single_process_run(dask_client, cranfield, spec:
     pd.testing.assert_frame_equal(sharded, single, check_exact=True)
 
 
+@pytest.mark.slow
 def test_a_worker_killed_mid_search_changes_nothing(dask_client, cranfield) -> None:
     """The worker holding a shard's counts is killed while the search runs; Dask computes its tasks again."""
     single = make_retriever("bm25").index(cranfield.corpus).search(cranfield.queries, k=100)
@@ -58,6 +60,7 @@ def test_a_worker_killed_mid_search_changes_nothing(dask_client, cranfield) -> N
     assert holder not in dask_client.has_what() or pids[holder] not in dask_client.run(os.getpid).values()
 
 
+@pytest.mark.slow
 def test_cli_search_with_local_2_writes_the_same_bytes(data_dir: Path, tmp_path: Path) -> None:
     """Must show: rankscope search --dataset cranfield --retriever bm25 --scheduler local:2 --out a.trec."""
     base = ["search", "--dataset", str(data_dir / "cranfield"), "--retriever", "bm25"]

@@ -63,6 +63,7 @@ def assert_same(queries: sp.csr_matrix, weights: sp.csr_matrix, k: int, rank: np
     return cancelled
 
 
+@pytest.mark.slow
 def test_kernel_equals_reference_on_random_signed_integer_weights() -> None:
     rng = np.random.default_rng(11)
     cancelled = 0
@@ -106,6 +107,7 @@ def postings_read(queries: sp.csr_matrix, weights: sp.csr_matrix, k: int, rank: 
     return _sparse_topk.top_k(*arrays, rank, k, *extra)[3]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("integer", [True, False])
 def test_pruning_reads_fewer_postings_for_the_same_top_k(integer: bool) -> None:
     """MaxScore over several windows, with ties at every cut (integer weights) or real sums: the same

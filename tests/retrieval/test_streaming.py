@@ -32,6 +32,7 @@ def _streamed(folder, analyzer, documents, **options) -> tuple[dict[str, np.ndar
     return load_index(folder, "counts")[1], runs
 
 
+@pytest.mark.slow
 def test_streamed_counts_equal_the_in_memory_counts_on_a_real_collection(collection, tmp_path, monkeypatch) -> None:
     """A budget of 40 kB forces several spills; two worker processes count the batches; merging moves
     1,000 postings at a time (a term with more spans two pieces)."""
@@ -50,6 +51,7 @@ def test_streamed_counts_equal_the_in_memory_counts_on_a_real_collection(collect
     assert arrays["tf"].dtype == np.uint16  # format 2: counts stored compact
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("make", [BM25, lambda: TfidfRetriever(variant="classic")])
 def test_build_index_saves_the_arrays_and_gives_the_runs_of_index_and_save(collection, tmp_path, make) -> None:
     doc_ids, texts = document_texts(collection.corpus)

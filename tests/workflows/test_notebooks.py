@@ -73,6 +73,7 @@ def tagged(notebook, tag: str) -> dict:
     return cell
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(SMALL))
 def test_notebook_runs(name: str, current_kernel: str) -> None:
     from nbclient import NotebookClient

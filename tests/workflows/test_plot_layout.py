@@ -55,6 +55,7 @@ def test_few_systems_share_one_panel_per_measure(n: int) -> None:
     assert [t.get_text() for t in fig.legends[0].get_texts()] == list(curves(n))
 
 
+@pytest.mark.slow
 def test_eight_systems_get_small_multiples_with_the_reference_in_each() -> None:
     data = curves(8)
     fig = laid_out(plots.cutoff_curves(data, dataset="cranfield", reference="sys3"))
@@ -71,6 +72,7 @@ def test_eight_systems_get_small_multiples_with_the_reference_in_each() -> None:
     assert len(rows) == 2  # 4 + 4
 
 
+@pytest.mark.slow
 def test_per_query_panels_share_y_and_leave_no_empty_slot() -> None:
     rng = np.random.default_rng(0)
     diffs = {f"sys{i}": pd.Series(rng.normal(0, 0.1 * (i + 1), 50)) for i in range(7)}
@@ -98,6 +100,7 @@ def test_grid_shape_is_even() -> None:
     assert plots.grid_shape(1, 3) == [1]
 
 
+@pytest.mark.slow
 def test_compare_report_with_eight_systems_stays_narrow_and_shares_axes() -> None:
     from rankscope.workflows.compare import build_report, compare, cutoff_table_of
     from tests.workflows.tiny_collection import DATA

@@ -42,6 +42,7 @@ def written_record(out: Path) -> dict:
     return record
 
 
+@pytest.mark.slow
 def test_compare_records_full_specs_run_file_checksum_and_settings(tmp_path: Path) -> None:
     run = make_retriever("tfidf").index(DATA.corpus).search(DATA.queries, k=10)
     run_file = tmp_path / "tfidf.run"
@@ -87,6 +88,7 @@ def test_the_cli_command_line_is_recorded() -> None:
     assert invocation.current() is None  # only inside the block
 
 
+@pytest.mark.slow
 def test_diagnose_tune_and_rag_write_the_same_record(tmp_path: Path) -> None:
     diag = diagnose(DATA, "bm25", vs="tfidf", depth=5, out=tmp_path / "diag", seed=3).provenance.to_dict()
     assert written_record(tmp_path / "diag") == diag

@@ -64,6 +64,7 @@ def test_refuses_bad_requests():
         rag(DATA, ["words:4"], ["bm25"], [0])
 
 
+@pytest.mark.slow
 def test_cli_writes_the_report(tmp_path, capsys):
     folder = tmp_path / "fruit"
     (folder / "qrels").mkdir(parents=True)

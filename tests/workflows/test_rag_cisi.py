@@ -33,6 +33,7 @@ def plain_tokens_to_first(run: pd.DataFrame, lengths: dict[str, int], relevant: 
     return first
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("system", ["whole / bm25", "words:100:25 / bm25"])
 def test_budget_numbers_equal_a_plain_recomputation(cisi, system):
     data, result = cisi

@@ -48,6 +48,7 @@ def svg_texts(svg: bytes | str) -> list[str]:
 CURVES = {"bm25": pd.DataFrame({"hit": [0.2, 0.5], "recall": [0.1, 0.4]}, index=[1, 10])}
 
 
+@pytest.mark.slow
 def test_plot_renders_png_svg_pdf_with_the_dataset_in_the_title() -> None:
     plot = plots.cutoff_curves(CURVES, dataset="cranfield")
     png, svg, pdf = (plot.render(f) for f in ("png", "svg", "pdf"))
@@ -61,6 +62,7 @@ def test_plot_renders_png_svg_pdf_with_the_dataset_in_the_title() -> None:
     assert b"CreationDate" not in pdf and b"<dc:date>" not in svg
 
 
+@pytest.mark.slow
 def test_report_html_inlines_svg_and_markdown_links_files(tmp_path) -> None:
     plot = plots.cutoff_curves(CURVES, dataset="cranfield")
     other = plots.rank_histogram({"a": pd.Series({"1": 3, "none": 2})}, dataset="cisi")
@@ -99,6 +101,7 @@ def test_figure_formats_are_checked() -> None:
             plots.check_formats(bad)
 
 
+@pytest.mark.slow
 def test_other_plots_render() -> None:
     diff = {"tfidf": pd.Series([0.1, -0.2, 0.0]), "w2v": pd.Series([0.3, 0.0, -0.1])}
     plot = plots.per_query_difference(diff, "ndcg@10", "bm25", dataset="cranfield")

@@ -13,6 +13,7 @@ pytest.importorskip("distributed")
 from rankscope.cli import main  # noqa: E402
 
 
+@pytest.mark.slow
 def test_tune_on_local_2_writes_the_same_files(data_dir: Path, tmp_path: Path) -> None:
     """Must show: rankscope tune --dataset cranfield --scheduler local:2 equals the single-process tune."""
     base = ["tune", "--dataset", str(data_dir / "cranfield"), "--k1", "0.6:1.4:0.4", "--b", "0.3:0.9:0.3"]
@@ -29,6 +30,7 @@ def test_tune_on_local_2_writes_the_same_files(data_dir: Path, tmp_path: Path) -
     assert "--scheduler local:2" in dask["command"]
 
 
+@pytest.mark.slow
 def test_compare_on_local_2_gives_the_same_tables_and_runs(data_dir: Path, tmp_path: Path) -> None:
     """Each system's run is a task; the tables, significance and run files equal one process's."""
     base = ["compare", "--dataset", str(data_dir / "cranfield"), "--retrievers", "bm25", "tfidf", "bm25:k1=0.9,b=0.4"]
@@ -42,6 +44,7 @@ def test_compare_on_local_2_gives_the_same_tables_and_runs(data_dir: Path, tmp_p
         assert without_provenance(tmp_path / "dask" / name) == without_provenance(tmp_path / "single" / name), name
 
 
+@pytest.mark.slow
 def test_rag_on_a_scheduler_writes_the_same_files(dask_client, data_dir: Path, tmp_path: Path) -> None:
     """Each chunking x retriever is a task (sent to a running scheduler's address); every file but the
     provenance equals one process's."""

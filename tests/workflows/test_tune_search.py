@@ -35,6 +35,7 @@ def test_each_folds_study_sees_only_its_training_queries() -> None:
     assert list(outcome.values) == sorted(outcome.values)
 
 
+@pytest.mark.slow
 def test_optuna_is_deterministic_and_finds_the_grid_optimum(tmp_path) -> None:
     data = small_dataset()
     params = {"k1": "0.5:1.5:0.5", "b": "0.25:0.75:0.25"}
