@@ -113,7 +113,8 @@ def _spec_round_trip(subject: _Subject) -> None:
 def _set_params_refusals(subject: _Subject) -> None:
     retriever = subject.build()
     before = retriever.get_params()
-    for change in ({"no_such_parameter": 1}, *({name: object()} for name in before)):
+    changes: tuple[dict[str, object], ...] = ({"no_such_parameter": 1}, *({name: object()} for name in before))
+    for change in changes:
         try:
             retriever.set_params(**change)
         except SpecError:

@@ -18,7 +18,7 @@ import sys
 import time
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from rankscope.core.errors import RankscopeError
 from rankscope.core.outputs import check_output_file
@@ -27,9 +27,11 @@ from rankscope.corpora.cli import add_analyzer, add_fields, add_strict, load_rep
 from rankscope.retrieval.storage import META_FILE, replacing_index
 
 if TYPE_CHECKING:  # pandas (and the retrievers) load when a command runs, not to parse its command line
+    import numpy as np
     import pandas as pd
 
     from rankscope.retrieval.base import Retriever
+    from rankscope.retrieval.bm25 import BM25
 
 RUN_DEPTH = 1000
 """Documents per query in a written run (trec_eval's usual depth)."""
@@ -161,7 +163,7 @@ def _search_sharded(args: argparse.Namespace, retriever: Retriever, k: int, star
     check_shardable(retriever)
     with connect(args.scheduler) as client:
         dataset = load_reported(args.dataset, args.command, args.strict, args.fields)
-        run = sharded_search(retriever, dataset.corpus, dataset.queries, k, client)
+        run = sharded_search(cast("BM25", retriever), dataset.corpus, dataset.queries, k, client)
     write_trec_run(run, args.out, tag=retriever.spec().replace(" ", ""))
     print(
         f"wrote {len(run):,} rows for {run['query_id'].nunique():,} queries (top {k}) to {args.out} "
@@ -269,7 +271,7 @@ def corpus_fingerprint(doc_ids: Iterable[str]) -> str:
     return digest.hexdigest()
 
 
-def write_source(directory: Path, name: str, doc_ids: Sequence[str]) -> None:
+def write_source(directory: Path, name: str, doc_ids: Sequence[str] | np.ndarray) -> None:
     """``source.json``: which corpus the index in ``directory`` (a staging folder) holds."""
     record = {"dataset": name, "documents": len(doc_ids), "doc_ids_sha256": corpus_fingerprint(doc_ids)}
     (directory / SOURCE_FILE).write_text(json.dumps(record), encoding="utf-8")

@@ -81,7 +81,7 @@ def _one_thread(faiss: ModuleType) -> Iterator[None]:
 
 def build_index(
     vectors: np.ndarray, kind: str = "flat", hnsw_m: int = 32, ef_construction: int = 200, nlist: int = 100
-) -> object:
+) -> Any:  # a faiss.Index (faiss has no type hints)
     """A FAISS inner-product index holding ``vectors`` (rows = FAISS ids 0..n-1)."""
     if kind not in INDEX_KINDS:
         raise ValueError(f"faiss_index must be one of {list(INDEX_KINDS)}, got {kind!r}")
@@ -167,7 +167,7 @@ def to_bytes(index: object) -> bytes:
     return import_faiss().serialize_index(index).tobytes()
 
 
-def from_bytes(data: bytes) -> object:
+def from_bytes(data: bytes) -> Any:  # a faiss.Index (faiss has no type hints)
     """Inverse of :func:`to_bytes`."""
     return import_faiss().deserialize_index(np.frombuffer(data, dtype=np.uint8))
 

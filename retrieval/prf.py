@@ -99,7 +99,7 @@ def check_applicable(values: Mapping[str, Any], owner: str) -> None:
         raise SpecError(f"{owner}: weight applies to prf=rm3 only (Bo1 is parameter-free, as Terrier's default)")
 
 
-def settings(prf: str, fb_docs: int | None, fb_terms: int | None, weight: float | None) -> dict[str, float]:
+def settings(prf: str, fb_docs: int | None, fb_terms: int | None, weight: float | None) -> dict[str, Any]:
     """The feedback parameters in effect: the given ones, the method's defaults for those left None."""
     given = {"fb_docs": fb_docs, "fb_terms": fb_terms, "weight": weight}
     return {name: default if (value := given[name]) is None else value for name, default in DEFAULTS[prf].items()}

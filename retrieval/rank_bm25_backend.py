@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 
 
 def _rank_bm25_model(
-    variant: str, documents: list[list[str]], k1: float, b: float, delta: float, epsilon: float
+    variant: str, documents: list[list[str]], k1: float, b: float, delta: float | None, epsilon: float
 ) -> Any:
     try:
         import rank_bm25

@@ -23,6 +23,7 @@ tie the three together.
 from __future__ import annotations
 
 import itertools
+import os
 import tempfile
 import warnings
 from collections.abc import Sequence
@@ -264,7 +265,7 @@ class Word2VecRetriever(FaissSearch, Retriever):
         return scores
 
     # --- persistence -------------------------------------------------------------
-    def save(self, directory: str | Path) -> None:
+    def save(self, directory: str | os.PathLike[str]) -> None:
         """Word vectors (word2vec binary), FAISS index (write_index format), arrays and meta."""
         self._check_fitted("faiss_")
         vector_bytes = _word2vec_bytes(self.keyed_vectors_)
@@ -290,7 +291,7 @@ class Word2VecRetriever(FaissSearch, Retriever):
         save_index(directory, self.name, meta, arrays, files={VECTORS_FILE: vector_bytes, FAISS_FILE: faiss_bytes})
 
     @classmethod
-    def load(cls, directory: str | Path) -> Word2VecRetriever:
+    def load(cls, directory: str | os.PathLike[str]) -> Word2VecRetriever:
         """Open a saved index; the word vectors and FAISS index must match the checksums in meta.json."""
         import scipy.sparse as sp
 
@@ -312,9 +313,9 @@ class Word2VecRetriever(FaissSearch, Retriever):
             raise IndexFormatError(Path(directory) / "meta.json", None, problem)
         blobs = {name: read_checked(Path(directory) / name, checksums[name]) for name in names}
         keyed = read_vector_file(Path(directory) / VECTORS_FILE)
-        problem = _saved_arrays_problem(arrays, len(keyed))
-        if problem:
-            raise IndexFormatError(Path(directory), None, f"damaged index: {problem}")
+        damage = _saved_arrays_problem(arrays, len(keyed))
+        if damage:
+            raise IndexFormatError(Path(directory), None, f"damaged index: {damage}")
         n_docs = len(arrays["doc_ids"])
         retriever.n_empty_queries_ = 0
         retriever.query_tokens_ = [0, 0]

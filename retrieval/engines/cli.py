@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING, cast
 
 from rankscope.core.errors import RankscopeError
+
+if TYPE_CHECKING:
+    from rankscope.retrieval.engines.common import EngineRetriever
 
 ENGINES = ("lucene", "pisa")
 
@@ -30,7 +34,7 @@ def run_engines(args: argparse.Namespace) -> int:
     from rankscope.retrieval.registry import retriever_class
 
     if getattr(args, "action", None) == "install":
-        cls = retriever_class(args.engine)
+        cls = cast("type[EngineRetriever]", retriever_class(args.engine))
         if args.engine == "lucene":
             path = install(ANSERINI_JAR)
             print(f"lucene: {path} (SHA-256 {ANSERINI_JAR.sha256} verified when fetched)")
@@ -40,7 +44,7 @@ def run_engines(args: argparse.Namespace) -> int:
         print(f"{args.engine}: ready")
         return 0
     for name in ENGINES:
-        reason = retriever_class(name).unavailable()
+        reason = cast("type[EngineRetriever]", retriever_class(name)).unavailable()
         print(f"{name}: {'ready' if reason is None else 'not ready: ' + reason}")
     print(f"engine files are kept in {engines_dir()}")
     return 0

@@ -26,7 +26,15 @@ from rankscope.retrieval.registry import register
 
 STEMMERS = ("porter2", "krovetz", "none")
 STOPWORDS = ("terrier", "lucene", "none")
-_INDEX_FILES = ("fwd", "fwd.doclex", "fwd.documents", "fwd.termlex", "fwd.terms", "fwd.urls", "inv.docs")
+_INDEX_FILES: tuple[str, ...] = (
+    "fwd",
+    "fwd.doclex",
+    "fwd.documents",
+    "fwd.termlex",
+    "fwd.terms",
+    "fwd.urls",
+    "inv.docs",
+)
 _INDEX_FILES += ("inv.freqs", "inv.sizes", "pt_meta.json")
 
 
