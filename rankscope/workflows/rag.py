@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
 import pandas as pd
@@ -198,7 +198,7 @@ def _old_rag(kwargs: dict[str, object]) -> dict[str, object]:
     ``test``/``seed``/``scheduler`` (into ``execution``), ``figures`` (into ``out``)."""
     if "tokenizer" in kwargs:
         given = Budgets.of(kwargs.get("budgets", DEFAULT_BUDGETS))  # type: ignore[arg-type]
-        kwargs["budgets"] = replace(given, tokenizer=kwargs.pop("tokenizer"))
+        kwargs["budgets"] = replace(given, tokenizer=cast("str | None", kwargs.pop("tokenizer")))
     mode = kwargs.pop("answer_mode", None)
     answers = kwargs.get("answers")
     if mode is not None and answers is not None:

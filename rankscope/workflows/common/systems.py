@@ -198,7 +198,7 @@ def sha256_of(path: Path) -> str:
 def produce_run(system: System, dataset: Dataset, depth: int) -> SystemRun:
     """The system's run on ``dataset`` to ``depth``: search with a retriever, or check and cut a given run."""
     if system.is_run:
-        run, notes = checked_run(system.name, system.run, dataset, depth)  # type: ignore[arg-type]
+        run, notes = checked_run(system.name, system.run, dataset, depth)
         return SystemRun(system.name, run, description=system.description, notes=notes)
     retriever = system.fresh_retriever().index(dataset.corpus)
     run = retriever.search(dataset.queries, k=depth)

@@ -444,7 +444,7 @@ def diagnose_runs(
                 (sampled_negatives, sampled_repeats, seed) if sample else None,
             )
         )
-    comparison = ()
+    comparison: tuple[str, ...] = ()
     if len(diagnoses) == 2:
         a, b = diagnoses
         comparison = (
