@@ -69,7 +69,7 @@ def score_points(
     metric: str,
     depth: int,
     points: Sequence[Point],
-    tick: Callable[[], None] | None = None,
+    tick: Callable[[], object] | None = None,
 ) -> tuple[list[pd.Series], Timing]:
     """Index ``system`` (modified in place) and, for each point, its per-query ``metric`` at ``depth``;
     the seconds spent (the points' only for those that set parameters, not the defaults)."""
@@ -105,7 +105,7 @@ def grid_scores(
     depth: int,
     points: Sequence[Mapping[str, object]],
     client: Any = None,
-    tick: Callable[[], None] | None = None,
+    tick: Callable[[], object] | None = None,
 ) -> tuple[pd.Series, list[pd.Series], Timing]:
     """The per-query scores at the defaults and at each point, and the time taken; on ``client``'s cluster when given."""
     everything: list[Point] = [None, *points]

@@ -47,7 +47,7 @@ def optuna_search(
     folds: pd.Series,
     trials: int,
     seed: int,
-    tick: Callable[[], None] = lambda: None,
+    tick: Callable[[], object] = lambda: None,
 ) -> SearchOutcome:
     """Run one TPE study of ``trials`` trials per fold (on its training queries) and one on all queries
     (whose points join those the in-sample best is chosen from).

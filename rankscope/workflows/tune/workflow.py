@@ -22,7 +22,7 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
 import pandas as pd
@@ -99,11 +99,11 @@ class TuneResult:
 
     @property
     def in_sample_gain(self) -> float:
-        return self.best["score"] - self.default["score"]
+        return cast(float, self.best["score"]) - cast(float, self.default["score"])
 
     @property
     def cv_gain(self) -> float:
-        return self.cv.mean - self.default["score"]
+        return self.cv.mean - cast(float, self.default["score"])
 
     def fold_table(self) -> pd.DataFrame:
         """Per fold: the parameters chosen on the other folds, its training and held-out means."""
@@ -260,8 +260,10 @@ def _old_tune(kwargs: dict[str, object]) -> dict[str, object]:
         kwargs["retriever"] = list(kwargs.pop("retrievers"))  # type: ignore[call-overload]
     kwargs.pop("retrievers", None)
     if "trials" in kwargs:
-        search = kwargs.get("search", Search())
-        kwargs["search"] = replace(Search(search) if isinstance(search, str) else search, trials=kwargs.pop("trials"))
+        search = cast("Search | str", kwargs.get("search", Search()))
+        kwargs["search"] = replace(
+            Search(search) if isinstance(search, str) else search, trials=cast(int, kwargs.pop("trials"))
+        )
     return moved(moved_figures(kwargs), {"seed": "seed", "scheduler": "scheduler"}, "execution", Execution)
 
 
@@ -299,10 +301,11 @@ def tune(
     choice = isinstance(retriever, (list, tuple))
     _check_execution(search, execution, choice)
     if choice:
-        check_specs(list(retriever))
+        check_specs(list(cast("Sequence[str]", retriever)))
     depth = search_depth(metric)
     every_point = search.method == "grid"
-    plans = [_plan(system, params, choice, every_point) for system in (retriever if choice else [retriever])]
+    systems = cast("Sequence[str | Retriever]", retriever if choice else [retriever])
+    plans = [_plan(system, params, choice, every_point) for system in systems]
     described = {plan.spec: plan.system.spec() for plan in plans}  # every parameter, before any is tuned
     grids = {plan.spec: {n: [_plain(v) for v in values] for n, values in plan.space.items()} for plan in plans}
     out_path, figures = Output.of(out).checked()  # before any computing
@@ -524,7 +527,7 @@ def _plan(
     current = system.get_params()
     checked = plan.points if every_point else [{n: v} for n, values in plan.space.items() for v in values]
     for values in checked:  # a grid value the retriever refuses fails before any indexing
-        point = dict(zip(plan.names, values)) if every_point else values
+        point = dict(zip(plan.names, values)) if every_point else cast("dict[str, object]", values)
         type(system).check_params({**current, **{n: _plain(v) for n, v in point.items()}})
     return plan
 
@@ -548,7 +551,7 @@ def _space(
             f"(it has {sorted(defaults)})"
         )
     return {
-        name: parse_values(values, kinds[name], flag)
+        name: cast("list[object]", parse_values(values, kinds[name], flag))
         if isinstance(values, str)
         else [_plain(v) for v in np.asarray(values).tolist()]
         for name, values, flag in given
@@ -569,8 +572,8 @@ def heatmap_plot(result: TuneResult) -> plots.Plot | None:
         table.to_numpy(),
         list(table.index),
         list(table.columns),
-        (best[row_name], best[column_name]),
-        (d[row_name], d[column_name]),
+        (cast(float, best[row_name]), cast(float, best[column_name])),
+        (cast(float, d[row_name]), cast(float, d[column_name])),
         result.metric,
         dataset=result.dataset,
         names=(row_name, column_name),
