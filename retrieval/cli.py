@@ -24,7 +24,7 @@ from rankscope.core.errors import RankscopeError
 from rankscope.core.outputs import check_output_file
 from rankscope.core.scheduler import add_scheduler
 from rankscope.corpora.cli import add_analyzer, add_fields, add_strict, load_reported
-from rankscope.retrieval.storage import META_FILE, replacing_index
+from rankscope.retrieval.storage import META_FILE, reading_index, replacing_index
 
 if TYPE_CHECKING:  # pandas (and the retrievers) load when a command runs, not to parse its command line
     import numpy as np
@@ -279,10 +279,12 @@ def write_source(directory: Path, name: str, doc_ids: Sequence[str] | np.ndarray
 
 def _reuse(directory: Path, wanted: Retriever, fingerprint: str) -> Retriever | None:
     """The saved index, if ``source.json`` says it holds this corpus and it was built with this spec;
-    None if there is none yet."""
-    if not (directory / META_FILE).is_file():
-        return None
-    loaded = _load_source_index(directory, fingerprint)
+    None if there is none yet. Opened under the readers' lock: a writer swapping a new index in
+    meanwhile waits, so source, meta and arrays are all the old index's or all the new one's."""
+    with reading_index(directory):
+        if not (directory / META_FILE).is_file():
+            return None
+        loaded = _load_source_index(directory, fingerprint)
     if loaded.spec() == wanted.spec():
         return loaded
     if _reweightable(loaded, wanted):

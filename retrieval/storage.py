@@ -200,6 +200,46 @@ def replacing_index(directory: str | os.PathLike[str]) -> Iterator[Path]:
 
 
 @contextlib.contextmanager
+def reading_index(directory: str | os.PathLike[str]) -> Iterator[None]:
+    """Hold a shared lock on the index folder ``directory`` while the block opens it: a writer's
+    exchange waits for the block to end, so what it reads all belongs to one index. (Files opened
+    and memory-mapped stay readable after the exchange.) Nothing is locked if there is no folder."""
+    fd = None
+    for _ in range(_READ_ATTEMPTS):  # a writer may exchange the folder between open and lock: retry
+        try:
+            fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
+        except OSError:
+            fd = None
+            break
+        _flock(fd, shared=True)
+        try:
+            current = os.stat(directory)
+        except OSError:
+            current = None
+        opened = os.fstat(fd)
+        if current is not None and (current.st_ino, current.st_dev) == (opened.st_ino, opened.st_dev):
+            break
+        os.close(fd)
+        fd = None
+    try:
+        yield
+    finally:
+        if fd is not None:
+            os.close(fd)  # releases the lock
+
+
+_READ_ATTEMPTS = 100
+
+
+def _flock(fd: int, *, shared: bool) -> None:
+    try:
+        import fcntl
+    except ImportError:  # no advisory locks on this platform: the exchange alone
+        return
+    fcntl.flock(fd, fcntl.LOCK_SH if shared else fcntl.LOCK_EX)
+
+
+@contextlib.contextmanager
 def _writer_lock(directory: Path, given: Path) -> Iterator[None]:
     """``.<name>.lock`` beside ``directory``, locked (POSIX ``lockf``: released by the kernel when the
     holder dies, so a killed writer's lock file is stale, not held; not inherited by forked workers),
@@ -247,13 +287,15 @@ def _remove_leftovers(directory: Path) -> None:
 
 
 def _swap_in(staging: Path, directory: Path) -> None:
-    """Put ``staging`` in the place of ``directory`` in one step, then delete the old index."""
+    """Put ``staging`` in the place of ``directory`` in one step, once no reader is opening the old
+    index (:func:`reading_index`), then delete the old index."""
     if not directory.exists():
         fault("renaming")
         os.rename(staging, directory)
         return
     fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
     try:
+        _flock(fd, shared=False)
         fault("renaming")
         if _exchange(staging, directory):
             old = staging  # now holds the old index
@@ -314,12 +356,13 @@ def load_index(
     ``verify=True`` also checks every file against the checksums recorded at save (reads them all).
     """
     directory = Path(directory)
-    meta = read_meta(directory)
-    if meta["kind"] != kind:
-        raise IndexFormatError(directory / META_FILE, None, f"holds a {meta['kind']!r} index, expected {kind!r}")
-    if verify:
-        verify_index(directory)
-    arrays = {name: _read_array(directory, name, info) for name, info in meta["arrays"].items()}
+    with reading_index(directory):
+        meta = read_meta(directory)
+        if meta["kind"] != kind:
+            raise IndexFormatError(directory / META_FILE, None, f"holds a {meta['kind']!r} index, expected {kind!r}")
+        if verify:
+            verify_index(directory)
+        arrays = {name: _read_array(directory, name, info) for name, info in meta["arrays"].items()}
     return meta, arrays
 
 

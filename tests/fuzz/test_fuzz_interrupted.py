@@ -3,11 +3,12 @@
 A build killed while counting, spilling, merging, committing, renaming or cleaning up must leave
 the index folder holding the previous index (or none, if there was none), never a mix; the same
 command run again builds the clean index and removes what the killed build left. Each phase is
-reached deterministically through :data:`retrieval.storage.FAULT_VARIABLE`. A second writer is
-refused with one line.
+reached deterministically through :data:`retrieval.storage.FAULT_VARIABLE`. While one process
+rebuilds an index (and is killed at random moments), searches of it in other processes succeed
+with the old index's run or the new one's, exactly; a second writer is refused with one line.
 
-``RANKSCOPE_KILL_REPEATS=20`` repeats the kill test 20 times per phase (run by hand for the note;
-CI runs it once) and prints the tally.
+``RANKSCOPE_KILL_REPEATS=20`` repeats the kill test 20 times per phase and ``RANKSCOPE_REBUILDS=20``
+rebuilds the searched index 20 times (run by hand for the note; CI runs 1 and 6) and prints the tallies.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import os
 import random
 import subprocess
 import sys
+import time
 from collections import Counter
 from pathlib import Path
 
@@ -146,6 +148,81 @@ def test_a_build_killed_at_any_phase_leaves_the_previous_index_or_none(
         assert _state(collection, index, tmp_path / "run.trec") == "b"
         assert sorted(p.name for p in parent.iterdir()) == ["idx"]  # the killed build's staging is gone
     print(f"\nkilled builds so far ({REPEATS} per case): {dict(TALLY)}")
+
+
+def test_searches_while_an_index_is_rebuilt_and_killed(collection: dict[str, Path | str], tmp_path: Path) -> None:
+    """Two processes search an index in a loop while a third rebuilds it from corpus A or B, some builds
+    killed at a random moment: every search succeeds with one of the two clean runs, exactly."""
+    index = tmp_path / "shared" / "idx"
+    assert _build(collection["a"], index).returncode == 0
+    rebuilds = int(os.environ.get("RANKSCOPE_REBUILDS", "6"))
+    readers = [
+        subprocess.Popen(
+            [
+                sys.executable,
+                "-c",
+                READER,
+                str(collection["data"]),
+                str(index),
+                str(tmp_path / f"reader{i}"),
+                str(8 * rebuilds),
+            ],
+            env={**os.environ, "RANKSCOPE_QUIET": "1"},
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for i in range(2)
+    ]
+    rng = random.Random(0)
+    for i in range(rebuilds):
+        corpus = collection["b" if i % 2 == 0 else "a"]
+        command = [sys.executable, "-c", DRIVER, "index", "--corpus", str(corpus), "--index-dir", str(index)]
+        writer = subprocess.Popen(
+            [*command, "--memory-budget", "40K", "--workers", "2"],
+            env={**os.environ, "RANKSCOPE_QUIET": "1"},
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        if i % 3 == 2:  # killed at a random moment
+            time.sleep(rng.uniform(0.2, 3.0))
+            writer.kill()
+        _, err = writer.communicate(timeout=300)
+        assert writer.returncode in (0, -9), err
+    (tmp_path / "stop").write_text("")
+    results = []
+    for i, reader in enumerate(readers):
+        _, err = reader.communicate(timeout=600)
+        assert reader.returncode == 0, err
+        runs = [path.read_text() for path in sorted((tmp_path / f"reader{i}").glob("run*.trec"))]
+        results += ["a" if r == collection["run_a"] else "b" if r == collection["run_b"] else "mixed" for r in runs]
+    counts = Counter(results)
+    OUTCOMES["cases"] += len(results)
+    OUTCOMES["accepted"] += counts["a"] + counts["b"]
+    OUTCOMES["silently_wrong"] += counts["mixed"]
+    print(f"\nsearches during {rebuilds} rebuilds: {dict(counts)}")
+    assert results and counts["mixed"] == 0
+    assert sorted(p.name for p in index.parent.iterdir()) == ["idx"] or _build(collection["a"], index).returncode == 0
+    assert _state(collection, index, tmp_path / "final.trec") in ("a", "b")
+
+
+# a reader: searches the index until the file "stop" appears beside its folder (at most N times), each run
+# kept in a file of its own; a failed search ends it with the error on stderr and exit 1
+READER = """
+import sys
+from pathlib import Path
+from rankscope.cli import main
+data, index, folder, limit = sys.argv[1], sys.argv[2], Path(sys.argv[3]), int(sys.argv[4])
+folder.mkdir()
+for i in range(limit):
+    if (folder.parent / "stop").exists():
+        break
+    out = folder / f"run{i}.trec"
+    argv = ["search", "--dataset", data, "--retriever", "bm25", "--k", "20", "--index-dir", index, "--out", str(out)]
+    if main(argv) != 0:
+        sys.exit(1)
+"""
 
 
 def test_a_second_writer_is_refused_and_a_stale_lock_is_not(collection: dict[str, Path | str], tmp_path: Path) -> None:
