@@ -44,7 +44,9 @@ from rankscope.retrieval.dense_index import (
     NLIST,
     NPROBE,
     FaissSearch,
+    VectorValueError,
     from_bytes,
+    non_finite,
     read_checked,
     sha256,
     to_bytes,
@@ -88,8 +90,10 @@ class PrecomputedEmbeddings:
                 raise FileNotFoundError(f"{matrix_path}: no such file (precomputed embeddings)") from None
             raise FormatError(matrix_path, None, f"not a .npy matrix ({exc})") from None
         ids = [line.strip() for line in read_lines(ids_path)]
-        if matrix.ndim != 2 or not np.issubdtype(matrix.dtype, np.number):
-            raise FormatError(matrix_path, None, f"expected a 2-d numeric matrix, got shape {matrix.shape}")
+        if matrix.ndim != 2 or not np.issubdtype(matrix.dtype, np.number) or np.iscomplexobj(matrix):
+            raise FormatError(
+                matrix_path, None, f"expected a 2-d matrix of real numbers, got {matrix.dtype} of shape {matrix.shape}"
+            )
         if len(ids) != len(matrix):
             raise FormatError(ids_path, None, f"{len(ids)} ids but {matrix_path.name} has {len(matrix)} rows")
         positions: dict[str, int] = {}
@@ -97,7 +101,12 @@ class PrecomputedEmbeddings:
             if not doc or doc in positions:
                 raise FormatError(ids_path, line, "empty id" if not doc else f"id {doc!r} given twice")
             positions[doc] = line - 1
-        return matrix, positions
+        with np.errstate(over="ignore"):
+            vectors = matrix.astype(np.float32)  # what is searched: a value beyond float32's range is infinite
+        problem = non_finite(vectors, [f"{_ROW_NAMES[part]} {i!r}" for i in ids], matrix)
+        if problem:
+            raise FormatError(matrix_path, None, problem)
+        return vectors, positions
 
     def rows(self, part: str, ids: Sequence[str]) -> np.ndarray:
         """The vectors of ``ids`` (every one must have a row)."""
@@ -107,7 +116,10 @@ class PrecomputedEmbeddings:
             raise FormatError(
                 self.folder / f"{part}.ids", None, f"no embedding for {len(missing)} id(s), e.g. {missing[0]!r}"
             )
-        return np.asarray(matrix[[positions[i] for i in ids]], dtype=np.float32)
+        return matrix[[positions[i] for i in ids]]
+
+
+_ROW_NAMES = {"docs": "document", "queries": "query"}
 
 
 @register("dense")
@@ -160,7 +172,9 @@ class DenseRetriever(FaissSearch, Retriever):
             return self.similarity
         return "cosine" if isinstance(source, PrecomputedEmbeddings) else source.similarity
 
-    def _encode(self, texts: Sequence[str], desc: str) -> np.ndarray:
+    def _encode(self, texts: Sequence[str], names: Sequence[str], desc: str) -> np.ndarray:
+        """The encoder's vectors of ``texts``, refused if not one finite row per text (``names`` say
+        whose text each is, for the message)."""
         batches = [
             np.asarray(self.source_.encode(list(batch)), dtype=np.float32)
             for batch in progress_slices(list(texts), self.batch_size, desc=desc, unit="text")
@@ -168,8 +182,11 @@ class DenseRetriever(FaissSearch, Retriever):
         if not batches:
             return np.empty((0, 0), dtype=np.float32)
         vectors = np.vstack(batches)
-        if vectors.ndim != 2 or len(vectors) != len(texts) or not np.isfinite(vectors).all():
-            raise RankscopeError(f"the encoder returned {vectors.shape} (non-finite values?) for {len(texts)} texts")
+        if vectors.ndim != 2 or len(vectors) != len(texts):
+            raise RankscopeError(f"the encoder returned {vectors.shape} for {len(texts)} texts")
+        problem = non_finite(vectors, names)
+        if problem:
+            raise VectorValueError(f"the encoder's output: {problem}")
         return vectors
 
     def _finish(self, vectors: np.ndarray) -> np.ndarray:
@@ -193,12 +210,13 @@ class DenseRetriever(FaissSearch, Retriever):
 
     def _cached_document_vectors(self, doc_ids: list[str], texts: list[str]) -> np.ndarray:
         identity = self.source_.identity
+        names = [f"document {doc!r}" for doc in doc_ids]
         if not self.cache or identity is None:
-            return self._encode(texts, "encoding documents")
+            return self._encode(texts, names, "encoding documents")
         path = cache_path(identity, doc_ids, texts)
         if path.is_file():
-            return read_cached(path, len(doc_ids))
-        vectors = self._encode(texts, "encoding documents")
+            return read_cached(path, names)
+        vectors = self._encode(texts, names, "encoding documents")
         buffer = io.BytesIO()
         np.save(buffer, vectors, allow_pickle=False)
         with atomic_write(path, "wb") as handle:
@@ -224,7 +242,7 @@ class DenseRetriever(FaissSearch, Retriever):
         if isinstance(self.source_, PrecomputedEmbeddings):
             raw = self.source_.rows("queries", query_ids)
         else:
-            raw = self._encode(texts, "encoding queries")
+            raw = self._encode(texts, [f"query {q!r}" for q in query_ids], "encoding queries")
         return self._finish(raw).astype(np.float64)
 
     def search(self, queries: QueryInput, k: int = 1000) -> pd.DataFrame:
@@ -281,6 +299,9 @@ class DenseRetriever(FaissSearch, Retriever):
         retriever.doc_ids_ = np.asarray(arrays["doc_ids"], dtype=object)
         retriever.doc_index_ = {doc: i for i, doc in enumerate(retriever.doc_ids_)}
         retriever.doc_vectors_ = np.asarray(arrays["doc_vectors"], dtype=np.float32)
+        problem = non_finite(retriever.doc_vectors_, [f"document {doc!r}" for doc in retriever.doc_ids_])
+        if problem:
+            raise IndexFormatError(Path(directory) / "doc_vectors.npy", None, problem)
         retriever.faiss_ = from_bytes(read_checked(Path(directory) / FAISS_FILE, str(meta["sha256"])))
         if retriever.faiss_.ntotal != len(retriever.doc_ids_):
             raise IndexFormatError(Path(directory) / FAISS_FILE, None, "holds a different number of documents")
@@ -303,12 +324,16 @@ def cache_path(identity: str, doc_ids: Sequence[str], texts: Sequence[str]) -> P
     return cache_root() / "embeddings" / f"{hashlib.sha256(key.encode('utf-8')).hexdigest()}.npy"
 
 
-def read_cached(path: Path, n_docs: int) -> np.ndarray:
-    """A cached matrix; a damaged entry is an error naming the file (delete it to encode again)."""
+def read_cached(path: Path, names: Sequence[str]) -> np.ndarray:
+    """A cached matrix of the documents ``names``; a damaged entry is an error naming the file (delete it
+    to encode again)."""
     try:
         vectors = np.load(path, allow_pickle=False)
     except (ValueError, OSError, EOFError) as exc:
         raise FormatError(path, None, f"damaged embedding cache entry ({exc}): delete it to encode again") from None
-    if vectors.ndim != 2 or len(vectors) != n_docs:
-        raise FormatError(path, None, f"cache entry holds {vectors.shape}, expected {n_docs} rows: delete it")
+    if vectors.ndim != 2 or len(vectors) != len(names) or not np.issubdtype(vectors.dtype, np.floating):
+        raise FormatError(path, None, f"cache entry holds {vectors.shape}, expected {len(names)} rows: delete it")
+    problem = non_finite(vectors, names)
+    if problem:
+        raise FormatError(path, None, f"damaged embedding cache entry, {problem}: delete it to encode again")
     return vectors

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from rankscope.core.errors import RankscopeError
 from rankscope.core.progress import progress_slices
 from rankscope.retrieval.base import make_run
 from rankscope.retrieval.params import Param
@@ -40,6 +41,12 @@ if TYPE_CHECKING:
     import pandas as pd
 
 INDEX_KINDS = ("flat", "hnsw", "ivf")
+
+
+class VectorValueError(RankscopeError, ValueError):
+    """A vector holds NaN or an infinite value."""
+
+
 TIE_TOLERANCE = 1e-5
 """Scores this close to the k-th are treated as possible ties (float32 inner products)."""
 FAISS_FILE = "index.faiss"
@@ -139,6 +146,19 @@ def candidates(index: Any, queries: np.ndarray, k: int, ef_search: int = 128, np
     return result
 
 
+def non_finite(vectors: np.ndarray, names: Sequence[str], original: np.ndarray | None = None) -> str | None:
+    """What is wrong with the first NaN or infinite value of a matrix, saying its row, the name of
+    that row (``names[row]``, e.g. "query 'q3'") and the value (as in ``original`` if given: the
+    matrix before a cast to float32 made a huge value infinite); None if every value is finite.
+    A NaN would sort arbitrarily in FAISS and an infinite score ties every document: a run without an error."""
+    bad = ~np.isfinite(vectors)
+    if not bad.any():
+        return None
+    row, column = (int(i) for i in np.argwhere(bad)[0])
+    value = float((vectors if original is None else original)[row, column])
+    return f"row {row} ({names[row]}) holds {value!r} at column {column}: vectors must be finite numbers"
+
+
 def ann_recall(approximate: pd.DataFrame, exact: pd.DataFrame) -> float:
     """Mean over the queries with exact results of |approximate top k ∩ exact top k| / |exact top k|."""
     if exact.empty:
@@ -193,7 +213,11 @@ class FaissSearch:
         self, query_ids: Sequence[str], query_vectors: np.ndarray, k: int, row_doc_ids: np.ndarray
     ) -> pd.DataFrame:
         """The top-k run of float64 ``query_vectors`` (rows of ``row_doc_ids`` = FAISS ids); with an
-        approximate index, ``ann_recall_`` becomes ``(k, recall against the exact search)``."""
+        approximate index, ``ann_recall_`` becomes ``(k, recall against the exact search)``.
+        A query vector holding NaN or inf is refused, naming the query."""
+        problem = non_finite(query_vectors, [f"query {q!r}" for q in query_ids])
+        if problem:
+            raise VectorValueError(f"query vectors: {problem}")
         run = self._run(self.faiss_, query_ids, query_vectors, k, row_doc_ids)
         if self.faiss_index != "flat":
             if not hasattr(self, "exact_faiss_"):
