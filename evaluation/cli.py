@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import warnings
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -17,7 +18,7 @@ from rankscope.corpora.cli import add_fields, parsed_fields
 from rankscope.corpora.foreign import read_qrels, read_run
 from rankscope.corpora.formats import formats_help
 from rankscope.corpora.trec import CodedTable
-from rankscope.evaluation.coverage import coverage_notes
+from rankscope.evaluation.coverage import CoverageWarning, coverage_notes
 from rankscope.evaluation.engine import evaluate
 from rankscope.evaluation.marks import ALPHA, legend, mark_summary
 from rankscope.evaluation.metrics import DEFAULT_METRICS, known_forms, parse_metric, parse_metrics
@@ -82,6 +83,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--judged-only", action="store_true", help="average only over queries in both files")
     parser.add_argument("--exclude-unjudged", action="store_true", help="leave out queries with no relevant judgment")
     parser.add_argument("--ignore-self", action="store_true", help="drop run rows whose doc id is the query id")
+    parser.add_argument(
+        "--allow-disjoint",
+        action="store_true",
+        help="score a run sharing no query with the qrels (every query 0, as trec_eval -c) instead of refusing it",
+    )
     parser.add_argument("--baseline", metavar="RUN", help="several runs: the one the others are tested against")
     parser.add_argument(
         "--test", choices=("randomization", "t", "wilcoxon"), default="randomization", help="paired test (Holm)"
@@ -156,20 +162,23 @@ def _evaluate_file(
     (on ``client``'s cluster unless None).
 
     ``named``: several runs, so each warning starts with the run's path."""
-    notes = coverage_notes(qrels, run)
+    notes = coverage_notes(qrels, run, allow_disjoint=args.allow_disjoint)  # the check evaluate() runs
     if notes and args.strict:
         raise RankscopeError(f"{path}: {notes[0]} (--strict)")
     print_warnings(args.command, [f"{path}: {note}" for note in notes] if named else notes)
-    return evaluate(
-        qrels,
-        run,
-        metrics,
-        relevance_level=args.relevance_level,
-        judged_only=args.judged_only,
-        exclude_unjudged=args.exclude_unjudged,
-        ignore_self=args.ignore_self,
-        scheduler=client,
-    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", CoverageWarning)  # its warnings are among the notes printed
+        return evaluate(
+            qrels,
+            run,
+            metrics,
+            relevance_level=args.relevance_level,
+            judged_only=args.judged_only,
+            exclude_unjudged=args.exclude_unjudged,
+            ignore_self=args.ignore_self,
+            scheduler=client,
+            allow_disjoint=args.allow_disjoint,
+        )
 
 
 def _baseline(baseline: str | None, paths: list[str]) -> str:

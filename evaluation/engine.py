@@ -8,11 +8,16 @@ Which queries count (trec_eval ``-c`` by default):
 - run queries absent from the qrels are ignored;
 - a query whose judgments contain no relevant document scores 0 and counts
   (``exclude_unjudged=True`` leaves it out); their number is always reported as
-  ``n_unjudged``.
+  ``n_unjudged``;
+- a run sharing no query with the qrels is refused (``allow_disjoint=True`` scores it, every
+  query 0), and ids that match the qrels' only once written alike (``1.0``, ``001``) are a
+  :class:`~rankscope.evaluation.coverage.CoverageWarning`: the check ``rankscope evaluate`` runs
+  (:mod:`rankscope.evaluation.coverage`).
 """
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from typing import Any, NamedTuple
@@ -25,6 +30,7 @@ from rankscope.core.params import Param, check_arguments
 from rankscope.corpora.foreign import as_table
 from rankscope.corpora.schema import validate
 from rankscope.corpora.trec import CodedTable, coded_table
+from rankscope.evaluation.coverage import CoverageWarning, Table, coverage_notes, written_alike
 from rankscope.evaluation.metrics import DEFAULT_METRICS, Metric, parse_metrics
 from rankscope.evaluation.ranking import Judged, judge_coded, judge_run
 from rankscope.evaluation.results import EvaluationResult
@@ -45,6 +51,7 @@ def evaluate(
     exclude_unjudged: bool = False,
     ignore_self: bool = False,
     scheduler: Any = None,
+    allow_disjoint: bool = False,
 ) -> EvaluationResult:
     """Score ``run`` (``query_id, doc_id, score[, rank]``) against ``qrels`` (``query_id, doc_id, relevance``).
 
@@ -59,6 +66,10 @@ def evaluate(
     rows whose doc_id equals their query_id (BEIR does so silently for ArguAna and
     Quora, where queries are documents of the corpus). Neither frame is modified.
 
+    A run sharing no query with the qrels is a :class:`~rankscope.evaluation.coverage.DisjointRunError`
+    (every query would score 0: ids written otherwise, or another collection's run) unless
+    ``allow_disjoint``; ids that match only once written alike are a ``CoverageWarning``.
+
     ``scheduler`` (``local:N``, a Dask scheduler's address or a connected ``distributed.Client``)
     scores partitions of the queries there as tasks (:mod:`rankscope.evaluation.query_partitions`);
     the result is the same, bit for bit.
@@ -66,9 +77,16 @@ def evaluate(
     parsed = parse_metrics(metrics)
     options: dict[str, Any] = {"relevance_level": relevance_level, "judged_only": judged_only}
     if isinstance(run, CodedTable) and scheduler is None:
+        qrels = _coded_qrels(qrels)
+        _check_coverage(qrels, run, allow_disjoint)
         query_ids, values, unjudged = _scored(_judge_coded(qrels, run, ignore_self, **options), parsed)
     else:
         columns = _columns(qrels, run, ignore_self)
+        _check_coverage(
+            {"query_id": columns.qrels_query, "doc_id": columns.qrels_doc},
+            {"query_id": columns.run_query, "doc_id": columns.run_doc},
+            allow_disjoint,
+        )
         if scheduler is None:
             query_ids, values, unjudged = score_queries(columns, parsed, **options)
         else:
@@ -132,14 +150,27 @@ def _columns(qrels: object, run: object, ignore_self: bool) -> Columns:
     )
 
 
-def _judge_coded(
-    qrels: object, run: CodedTable, ignore_self: bool, *, relevance_level: int, judged_only: bool
-) -> Judged:
-    """The judged run from a coded run (a TREC file as the compiled reader gives it), no ``str`` per row."""
+def _check_coverage(qrels: Table, run: Table, allow_disjoint: bool) -> None:
+    """The query and document coverage check of ``rankscope evaluate`` (:func:`coverage_notes`): raises
+    for a run sharing no query with the qrels, warns of ids that match once written alike."""
+    for note in coverage_notes(qrels, run, allow_disjoint=allow_disjoint):
+        if written_alike(note) or allow_disjoint:
+            warnings.warn(note, CoverageWarning, stacklevel=3)
+
+
+def _coded_qrels(qrels: object) -> CodedTable:
+    """Qrels as a coded table (checked), for scoring a coded run."""
     if not isinstance(qrels, CodedTable):
         qrels = coded_table(validate(as_table(qrels, "qrels", "qrels"), "qrels", "qrels"), "qrels")
     if len(qrels) == 0:
         raise SchemaError("qrels: no judgments, nothing to evaluate")
+    return qrels
+
+
+def _judge_coded(
+    qrels: CodedTable, run: CodedTable, ignore_self: bool, *, relevance_level: int, judged_only: bool
+) -> Judged:
+    """The judged run from a coded run (a TREC file as the compiled reader gives it), no ``str`` per row."""
     if ignore_self:
         own_doc = pd.Index(run.doc_names).get_indexer(run.query_names)  # each query id's doc code, -1 if none
         other = run.doc != own_doc[run.query]

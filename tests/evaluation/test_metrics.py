@@ -10,6 +10,7 @@ import pytest
 
 from rankscope.core.errors import ParameterError, RankscopeError, SchemaError
 from rankscope.evaluation import DEFAULT_METRICS, EvaluationResult, evaluate
+from rankscope.evaluation.coverage import CoverageWarning, DisjointRunError
 
 # q1: ranking d2(label 0), d1(2), d5(-1), d6(unjudged), d3(1); d4 (label 3) not retrieved.
 # q2: judged, not retrieved.  q3: judged non-relevant only.  q4: retrieved, not judged.
@@ -148,9 +149,12 @@ def test_integer_ids_are_compared_as_strings() -> None:
     assert evaluate(qrels, run, ["mrr"]).mean["mrr"] == pytest.approx(1 / 2)
 
 
-def test_empty_run_scores_every_query_zero() -> None:
+def test_empty_run_is_refused_unless_allowed_then_scores_every_query_zero() -> None:
     empty = RUN.iloc[:0]
-    result = evaluate(QRELS, empty, ["map", "ndcg@10"])
+    with pytest.raises(DisjointRunError, match=r"^the run is empty: every query would score 0 \(to score it anyway"):
+        evaluate(QRELS, empty, ["map", "ndcg@10"])
+    with pytest.warns(CoverageWarning, match="the run is empty: every query scores 0 \\(allowed\\)"):
+        result = evaluate(QRELS, empty, ["map", "ndcg@10"], allow_disjoint=True)
     assert result.n_queries == 3 and result.mean == {"map": 0.0, "ndcg@10": 0.0}
 
 
