@@ -176,7 +176,7 @@ def replacing_index(directory: str | os.PathLike[str]) -> Iterator[Path]:
     if directory.exists() and not directory.is_dir():
         raise IndexFormatError(given, None, "exists and is not a directory")
     if any(directory == s or s in directory.parents for s in _STAGING):
-        directory.mkdir(exist_ok=True)
+        directory.mkdir(parents=True, exist_ok=True)
         if any(directory.iterdir()):
             raise ValueError(f"{directory}: a folder inside an index being written must start empty")
         yield directory
