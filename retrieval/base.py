@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol, Union, runtime_checka
 
 import numpy as np
 
-from rankscope.core.errors import NotFittedError, RankscopeError, SchemaError, duplicate_message
+from rankscope.core.errors import NotFittedError, ParameterError, RankscopeError, SchemaError, duplicate_message
 from rankscope.core.params import Param, check_values
 
 if TYPE_CHECKING:
@@ -140,6 +140,43 @@ class Retriever(ABC):
         params = ",".join(f"{k}={v}" for k, v in self.get_params().items())
         return f"{self.name}:{params}" if params else self.name
 
+    def __rshift__(self, other: Retriever) -> Retriever:
+        """``a >> b``: ``b`` reranks ``a``'s top documents, the retriever ``rerank:first=[a],by=[b]``.
+
+        Built from the two specs (specs stay the serialisation: ``(a >> b).spec()`` rebuilds it);
+        ``a`` and ``b`` are not changed, and the result is indexed like any retriever."""
+        if not isinstance(other, Retriever):
+            return NotImplemented
+        return _made(f"rerank:first={self.as_part('>>')},by={other.as_part('>>')}")
+
+    def __add__(self, other: Retriever) -> Retriever:
+        """``a + b``: the default fusion of the two, ``hybrid:retrievers=[a]+[b]``; ``a + b + c`` fuses
+        the three at once (a fusion at its defaults adds its parts, a tuned one stays whole)."""
+        if not isinstance(other, Retriever):
+            return NotImplemented
+        return _made("hybrid:retrievers=" + "+".join([*self.fused_parts(), *other.fused_parts()]))
+
+    def fused_parts(self) -> list[str]:
+        """What ``+`` fuses of this retriever: its own spec, bracketed."""
+        return [self.as_part("+")]
+
+    def as_part(self, operator: str) -> str:
+        """This retriever's spec in ``[...]``, as a part of a composite spec; a :class:`ParameterError` if
+        the spec cannot rebuild it (a parameter given as a Python object, such as an Analyzer)."""
+        from rankscope.retrieval.registry import make_retriever
+
+        spec = self.spec()
+        try:
+            same = make_retriever(spec).get_params() == self.get_params()
+        except ParameterError:
+            same = False
+        if not same:
+            raise ParameterError(
+                f"{operator}: a spec cannot hold {self!r}; compose retrievers whose parameters are "
+                "spec values, or build RerankRetriever/HybridRetriever from Python objects"
+            )
+        return f"[{spec}]"
+
     def diagnostics(self) -> dict[str, float]:
         """Numbers about the last index/search a reader must see beside the metrics (e.g. the
         out-of-vocabulary rate of word vectors, the recall of an approximate index); none by default."""
@@ -179,6 +216,13 @@ def _declared_parameters(cls: type[Retriever]) -> tuple[Param[Any], ...]:
     if missing:
         raise TypeError(f"{cls.__qualname__}: parameters {missing} have no help text (rankscope retrievers prints it)")
     return table
+
+
+def _made(spec: str) -> Retriever:
+    """The retriever a composite spec describes (the registry imports this module, so not at the top)."""
+    from rankscope.retrieval.registry import make_retriever
+
+    return make_retriever(spec)
 
 
 def document_texts(corpus: pd.DataFrame) -> tuple[list[str], list[str]]:

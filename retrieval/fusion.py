@@ -242,6 +242,13 @@ class HybridRetriever(Retriever):
         n = len(split_retrievers(self.retrievers))
         return (self.weight, *[(1.0 - self.weight) / (n - 1)] * (n - 1))
 
+    def fused_parts(self) -> list[str]:
+        """At its default fusion settings, its parts (so ``a + b + c`` is one fusion of three); else itself."""
+        defaults = {p.name: p.default for p in self.parameters if p.name != "retrievers"}
+        if any(getattr(self, name) != value for name, value in defaults.items()):
+            return super().fused_parts()
+        return [f"[{spec}]" for spec in split_retrievers(self.retrievers)]
+
     def set_params(self, **params: Any) -> HybridRetriever:
         """Change parameters; fusion settings apply at once, new ``retrievers`` need index() again."""
         changed_parts = "retrievers" in params and params["retrievers"] != self.retrievers
