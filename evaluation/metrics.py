@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 
 from rankscope.core.errors import RankscopeError
-from rankscope.core.params import Param, check_arguments
+from rankscope.core.params import Param, check_arguments, known
 from rankscope.evaluation import measures
 from rankscope.evaluation.ranking import Judged
 
@@ -321,10 +321,7 @@ def _relevance_level(name: str, base: str, family: Family, rel: str | None) -> i
 
 def _family_params(name: str, base: str, family: Family, values: dict[str, str]) -> tuple[tuple[str, float], ...]:
     """The family's parameters in declaration order, defaults filled in, unknown ones refused."""
-    unknown = sorted(set(values) - set(family.params))
-    if unknown:
-        accepted = sorted([*family.params, *(["rel"] if family.binary else [])])
-        raise RankscopeError(f"metric {name!r}: {base} has no parameter {unknown[0]!r} (it takes {accepted or 'none'})")
+    known([*family.params.values(), *([_REL] if family.binary else [])], values, f"metric {name!r}: {base}")
     params = []
     for key, param in family.params.items():
         if key in values:
