@@ -11,7 +11,7 @@ Layers, bottom to top (``tests/test_layers.py`` enforces them): ``rankscope.core
 (errors, file I/O, progress), ``rankscope.corpora`` (data), ``rankscope.evaluation``
 and ``rankscope.retrieval`` (which never import each other at module level),
 ``rankscope.reporting`` (tables, plots, reports), ``rankscope.workflows`` (compare, tune,
-diagnose, rag), and the CLI (``rankscope.cli``).
+diagnose, rag, judge), and the CLI (``rankscope.cli``).
 """
 
 from __future__ import annotations
@@ -33,6 +33,7 @@ _EXPORTS: dict[str, str] = {
     "tune": "rankscope.workflows.tune",
     "diagnose": "rankscope.workflows.diagnose",
     "rag": "rankscope.workflows.rag",
+    "judge": "rankscope.workflows.judge",
 }
 
 __all__ = ["__version__", *_EXPORTS]

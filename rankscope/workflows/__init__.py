@@ -1,7 +1,7 @@
-"""The questions rankscope answers, one room each: compare, tune, diagnose, rag.
+"""The questions rankscope answers, one room each: compare, tune, diagnose, rag, judge.
 
 Each room is private but for the names below and the facade's ``rs.compare``, ``rs.tune``,
-``rs.diagnose`` and ``rs.rag``. ``rag`` the function stays ``rankscope.workflows.rag.rag`` (and
+``rs.diagnose``, ``rs.rag`` and ``rs.judge``. ``rag`` the function stays ``rankscope.workflows.rag.rag`` (and
 ``rs.rag``): binding it here would shadow the module that docs/rag.md imports as
 ``import rankscope.workflows.rag as rag``. What all of them do first lives in :mod:`.common`; what their
 output is made of, in the layer below (:mod:`rankscope.reporting`).
@@ -13,6 +13,7 @@ is imported first; and every workflow command needs these modules anyway.
 
 from rankscope.workflows.compare import CompareResult, compare
 from rankscope.workflows.diagnose import DiagnoseResult, diagnose, diagnose_runs
+from rankscope.workflows.judge import JudgeResult, judge
 from rankscope.workflows.options import Execution, Output, Search
 from rankscope.workflows.rag import RagResult
 from rankscope.workflows.tune import TuneResult, tune
@@ -20,6 +21,7 @@ from rankscope.workflows.tune import TuneResult, tune
 __all__ = [
     "CompareResult",
     "DiagnoseResult",
+    "JudgeResult",
     "Execution",
     "Output",
     "RagResult",
@@ -28,5 +30,6 @@ __all__ = [
     "compare",
     "diagnose",
     "diagnose_runs",
+    "judge",
     "tune",
 ]

@@ -198,3 +198,26 @@ def test_the_folder_reads_back_for_compare(tmp_path: Path) -> None:
     assert len(back.labels) == len(result.labels) and len(back.qrels) == len(result.qrels)
     human, judged = back.ppi_qrels()
     assert set(human["query_id"]) == set(back.human_sample["query_id"]) and len(judged) > 0
+
+
+def test_the_facade_judges_the_holes_from_a_qrels_file(tmp_path: Path) -> None:
+    """rs.judge is the workflow: with ``qrels:PATH`` of fuller judgments, every hole gets that file's grade."""
+    import rankscope as rs
+    from rankscope.corpora.trec import write_trec_qrels
+
+    data = synthetic()
+    rng = np.random.default_rng(5)
+    fuller = pd.DataFrame(
+        [(q, d, int(rng.integers(0, 4))) for q in data.queries["query_id"] for d in data.corpus["doc_id"]],
+        columns=["query_id", "doc_id", "relevance"],
+    )
+    write_trec_qrels(fuller, tmp_path / "fuller.qrels")
+    result = rs.judge(data, ["bm25", "tfidf"], f"qrels:{tmp_path / 'fuller.qrels'}", depth=5, judgments=tmp_path / "c")
+    human = set(zip(data.qrels["query_id"], data.qrels["doc_id"]))
+    holes = result.labels[result.labels["source"] == "judge"]
+    assert len(holes) == result.counts["unjudged_pairs"] == result.counts["calls"] > 0
+    assert not human & set(zip(holes["query_id"], holes["doc_id"]))
+    grade = dict(zip(zip(fuller["query_id"], fuller["doc_id"]), fuller["relevance"]))
+    merged = dict(zip(zip(result.qrels["query_id"], result.qrels["doc_id"]), result.qrels["relevance"]))
+    assert all(merged[q, d] == grade[q, d] for q, d in zip(holes["query_id"], holes["doc_id"]))
+    assert all(merged[q, d] == r for q, d, r in data.qrels[["query_id", "doc_id", "relevance"]].itertuples(index=False))
