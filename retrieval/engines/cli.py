@@ -30,14 +30,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run_engines(args: argparse.Namespace) -> int:
-    from rankscope.retrieval.engines.install import ANSERINI_JAR, engines_dir, install
+    from rankscope.core.packaged import install
+    from rankscope.retrieval.engines.install import ANSERINI_JAR, engines_dir
     from rankscope.retrieval.registry import retriever_class
 
+    folder = engines_dir()
     if getattr(args, "action", None) == "install":
         cls = cast("type[EngineRetriever]", retriever_class(args.engine))
         if args.engine == "lucene":
-            path = install(ANSERINI_JAR)
-            print(f"lucene: {path} (SHA-256 {ANSERINI_JAR.sha256} verified when fetched)")
+            path = install(ANSERINI_JAR, folder)
+            print(f"lucene: {path} (SHA-256 {ANSERINI_JAR.sha256} verified)")
         reason = cls.unavailable()
         if reason:
             raise RankscopeError(reason)
@@ -46,5 +48,5 @@ def run_engines(args: argparse.Namespace) -> int:
     for name in ENGINES:
         reason = cast("type[EngineRetriever]", retriever_class(name)).unavailable()
         print(f"{name}: {'ready' if reason is None else 'not ready: ' + reason}")
-    print(f"engine files are kept in {engines_dir()}")
+    print(f"engine files are kept in {folder}")
     return 0

