@@ -227,7 +227,7 @@ def test_the_values_people_see(capsys: pytest.CaptureFixture[str]) -> None:
     from rankscope.evaluation.metrics import DEFAULT_METRICS
 
     compare_args = vars(build_parser(["compare"]).parse_args(["compare"]))
-    assert (compare_args["depth"], compare_args["test"], compare_args["baseline"]) == (1000, "randomization", None)
+    assert (compare_args["depth"], compare_args["test"], compare_args["baseline"]) == (None, "randomization", None)
     assert vars(build_parser(["diagnose"]).parse_args(["diagnose"]))["depth"] == 100
     assert vars(build_parser(["rag"]).parse_args(["rag"]))["depth"] == 1000
     assert DEFAULT_METRICS == ("ndcg@10", "recall@100", "mrr@10", "hit@10", "map", "precision@10")
@@ -237,6 +237,7 @@ def test_the_values_people_see(capsys: pytest.CaptureFixture[str]) -> None:
     assert "default: ndcg@10 recall@100 mrr@10 hit@10 map" in shown
     assert "(default: tfidf bm25 w2v unless --run is given)" in shown
     assert "(default: bm25 if compared, else the first)" in shown
+    assert "per query (default: 1000); when given, --run files are cut to it too (default: scored as given" in shown
     with pytest.raises(SystemExit):
         build_parser(["diagnose"]).parse_args(["diagnose", "--help"])
     assert "(default: ndcg@10 mrr@10 recall@10 map)" in " ".join(capsys.readouterr().out.split())

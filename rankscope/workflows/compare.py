@@ -2,8 +2,9 @@
 
 A system is a retriever spec, a Retriever object, a run DataFrame or a run file
 (:mod:`rankscope.workflows.common.systems`). Every retriever is indexed and searched on the
-same queries, every given run is checked against the dataset and cut to the same
-depth; every metric is
+same queries (to ``depth``, 1000 by default), every given run is checked against the dataset and
+scored as given, cut only when a ``depth`` is given (so a run file's numbers are ``rankscope
+evaluate``'s); every metric is
 scored by :func:`evaluation.evaluate` (trec_eval semantics), and every
 retriever is tested against the baseline per metric with a paired test and
 Holm's correction over the retrievers compared on that metric.
@@ -31,6 +32,7 @@ from rankscope.workflows.common.judgments import SHARE_DEPTH, Judgments, read_ju
 from rankscope.workflows.common.runs import (
     CUTOFFS,
     DIAGNOSTICS_CAPTION,
+    SEARCH_DEPTH,
     DatasetSource,
     check_depth,
     cutoff_table,
@@ -73,7 +75,7 @@ class CompareResult:
     baseline: str
     metrics: tuple[str, ...]
     test: str
-    depth: int
+    depth: int | None
     summary: pd.DataFrame
     per_query: pd.DataFrame
     significance: pd.DataFrame
@@ -175,7 +177,7 @@ def compare(
     baseline: str | None = None,
     out: str | Path | Output | None = None,
     *,
-    depth: int = 1000,
+    depth: int | None = None,
     execution: Execution = Execution(),
     judgments: str | Path | None = None,
 ) -> CompareResult:
@@ -186,6 +188,10 @@ def compare(
     dataset's, adds each system's judge share and invalid replies in its top 10 to the systems
     table and, when the folder records a human sample, the naive, PPI and PPI++ intervals of every
     metric (:mod:`rankscope.workflows.common.judgments`).
+
+    ``depth``: documents each retriever returns per query (None: 1000) and, only when given, the
+    rank below which a given run is cut (None: a run is scored as given, as ``rankscope evaluate``
+    scores it).
 
     ``retrievers`` is a list of specs (each named by itself) or a mapping name -> system
     (spec, Retriever, run DataFrame or run file path). ``baseline`` names one of them
@@ -211,7 +217,7 @@ def compare(
     data = resolve_dataset(dataset)
     if labelled is not None:
         data = replace(data, qrels=labelled.qrels)
-    cutoffs = [k for k in CUTOFFS if k <= depth]  # beyond the depth Hit@K would just repeat Hit@depth
+    cutoffs = [k for k in CUTOFFS if k <= (depth or SEARCH_DEPTH)]  # beyond the depth Hit@K would just repeat Hit@depth
     runs, results, curves, diagnostics, described, pr_rows = {}, {}, [], {}, {}, []
     made = produce_runs(systems, data, depth, execution.scheduler)
     for name, produced in progress(made, desc="systems", total=len(systems), label=lambda item: item[0]):
@@ -310,6 +316,13 @@ def shown_intervals(intervals: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def depth_phrase(depth: int | None) -> str:
+    """How deep the runs are, in words: what a depth given or left out did."""
+    if depth is None:
+        return f"retrievers searched to depth {SEARCH_DEPTH}, run files scored as given"
+    return f"every run to depth {depth}"
+
+
 def choose_baseline(baseline: str | None, names: Sequence[str]) -> str:
     """The named baseline (refused if it is not a system), else ``bm25`` if compared, else the first system."""
     if baseline is None:
@@ -340,7 +353,7 @@ def build_report(result: CompareResult) -> Report:
     primary = result.metrics[0]
     report = Report(f"rankscope compare: {result.dataset}")
     report.paragraph(
-        f"{len(result.summary)} retrievers searched to depth {result.depth} on {result.dataset}; baseline "
+        f"{len(result.summary)} systems on {result.dataset} ({depth_phrase(result.depth)}); baseline "
         f"{result.baseline}; metrics scored with trec_eval semantics over the "
         f"{result.per_query['query_id'].nunique()} queries in the qrels."
     )

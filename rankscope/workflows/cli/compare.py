@@ -8,7 +8,8 @@ from collections.abc import Callable
 from rankscope.evaluation.metrics import DEFAULT_METRICS
 from rankscope.reporting.finish import Finished
 from rankscope.workflows.cli.command import Command, Option, defaults, loader
-from rankscope.workflows.cli.options import RUN, TEST, default_specs, depth, scheduler, systems_from_args
+from rankscope.workflows.cli.options import RUN, TEST, default_specs, scheduler, systems_from_args
+from rankscope.workflows.common.runs import SEARCH_DEPTH
 from rankscope.workflows.options import Execution
 
 
@@ -44,7 +45,13 @@ COMMAND = Command(
             "system the others are tested against: a spec or a --run NAME (default: bm25 if compared, else the first)",
             "baseline",
         ),
-        depth("documents retrieved per query"),
+        Option(
+            ("--depth",),
+            f"documents each retriever returns per query (default: {SEARCH_DEPTH}); when given, --run files are cut "
+            "to it too (default: scored as given, as `rankscope evaluate` scores them)",
+            "depth",
+            {"type": int},
+        ),
         TEST,
         scheduler("each system's run is made there as a task; the tables are the same, bit for bit"),
         Option(

@@ -145,7 +145,7 @@ def run_tasks(task: Callable[..., T], calls: Sequence[tuple[Any, ...]], schedule
 
 
 def produce_runs(
-    systems: Mapping[str, System], data: Dataset, depth: int, scheduler: str | None = None
+    systems: Mapping[str, System], data: Dataset, depth: int | None, scheduler: str | None = None
 ) -> Iterator[tuple[str, SystemRun]]:
     """Each system's run (:func:`produce_run`), in order; with ``scheduler``, all made as tasks on that
     cluster first (the retriever stays on the worker: the results carry ``retriever=None``)."""
@@ -153,6 +153,6 @@ def produce_runs(
     yield from zip(systems, run_tasks(task, [(system, data, depth) for system in systems.values()], scheduler))
 
 
-def _run_without_retriever(system: System, data: Dataset, depth: int) -> SystemRun:
+def _run_without_retriever(system: System, data: Dataset, depth: int | None) -> SystemRun:
     """A task: the system's run, without the fitted retriever (which need not travel back)."""
     return dataclasses.replace(produce_run(system, data, depth), retriever=None)

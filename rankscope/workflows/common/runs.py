@@ -13,6 +13,9 @@ from rankscope.core.errors import RankscopeError
 from rankscope.corpora.dataset import Dataset
 from rankscope.reporting.report import file_stem
 
+SEARCH_DEPTH = 1000
+"""Documents a retriever returns per query when no depth is given (a run file is then scored as given)."""
+
 CUTOFFS = (1, 3, 5, 10, 20, 50, 100)
 """The K of every hit/recall/MRR@K curve (compare's curves, diagnose's cutoffs)."""
 
@@ -58,9 +61,9 @@ def check_specs(specs: Sequence[str]) -> None:
         make_retriever(spec)  # builds without indexing: cheap, and refuses bad names and values
 
 
-def check_depth(depth: int) -> None:
-    """Refuse a depth below 1 before any indexing, so the mistake costs no time."""
-    if depth < 1:
+def check_depth(depth: int | None) -> None:
+    """Refuse a depth below 1 before any indexing, so the mistake costs no time (None: no depth given)."""
+    if depth is not None and depth < 1:
         raise RankscopeError(f"--depth must be at least 1, got {depth}")
 
 

@@ -195,19 +195,26 @@ def sha256_of(path: Path) -> str:
     return digest.hexdigest()
 
 
-def produce_run(system: System, dataset: Dataset, depth: int) -> SystemRun:
-    """The system's run on ``dataset`` to ``depth``: search with a retriever, or check and cut a given run."""
+def produce_run(system: System, dataset: Dataset, depth: int | None) -> SystemRun:
+    """The system's run on ``dataset`` to ``depth``: search with a retriever (to
+    :data:`~rankscope.workflows.common.runs.SEARCH_DEPTH` when ``depth`` is None), or check a given
+    run and cut it to ``depth`` only when one is given (a run file is scored as given, as
+    ``rankscope evaluate`` scores it)."""
+    from rankscope.workflows.common.runs import SEARCH_DEPTH
+
     if system.is_run:
         run, notes = checked_run(system.name, system.run, dataset, depth)
         return SystemRun(system.name, run, description=system.description, notes=notes)
     retriever = system.fresh_retriever().index(dataset.corpus)
-    run = retriever.search(dataset.queries, k=depth)
+    run = retriever.search(dataset.queries, k=SEARCH_DEPTH if depth is None else depth)
     diagnostics = retriever.diagnostics() if hasattr(retriever, "diagnostics") else {}
     return SystemRun(system.name, run, retriever, diagnostics, system.description)
 
 
-def checked_run(name: str, run: pd.DataFrame, dataset: Dataset, depth: int) -> tuple[pd.DataFrame, tuple[str, ...]]:
-    """The run in tie-rule order cut to ``depth`` per query, and what a reader must know about it.
+def checked_run(
+    name: str, run: pd.DataFrame, dataset: Dataset, depth: int | None
+) -> tuple[pd.DataFrame, tuple[str, ...]]:
+    """The run in tie-rule order cut to ``depth`` per query (None: not cut), and what a reader must know about it.
 
     Refused: a run sharing no query with the qrels, or naming no document of the corpus
     (a run for another collection: every number would be 0). Reported with counts:
@@ -233,6 +240,8 @@ def checked_run(name: str, run: pd.DataFrame, dataset: Dataset, depth: int) -> t
             f"{unknown} of {len(ordered)} rows name documents the corpus lacks "
             f"({np.unique(ordered['doc_id'].to_numpy()[~known]).size} distinct; never relevant)"
         )
+    if depth is None:
+        return ordered, tuple(notes)
     deep = ordered["rank"].to_numpy() > depth
     if deep.any():
         notes.append(f"{int(deep.sum())} rows below rank {depth} were cut (depth {depth})")
