@@ -72,6 +72,22 @@ class Dataset:
                 digest.update("\x1e".join(frame[column].astype(str)).encode("utf-8", "surrogatepass"))
         return digest.hexdigest()
 
+    @classmethod
+    def qrels_only(cls, qrels: pd.DataFrame, name: str = "qrels") -> Dataset:
+        """Judgments without a corpus or queries: what scoring runs made elsewhere needs (``compare``
+        with runs alone, as ranx's ``compare(qrels, runs)``); retrievers need a corpus, runs do not."""
+        return cls(
+            name=name,
+            corpus=pd.DataFrame({"doc_id": [], "title": [], "text": []}, dtype=object),
+            queries=pd.DataFrame({"query_id": [], "text": []}, dtype=object),
+            qrels=qrels,
+        )
+
+    @property
+    def has_corpus(self) -> bool:
+        """False for :meth:`qrels_only`: no document to index, no text to show."""
+        return not self.corpus.empty
+
     # --- views -------------------------------------------------------------------
     @property
     def relevant(self) -> pd.DataFrame:
@@ -182,12 +198,15 @@ def _reference_warnings(corpus: pd.DataFrame, queries: pd.DataFrame, qrels: pd.D
 
 
 def _dangling_notes(corpus: pd.DataFrame, queries: pd.DataFrame, qrels: pd.DataFrame) -> list[str]:
-    """Notes on judgments naming a document or a query that the dataset does not hold."""
+    """Notes on judgments naming a document or a query that the dataset does not hold (none against a
+    table not given at all: :meth:`Dataset.qrels_only`)."""
     notes = []
     for column, known, what, where in (
         ("doc_id", corpus["doc_id"], "document(s)", "the corpus"),
         ("query_id", queries["query_id"], "query id(s)", "the queries"),
     ):
+        if known.empty:
+            continue
         unknown = qrels.loc[~qrels[column].isin(known), column]
         if len(unknown):
             notes.append(

@@ -57,6 +57,27 @@ def as_table(value: Any, kind: str, source: str) -> pd.DataFrame:
     )
 
 
+def named_runs(value: Any) -> dict[str, Any] | None:
+    """``{name: run}`` when ``value`` holds several named runs (as ranx's ``compare(qrels, runs)``
+    takes them), else None: each value is a DataFrame, a coded table, an object with ``to_dict()``
+    (ranx ``Run``) or a dict of dicts, where a single run's values are ``{doc_id: score}`` dicts."""
+    from rankscope.corpora.trec import CodedTable
+
+    if not isinstance(value, Mapping) or not value:
+        return None
+
+    def is_run(item: object) -> bool:
+        if isinstance(item, (pd.DataFrame, CodedTable)):
+            return True
+        if isinstance(item, Mapping):
+            return any(isinstance(inner, Mapping) for inner in item.values())
+        return callable(getattr(item, "to_dict", None))
+
+    if not all(is_run(item) for item in value.values()):
+        return None
+    return dict(value)
+
+
 def _from_tuples(rows: Iterable[Any], kind: str, source: str) -> pd.DataFrame:
     """ir_measures' ``ScoredDoc``/``Qrel`` rows (namedtuples) as a table of ``kind``."""
     rows = list(rows)

@@ -78,7 +78,11 @@ def load_dataset(
     if folder.is_dir():
         return load_folder(folder, split, columns=columns)
     if folder.exists():
-        raise DatasetNotFoundError(f"{folder} is a file; pass the folder that holds the collection's files")
+        raise DatasetNotFoundError(
+            f"{folder} is a file; a dataset is a collection name or the folder holding its corpus, queries "
+            "and qrels. To score runs against a qrels file alone: rankscope evaluate QRELS RUN ... (or "
+            "rankscope compare --dataset QRELS --run NAME=RUN ...; rs.evaluate(qrels, {name: run}) in Python)"
+        )
     raise DatasetNotFoundError(
         f"{text!r} is neither an existing folder nor a known collection; known collections: {', '.join(COLLECTIONS)}"
     )

@@ -18,16 +18,16 @@ Which queries count (trec_eval ``-c`` by default):
 from __future__ import annotations
 
 import warnings
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, overload
 
 import numpy as np
 import pandas as pd
 
 from rankscope.core.errors import RankscopeError, SchemaError
 from rankscope.core.params import Param, check_arguments
-from rankscope.corpora.foreign import as_table
+from rankscope.corpora.foreign import as_table, named_runs
 from rankscope.corpora.schema import validate
 from rankscope.corpora.trec import CodedTable, coded_table
 from rankscope.evaluation.coverage import CoverageWarning, Table, coverage_notes, written_alike
@@ -40,10 +40,36 @@ RELEVANCE_LEVEL = Param(int, low=1, name="relevance_level")
 pytrec_eval refuses levels < 1 too."""
 
 
+@overload
+def evaluate(
+    qrels: Any,
+    run: Mapping[str, Any],
+    metrics: str | Iterable[str] = ...,
+    *,
+    relevance_level: int = ...,
+    judged_only: bool = ...,
+    exclude_unjudged: bool = ...,
+    ignore_self: bool = ...,
+    scheduler: Any = ...,
+    allow_disjoint: bool = ...,
+) -> dict[str, EvaluationResult]: ...  # several named runs (a single dict-of-dicts run is typed so too)
+@overload
+def evaluate(
+    qrels: Any,
+    run: Any,
+    metrics: str | Iterable[str] = ...,
+    *,
+    relevance_level: int = ...,
+    judged_only: bool = ...,
+    exclude_unjudged: bool = ...,
+    ignore_self: bool = ...,
+    scheduler: Any = ...,
+    allow_disjoint: bool = ...,
+) -> EvaluationResult: ...
 @check_arguments(relevance_level=RELEVANCE_LEVEL)
 def evaluate(
-    qrels: pd.DataFrame | CodedTable,
-    run: pd.DataFrame | CodedTable,
+    qrels: Any,
+    run: Any,
     metrics: str | Iterable[str] = DEFAULT_METRICS,
     *,
     relevance_level: int = 1,
@@ -52,8 +78,12 @@ def evaluate(
     ignore_self: bool = False,
     scheduler: Any = None,
     allow_disjoint: bool = False,
-) -> EvaluationResult:
+) -> EvaluationResult | dict[str, EvaluationResult]:
     """Score ``run`` (``query_id, doc_id, score[, rank]``) against ``qrels`` (``query_id, doc_id, relevance``).
+
+    ``run`` may also be several named runs, ``{name: run}`` (as ranx's ``compare(qrels, runs)``
+    takes them): the result is then ``{name: EvaluationResult}``, each the same as scoring that
+    run alone (significance tests between them: :func:`rankscope.compare` with ``qrels=``).
 
     Either may also be a dict of dicts (``{query_id: {doc_id: score or relevance}}``, as
     pytrec_eval and BEIR take them) or an object with ``to_dict()`` giving one (ranx); a
@@ -75,6 +105,39 @@ def evaluate(
     the result is the same, bit for bit.
     """
     parsed = parse_metrics(metrics)
+    several = named_runs(run)
+    if several is not None:
+        settings = {"exclude_unjudged": exclude_unjudged, "ignore_self": ignore_self, "scheduler": scheduler}
+        return {
+            name: _evaluate_one(qrels, one, parsed, relevance_level, judged_only, allow_disjoint, **settings)
+            for name, one in several.items()
+        }
+    return _evaluate_one(
+        qrels,
+        run,
+        parsed,
+        relevance_level,
+        judged_only,
+        allow_disjoint,
+        exclude_unjudged=exclude_unjudged,
+        ignore_self=ignore_self,
+        scheduler=scheduler,
+    )
+
+
+def _evaluate_one(
+    qrels: Any,
+    run: Any,
+    parsed: Sequence[Metric],
+    relevance_level: int,
+    judged_only: bool,
+    allow_disjoint: bool,
+    *,
+    exclude_unjudged: bool,
+    ignore_self: bool,
+    scheduler: Any,
+) -> EvaluationResult:
+    """One run scored (:func:`evaluate`'s body)."""
     options: dict[str, Any] = {"relevance_level": relevance_level, "judged_only": judged_only}
     if isinstance(run, CodedTable) and scheduler is None:
         qrels = _coded_qrels(qrels)

@@ -39,7 +39,7 @@ from rankscope.workflows.common.runs import (
     resolve_dataset,
 )
 from rankscope.workflows.common.systems import SystemLike, resolve_systems
-from rankscope.workflows.options import Execution, Output, accepts_old_calls, moved, moved_figures
+from rankscope.workflows.options import Execution, Output, accepts_old_calls, keyword_aliases, moved, moved_figures
 
 DEFAULT_RETRIEVERS = ("tfidf", "bm25", "w2v")
 JUDGED = "judged@10"
@@ -169,6 +169,7 @@ def _old_compare(kwargs: dict[str, object]) -> dict[str, object]:
     )
 
 
+@keyword_aliases(qrels="dataset", runs="retrievers")
 @accepts_old_calls(("dataset", "retrievers", "metrics", "baseline", "out"), _old_compare)
 def compare(
     dataset: DatasetSource = "cranfield",
@@ -194,7 +195,10 @@ def compare(
     scores it).
 
     ``retrievers`` is a list of specs (each named by itself) or a mapping name -> system
-    (spec, Retriever, run DataFrame or run file path). ``baseline`` names one of them
+    (spec, Retriever, run DataFrame or run file path). ``dataset`` may be judgments alone (a qrels
+    table or a qrels file) when every system is a run: ``compare(qrels=qrels, runs={"a": run_a,
+    "b": run_b})``, as ranx's ``compare(qrels, runs)`` (``qrels=`` and ``runs=`` name ``dataset`` and
+    ``retrievers``). ``baseline`` names one of them
     (default: ``bm25`` when present, else the first system). ``execution`` gives the seed, the paired
     test and a scheduler (``local:N`` or a Dask scheduler's address) that makes each system's run a
     task there (:func:`rankscope.workflows.common.fanout.produce_runs`). The earlier keywords ``test``,

@@ -118,6 +118,25 @@ def accepts_old_calls(old_positional: Sequence[str], translate: Translate) -> Ca
     return wrap
 
 
+def keyword_aliases(**aliases: str) -> Callable[[F], F]:
+    """Accept other libraries' keyword names too (``alias=parameter``, not deprecated): ranx's
+    ``compare(qrels=..., runs=...)`` is rankscope's ``compare(dataset=..., retrievers=...)``."""
+
+    def wrap(function: F) -> F:
+        @functools.wraps(function)
+        def call(*args: Any, **kwargs: Any) -> Any:
+            for alias, name in aliases.items():
+                if alias in kwargs:
+                    if name in kwargs:
+                        raise TypeError(f"{function.__name__}() got both {alias}= and {name}=, the same argument")
+                    kwargs[name] = kwargs.pop(alias)
+            return function(*args, **kwargs)
+
+        return call  # type: ignore[return-value]
+
+    return wrap
+
+
 def moved(kwargs: dict[str, Any], names: Mapping[str, str], into: str, kind: type) -> dict[str, Any]:
     """Earlier keywords ``names`` (old -> field) folded into the options object ``kwargs[into]``."""
     given = {field: kwargs.pop(old) for old, field in names.items() if old in kwargs}

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable
+from functools import partial
+from pathlib import Path
 
+from rankscope.corpora.cli import parsed_fields
 from rankscope.evaluation.metrics import DEFAULT_METRICS
 from rankscope.reporting.finish import Finished
 from rankscope.workflows.cli.command import Command, Option, defaults, loader
@@ -13,10 +16,20 @@ from rankscope.workflows.common.runs import SEARCH_DEPTH
 from rankscope.workflows.options import Execution
 
 
+def dataset_or_qrels(args: argparse.Namespace) -> partial:
+    """The dataset's loader, or with a qrels file as ``--dataset`` its judgments alone (the systems
+    are then ``--run`` files: evaluate's case with compare's tables, report and tests)."""
+    from rankscope.workflows.common.runs import qrels_file_dataset
+
+    if Path(args.dataset).is_file():
+        return partial(qrels_file_dataset, args.dataset, parsed_fields(args.fields).get("qrels"))
+    return loader(args)
+
+
 def call(args: argparse.Namespace, compare: Callable[..., Finished]) -> Finished:
     specs = default_specs(args.retrievers, args.run, defaults(compare)["retrievers"])
     return compare(
-        loader(args),
+        dataset_or_qrels(args),
         systems_from_args(specs, args.run, args.fields, args.analyzer),
         args.metrics,
         args.baseline,

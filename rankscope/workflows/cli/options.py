@@ -16,7 +16,11 @@ from rankscope.workflows.options import Output
 
 RUN_HELP = "a run file as a system, named NAME (repeatable; TREC, MS MARCO, Parquet or a JSONL/CSV/TSV table)"
 
-DATASET = Option(("--dataset",), "collection name or folder (default: %(default)s)", "dataset")
+DATASET = Option(
+    ("--dataset",),
+    "collection name or folder; compare: also a qrels file, with --run (default: %(default)s)",
+    "dataset",
+)
 OUT = Option(("--out",), "write tables, runs, plots and report.md/report.html here", settings={"metavar": "DIR"})
 FIGURES = Option(
     ("--figure-format",),

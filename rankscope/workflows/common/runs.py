@@ -5,7 +5,10 @@ Systems (specs, Retriever objects, runs) become runs in :mod:`rankscope.workflow
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import os
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import TypeAlias, cast
 
 import pandas as pd
 
@@ -24,22 +27,39 @@ DIAGNOSTICS_CAPTION = (
     "ann_recall@K = share of the exact top K an approximate index returned (mean over queries)"
 )
 
-DatasetSource = str | Dataset | Callable[[], Dataset]
-"""A dataset, its name or path, or a function loading it (the CLI's, which prints its warnings)."""
+DatasetSource: TypeAlias = "str | os.PathLike[str] | Dataset | pd.DataFrame | Callable[[], Dataset]"
+"""A dataset, its name or path, a function loading it (the CLI's, which prints its warnings), or
+judgments alone: a qrels table or qrels file (:meth:`Dataset.qrels_only`, for runs made elsewhere)."""
 
 
 def resolve_dataset(dataset: DatasetSource) -> Dataset:
-    """A Dataset as given, made by the given loader, or loaded by name/path through :func:`corpora.load_dataset`.
+    """A Dataset as given, made by the given loader, judgments alone (a qrels table, or a path to a
+    qrels file), or loaded by name/folder through :func:`corpora.load_dataset`.
 
     Workflows call this after checking their other arguments, so a typo fails before any loading.
     """
     if isinstance(dataset, Dataset):
         return dataset
+    if isinstance(dataset, pd.DataFrame):
+        return Dataset.qrels_only(dataset)
     if callable(dataset):
         return dataset()
     from rankscope.corpora import load_dataset
+    from rankscope.corpora.registry import COLLECTIONS
+
+    if str(dataset).lower() not in COLLECTIONS and Path(dataset).is_file():  # a known name stays the collection
+        return qrels_file_dataset(dataset)
 
     return load_dataset(dataset)
+
+
+def qrels_file_dataset(path: str | os.PathLike, columns: Mapping[str, str] | None = None) -> Dataset:
+    """The judgments of a qrels file (any format :func:`rankscope.corpora.foreign.read_qrels` reads,
+    ``columns`` mapping a table file's), as a dataset named after the file."""
+    from rankscope.corpora.foreign import read_qrels
+
+    qrels = cast(pd.DataFrame, read_qrels(path, columns))  # a table: coded only when asked
+    return Dataset.qrels_only(qrels, Path(path).name)
 
 
 def check_specs(specs: Sequence[str]) -> None:

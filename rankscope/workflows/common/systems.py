@@ -205,6 +205,11 @@ def produce_run(system: System, dataset: Dataset, depth: int | None) -> SystemRu
     if system.is_run:
         run, notes = checked_run(system.name, system.run, dataset, depth)
         return SystemRun(system.name, run, description=system.description, notes=notes)
+    if not dataset.has_corpus:
+        raise RankscopeError(
+            f"system {system.name!r} is a retriever, which needs a corpus to index; {dataset.name!r} holds "
+            "judgments only: give runs (--run NAME=PATH, or run tables in Python)"
+        )
     retriever = system.fresh_retriever().index(dataset.corpus)
     run = retriever.search(dataset.queries, k=SEARCH_DEPTH if depth is None else depth)
     diagnostics = retriever.diagnostics() if hasattr(retriever, "diagnostics") else {}
@@ -228,7 +233,10 @@ def checked_run(
         notes = coverage_notes(dataset.qrels, ordered)  # the query rules of ``rankscope evaluate``
     except RankscopeError as exc:
         raise RankscopeError(f"run {name!r} on {dataset.name!r}: {exc}") from None
-    known = ordered["doc_id"].isin(dataset.corpus["doc_id"]).to_numpy()
+    if not dataset.has_corpus:  # judgments only: no document list to check the run against
+        known = np.ones(len(ordered), dtype=bool)
+    else:
+        known = ordered["doc_id"].isin(dataset.corpus["doc_id"]).to_numpy()
     if not known.any():
         raise RankscopeError(
             f"run {name!r} names no document of the corpus of {dataset.name!r} "
