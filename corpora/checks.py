@@ -19,6 +19,7 @@ NUMBER = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?"
 linear: a field of 80,000 digits followed by a letter fails at once instead of backtracking for minutes."""
 
 _QUOTES = ('"', "'")
+_WHITESPACE = re.compile(r"\s")
 
 
 def refuse_repeats(
@@ -72,9 +73,17 @@ def number_problem(token: str, what: str) -> str | None:
 
 
 def id_problem(token: str, what: str) -> str | None:
-    """Why ``token`` cannot be an id (a NUL byte, or quotes around it that files never mean), or None."""
+    """Why ``token`` cannot be an id, or None.
+
+    Not an id: an empty one; one holding whitespace (a TREC run or qrels line would split it, so no run
+    written from it could name the document); a NUL byte; quotes around it, which files never mean.
+    """
+    if not token:
+        return f"{what} is empty"
     if "\x00" in token:
         return f"{what} {shown(token)} contains a NUL byte"
+    if _WHITESPACE.search(token):
+        return f"{what} {shown(token)} contains whitespace; a TREC run or qrels line could not hold it"
     if token.startswith(_QUOTES) or token.endswith(_QUOTES):
         return f"{what} {shown(token)} is quoted; TREC files write ids bare (quotes would be part of the id)"
     return None

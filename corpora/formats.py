@@ -25,7 +25,7 @@ from rankscope.core.errors import FormatError, RankscopeError, SchemaError, dupl
 from rankscope.core.fileio import PathLike, atomic_write, read_head, read_lines, require_file
 from rankscope.corpora.schema import sort_run, validate
 from rankscope.corpora.stream import DELIMITERS
-from rankscope.corpora.tabular import ALIASES, Columns, from_frame, read_table
+from rankscope.corpora.tabular import ALIASES, Columns, empty_table, from_frame, read_table
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -94,6 +94,8 @@ def read_parquet(path: Path, kind: str, columns: Columns | None = None) -> pd.Da
         ) from None
     except Exception as exc:  # each engine raises its own types for a file that is not Parquet
         raise FormatError(path, None, f"not a valid Parquet file ({type(exc).__name__}: {exc})") from None
+    if frame.empty:
+        raise empty_table(path, kind)
     table = from_frame(frame.reset_index(drop=True), kind, columns, source=str(path))
     refuse_repeated_pairs(table, str(path), "row")
     return table
@@ -135,22 +137,43 @@ def _delimited_writer(delimiter: str) -> Writer:
 
 
 def _read_msmarco_run(path: Path) -> pd.DataFrame:
-    """``query<TAB>doc<TAB>rank`` lines; the score is minus the rank (rank 1 scores highest)."""
+    """``query<TAB>doc<TAB>rank`` lines; the score is minus the rank (rank 1 scores highest).
+
+    A document listed twice for a query, or two documents at one rank of a query, is an error naming
+    both lines: from equal ranks the tie rule, not the file, would choose the order.
+    """
     import pandas as pd
 
-    rows = []
+    from rankscope.corpora.checks import id_problem, integer_problem
+
+    rows: list[list[str]] = []
+    numbers: list[int] = []
     for number, line in enumerate(read_lines(path), start=1):
         if not line.strip():
             continue
         fields = line.split()
-        if len(fields) != 3 or not fields[2].isdigit():
+        if not _msmarco_line(tuple(fields)):
             raise FormatError(path, number, f"expected 3 fields 'query_id doc_id rank' (MS MARCO run), found {line!r}")
+        problem = id_problem(fields[0], "query_id") or id_problem(fields[1], "doc_id")
+        if problem or (problem := integer_problem(fields[2], "rank")):
+            raise FormatError(path, number, problem)
         rows.append(fields)
+        numbers.append(number)
     frame = pd.DataFrame(rows, columns=["query_id", "doc_id", "rank"])
-    if frame.duplicated(["query_id", "doc_id"]).any():
-        first = frame[frame.duplicated(["query_id", "doc_id"])].iloc[0]
-        raise FormatError(path, None, f"query {first['query_id']!r} lists document {first['doc_id']!r} twice")
     frame["score"] = -frame["rank"].astype(np.float64)
+    for key in (["query_id", "doc_id"], ["query_id", "score"]):
+        repeated = np.flatnonzero(frame.duplicated(key).to_numpy())
+        if len(repeated):
+            second = int(repeated[0])
+            first = int(np.flatnonzero((frame[key] == frame[key].iloc[second]).all(axis=1).to_numpy())[0])
+            query, doc, rank = rows[second]
+            problem = (
+                duplicate_message("query, document", (query, doc), numbers[first])
+                if key[1] == "doc_id"
+                else f"query {query!r} has documents {rows[first][1]!r} and {doc!r} both at rank {rank} (first at "
+                f"line {numbers[first]}): an MS MARCO run's order is its ranks, so a rank names one document"
+            )
+            raise FormatError(path, numbers[second], problem)
     return sort_run(frame[["query_id", "doc_id", "score"]])
 
 

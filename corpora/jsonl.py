@@ -33,10 +33,19 @@ def string_field(path: PathLike, line: int, obj: dict[str, Any], key: str, *, re
         if required:
             raise FormatError(path, line, f"missing field {key!r}; found fields {sorted(obj)}")
         return ""
-    value = obj[key]
+    problem = string_problem(key, obj[key])
+    if problem:
+        raise FormatError(path, line, problem)
+    return str(obj[key])
+
+
+def string_problem(key: str, value: Any) -> str | None:
+    """Why a JSON value cannot be an id or a text, or None: a string, or an integer read as written
+    (``7`` is ``"7"``); a float (``1.0`` would be ``"1.0"``, not what the file wrote), ``true``, null,
+    an array or an object is refused, by every JSON reader alike."""
     if isinstance(value, bool) or not isinstance(value, (str, int)):
-        raise FormatError(path, line, f"field {key!r} must be a string, found {json.dumps(value)[:40]}")
-    return str(value)
+        return f"field {key!r} must be a string, found {json.dumps(value)[:40]}"
+    return None
 
 
 def write_jsonl(rows: Iterable[dict[str, Any]], path: PathLike) -> None:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Literal
@@ -24,9 +25,9 @@ import pandas as pd
 from rankscope.core.errors import FormatError, SchemaError
 from rankscope.core.fileio import PathLike, read_text
 from rankscope.core.params import check_arguments
-from rankscope.corpora.checks import id_problem, integer, refuse_repeats
+from rankscope.corpora.checks import id_problem, integer_problem, number_problem, refuse_repeats
 from rankscope.corpora.dataset import Dataset
-from rankscope.corpora.jsonl import read_jsonl
+from rankscope.corpora.jsonl import read_jsonl, string_problem
 from rankscope.corpora.schema import KIND, KINDS, validate
 from rankscope.corpora.stream import DELIMITERS
 
@@ -67,11 +68,10 @@ def read_table(path: PathLike, kind: str, columns: Columns | None = None) -> pd.
         expected = "expected .jsonl, .csv or .tsv (optionally .gz)"
         raise FormatError(path, None, f"unknown table format {suffix!r}; {expected}")
     if not records:
-        raise FormatError(path, None, f"empty {kind} file: no rows")
+        raise empty_table(path, kind)
     found = set().union(*records)
     mapping = _full_mapping(kind, columns, found, str(path))
-    _check_rows(path, records, lines, kind, mapping)
-    frame = pd.DataFrame.from_records(records)
+    frame = pd.DataFrame.from_records(_check_rows(path, records, lines, kind, mapping))
     title = mapping.get("title")
     if title in frame.columns:
         frame[title] = frame[title].fillna("")  # a JSONL corpus may give some documents no title
@@ -80,6 +80,11 @@ def read_table(path: PathLike, kind: str, columns: Columns | None = None) -> pd.
     grades = table["relevance"].tolist() if kind == "qrels" else None
     refuse_repeats(path, keys, lines, "/".join(_KEYS[kind]), grades)
     return table
+
+
+def empty_table(path: PathLike, kind: str) -> FormatError:
+    """The one refusal of a table file without rows (JSONL, CSV, TSV or Parquet alike)."""
+    return FormatError(path, None, f"empty {kind} file: no rows")
 
 
 def from_frame(
@@ -149,12 +154,20 @@ def _full_mapping(
     unknown = set(columns) - set(KINDS[kind])
     if unknown:
         raise SchemaError(f"column mapping names {sorted(unknown)}, which are not {kind} columns {list(KINDS[kind])}")
+    repeated = [name for name in dict.fromkeys(columns.values()) if list(columns.values()).count(name) > 1]
+    if repeated:
+        both = [col for col in KINDS[kind] if columns.get(col) == repeated[0]]
+        raise SchemaError(
+            f"{source}: the column mapping gives both the {kind}'s {' and '.join(both)} the column "
+            f"{repeated[0]!r}; map each to a column of its own (CLI: --fields {','.join(f'{kind}.{c}=...' for c in both)})"
+        )
+    taken = set(columns.values())
     mapping = {}
     for col in KINDS[kind]:
         if col in columns or found is None or col in found:
             mapping[col] = columns.get(col, col)
             continue
-        present = [alias for alias in ALIASES.get(kind, {}).get(col, ()) if alias in found]
+        present = [alias for alias in ALIASES.get(kind, {}).get(col, ()) if alias in found and alias not in taken]
         if len(present) > 1:
             raise SchemaError(
                 f"{source}: columns {present} could each be the {kind}'s {col}; "
@@ -183,13 +196,15 @@ def _headerless_names(first: str, path: Path, suffix: str, kind: str, columns: C
 
 
 def _jsonl_records(path: Path) -> tuple[list[dict], list[int]]:
+    """The objects of a JSONL table as they are (strings and numbers; :func:`_check_rows` reads them by column)."""
     records, lines = [], []
     for number, obj in read_jsonl(path):
-        bad = [k for k, v in obj.items() if v is None or isinstance(v, (dict, list))]
+        bad = [k for k, v in obj.items() if v is None or isinstance(v, (bool, dict, list))]
         if bad:
-            found = "null" if obj[bad[0]] is None else f"a JSON {type(obj[bad[0]]).__name__}"
+            value = obj[bad[0]]
+            found = f"a JSON {type(value).__name__}" if isinstance(value, (dict, list)) else json.dumps(value)
             raise FormatError(path, number, f"field {bad[0]!r} is {found}; expected a string or number")
-        records.append({k: v if isinstance(v, str) else str(v) for k, v in obj.items()})
+        records.append(obj)
         lines.append(number)
     return records, lines
 
@@ -222,25 +237,49 @@ def _delimited_records(
     return records, lines
 
 
-def _check_rows(path: Path, records: list[dict], lines: list[int], kind: str, mapping: Mapping[str, str]) -> None:
-    """Required fields present and integer columns integral, row by row, so errors name the line."""
+def _check_rows(
+    path: Path, records: list[dict], lines: list[int], kind: str, mapping: Mapping[str, str]
+) -> list[dict[str, str]]:
+    """The rows as text, each checked where it was read, so an error names the file's line (not a row
+    of the table): required fields present, ids and texts as :func:`~rankscope.corpora.jsonl.string_problem`
+    and :func:`~rankscope.corpora.checks.id_problem` allow, integer columns integral, scores finite."""
     optional = _OPTIONAL.get(kind, set())
     required = [theirs for ours, theirs in mapping.items() if ours not in optional]
-    integral = [(ours, mapping[ours]) for ours in ("relevance", "rank") if ours in mapping]
-    ids = [(ours, mapping[ours]) for ours in ("query_id", "doc_id") if ours in mapping]
+    checks = [(ours, theirs, _CHECKS.get(ours)) for ours, theirs in mapping.items()]
+    rows = []
     for record, number in zip(records, lines):
         missing = [name for name in required if name not in record]
         if missing:
             column = next(ours for ours, theirs in mapping.items() if theirs == missing[0])
             hint = f"map columns with --fields {kind}.{column}=NAME"
             raise FormatError(path, number, f"missing field(s) {missing}; found {sorted(record)} ({hint})")
-        for ours, theirs in integral:
-            if theirs in record:
-                integer(record[theirs], path, number, ours)
-        for ours, theirs in ids:
-            problem = id_problem(record[theirs], ours)
-            if problem:
-                raise FormatError(path, number, problem)
+        for ours, theirs, check in checks:
+            if check is not None and theirs in record:
+                value = record[theirs]
+                problem = string_problem(theirs, value) if ours in _STRINGS else None
+                problem = problem or check(value if isinstance(value, str) else str(value), ours)
+                if problem:
+                    raise FormatError(path, number, problem)
+        rows.append({k: v if isinstance(v, str) else str(v) for k, v in record.items()})
+    return rows
+
+
+def _no_check(token: str, what: str) -> None:
+    return None
+
+
+_STRINGS = {"query_id", "doc_id", "title", "text"}
+"""Columns a JSON value fills only as a string or an integer (the rule every JSON reader follows)."""
+_CHECKS = {
+    "query_id": id_problem,
+    "doc_id": id_problem,
+    "title": _no_check,
+    "text": _no_check,
+    "relevance": integer_problem,
+    "rank": integer_problem,
+    "score": number_problem,
+}
+"""How each schema column's value is checked as the file wrote it."""
 
 
 def parse_fields(text: str) -> dict[str, dict[str, str]]:
