@@ -12,9 +12,10 @@ Holm's correction over the retrievers compared on that metric.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
@@ -38,8 +39,19 @@ from rankscope.workflows.common.runs import (
     cutoff_table,
     resolve_dataset,
 )
-from rankscope.workflows.common.systems import SystemLike, resolve_systems
-from rankscope.workflows.options import Execution, Output, accepts_old_calls, keyword_aliases, moved, moved_figures
+from rankscope.workflows.common.systems import SystemLike, SystemRun, resolve_systems
+from rankscope.workflows.options import (
+    Execution,
+    Judging,
+    Output,
+    accepts_old_calls,
+    keyword_aliases,
+    moved,
+    moved_figures,
+)
+
+if TYPE_CHECKING:
+    from rankscope.corpora.dataset import Dataset
 
 DEFAULT_RETRIEVERS = ("tfidf", "bm25", "w2v")
 JUDGED = "judged@10"
@@ -49,7 +61,7 @@ SYSTEMS_CAPTION = (
     "metrics above may understate a system); notes = what the run check found"
 )
 JUDGE_CAPTION = (
-    f"With --judgments: judge_share@{SHARE_DEPTH} = share of the top {SHARE_DEPTH} that only the judge labelled; "
+    f"With --judgments or --judge: judge_share@{SHARE_DEPTH} = share of the top {SHARE_DEPTH} that only the judge labelled; "
     f"invalid@{SHARE_DEPTH} = its replies there that gave no label (left unjudged)"
 )
 INTERVALS_CAPTION = (
@@ -180,7 +192,7 @@ def compare(
     *,
     depth: int | None = None,
     execution: Execution = Execution(),
-    judgments: str | Path | None = None,
+    judgments: str | Path | Judging | None = None,
 ) -> CompareResult:
     """Run or read every system, score, test against ``baseline``; write files to ``out`` (a folder,
     or an :class:`~rankscope.workflows.options.Output` with the figures' formats).
@@ -188,7 +200,10 @@ def compare(
     ``judgments`` (a ``rankscope judge --out`` folder) scores with its merged qrels instead of the
     dataset's, adds each system's judge share and invalid replies in its top 10 to the systems
     table and, when the folder records a human sample, the naive, PPI and PPI++ intervals of every
-    metric (:mod:`rankscope.workflows.common.judgments`).
+    metric (:mod:`rankscope.workflows.common.judgments`). A :class:`~rankscope.workflows.options.Judging`
+    instead has a judge label the pool's holes first, through the judgments cache, with the
+    execution's seed drawing the human sample: the same numbers as ``rankscope judge`` then
+    ``compare --judgments`` (:func:`judged_pool`).
 
     ``depth``: documents each retriever returns per query (None: 1000) and, only when given, the
     rank below which a given run is cut (None: a run is scored as given, as ``rankscope evaluate``
@@ -217,13 +232,20 @@ def compare(
         raise RankscopeError(f"compare needs at least two systems, got {names}; diagnose studies one")
     baseline = choose_baseline(baseline, names)
     out_path, figures = Output.of(out).checked()  # before any computing
-    labelled = None if judgments is None else read_judgments(judgments)
+    judging = judgments if isinstance(judgments, Judging) else None
+    if judging is not None:
+        check_judging(judging)
+    labelled = read_judgments(judgments) if isinstance(judgments, (str, Path)) else None
     data = resolve_dataset(dataset)
     if labelled is not None:
         data = replace(data, qrels=labelled.qrels)
     cutoffs = [k for k in CUTOFFS if k <= (depth or SEARCH_DEPTH)]  # beyond the depth Hit@K would just repeat Hit@depth
     runs, results, curves, diagnostics, described, pr_rows = {}, {}, [], {}, {}, []
-    made = produce_runs(systems, data, depth, execution.scheduler)
+    made: Iterable[tuple[str, SystemRun]] = produce_runs(systems, data, depth, execution.scheduler)
+    if judging is not None:  # the pool needs every run before any is scored
+        made = list(made)
+        labelled = judged_pool(data, {name: produced.run for name, produced in made}, judging, execution)
+        data = replace(data, qrels=labelled.qrels)
     for name, produced in progress(made, desc="systems", total=len(systems), label=lambda item: item[0]):
         system = systems[name]
         runs[name] = produced.run
@@ -272,10 +294,43 @@ def compare(
             alpha=ALPHA,
             seed=seed,
             depth=depth,
-            **({} if labelled is None else {"judgments": str(labelled.folder)}),
+            **judged_settings(judgments),
         ),
     )
     return finish(result, out_path, figures)
+
+
+def check_judging(judging: Judging) -> None:
+    """A :class:`Judging`'s judge and options refused in one line before anything runs, as ``rankscope judge``
+    refuses them."""
+    from rankscope.workflows.judge import Study, check_arguments, given_judge
+
+    check_arguments(judging.judge, judging.depth, Study(human_sample=judging.human_sample))
+    made = given_judge(judging.judge)
+    if isinstance(judging.judge, str) and made is not None:
+        made.close()  # made only to check it; the judge workflow makes its own
+
+
+def judged_pool(data: Dataset, runs: Mapping[str, pd.DataFrame], judging: Judging, execution: Execution) -> Judgments:
+    """The runs' pool judged by the judge workflow (:func:`rankscope.workflows.judge.judge`, so the labels,
+    the merged qrels and the human sample are the ones ``rankscope judge --out`` writes)."""
+    from rankscope.workflows.judge import Study, judge
+
+    study = Study(human_sample=judging.human_sample)
+    every = Execution(seed=execution.seed, scheduler=execution.scheduler)
+    return judge(
+        data, runs, judging.judge, depth=judging.depth, judgments=judging.cache, study=study, execution=every
+    ).judgments()
+
+
+def judged_settings(judgments: str | Path | Judging | None) -> dict[str, object]:
+    """What provenance records of the judgments scored with: the folder, or the judge and its options."""
+    if judgments is None:
+        return {}
+    if not isinstance(judgments, Judging):
+        return {"judgments": str(judgments)}
+    judge = judgments.judge if isinstance(judgments.judge, str) else str(judgments.judge.identity)
+    return {"judge": judge, "human_sample": judgments.human_sample, "pool_depth": judgments.depth}
 
 
 def judge_intervals(
@@ -284,14 +339,11 @@ def judge_intervals(
     """Per metric, each system's and each difference with ``baseline``'s naive, PPI and PPI++ intervals
     (the columns of :class:`~rankscope.evaluation.ppi.PPIResult`, ``baseline`` empty for a system's
     own mean), or an empty frame without a human sample."""
-    from rankscope.evaluation.ppi import ppi_evaluate
-
     if judged.human_sample is None:
         return pd.DataFrame()
-    human, judge_qrels = judged.ppi_qrels()
     frames = []
     for metric in metrics:
-        found = ppi_evaluate(human, judge_qrels, runs, metric, baseline=baseline)
+        found = judged.intervals(runs, metric, baseline=baseline)
         means = found.means.assign(baseline="")
         for table in (means, found.differences):
             frames.append(table.assign(metric=metric, confidence=found.confidence))

@@ -5,7 +5,9 @@
 - :class:`Execution`: how the systems are run and compared: the seed (tests, folds,
   sampling), the paired significance test, and a scheduler to run them on (compare, tune, rag);
 - :class:`Search`: how tune searches its space (every grid point, or optuna's TPE with a
-  number of trials).
+  number of trials);
+- :class:`Judging`: a judge labelling the pool's holes while comparing (compare's ``judgments``,
+  instead of a ``rankscope judge --out`` folder).
 
 Calls in the form these replaced keep working with a :class:`DeprecationWarning`
 (:func:`accepts_old_calls`), so code written against the earlier signatures runs unchanged.
@@ -73,6 +75,19 @@ class Search:
         if self.method == "optuna" and self.trials < 1:
             raise RankscopeError(f"--trials must be at least 1, got {self.trials}")
         return self
+
+
+@dataclass(frozen=True)
+class Judging:
+    """Judge the pool while comparing, as ``rankscope judge`` then ``compare --judgments`` would: the top
+    ``depth`` of every system pooled, the holes labelled by ``judge`` (a spec or a Judge) through the
+    judgments cache (``cache``: a folder; None: the user cache), and with ``human_sample`` that many
+    judged queries drawn with the execution's seed as the human sample of the intervals."""
+
+    judge: Any
+    human_sample: int | None = None
+    depth: int = 10
+    cache: str | Path | None = None
 
 
 F = TypeVar("F", bound=Callable[..., Any])

@@ -7,13 +7,32 @@ from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 
+from rankscope.core.errors import RankscopeError
 from rankscope.corpora.cli import parsed_fields
 from rankscope.evaluation.metrics import DEFAULT_METRICS
 from rankscope.reporting.finish import Finished
 from rankscope.workflows.cli.command import Command, Option, defaults, loader
 from rankscope.workflows.cli.options import RUN, TEST, default_specs, scheduler, systems_from_args
 from rankscope.workflows.common.runs import SEARCH_DEPTH
-from rankscope.workflows.options import Execution
+from rankscope.workflows.options import Execution, Judging
+
+POOL_DEPTH = Judging.__dataclass_fields__["depth"].default
+
+
+def judgments_from(args: argparse.Namespace) -> str | Judging | None:
+    """``--judgments DIR``, or ``--judge SPEC`` with its options as a :class:`Judging`; never both."""
+    if args.judge is None:
+        given = [
+            flag
+            for flag, value in (("--human-sample", args.human_sample), ("--judge-cache", args.judge_cache))
+            if value
+        ]
+        if given:
+            raise RankscopeError(f"{given[0]} needs --judge SPEC")
+        return args.judgments
+    if args.judgments is not None:
+        raise RankscopeError("give --judgments DIR (a rankscope judge --out folder) or --judge SPEC, not both")
+    return Judging(args.judge, args.human_sample, args.pool_depth, args.judge_cache)
 
 
 def dataset_or_qrels(args: argparse.Namespace) -> partial:
@@ -28,6 +47,7 @@ def dataset_or_qrels(args: argparse.Namespace) -> partial:
 
 def call(args: argparse.Namespace, compare: Callable[..., Finished]) -> Finished:
     specs = default_specs(args.retrievers, args.run, defaults(compare)["retrievers"])
+    judgments = judgments_from(args)
     return compare(
         dataset_or_qrels(args),
         systems_from_args(specs, args.run, args.fields, args.analyzer),
@@ -35,7 +55,7 @@ def call(args: argparse.Namespace, compare: Callable[..., Finished]) -> Finished
         args.baseline,
         depth=args.depth,
         execution=Execution(seed=args.seed, test=args.test, scheduler=args.scheduler),
-        judgments=args.judgments,
+        judgments=judgments,
     )
 
 
@@ -74,6 +94,28 @@ COMMAND = Command(
             "and PPI++ intervals",
             "judgments",
             {"metavar": "DIR"},
+        ),
+        Option(
+            ("--judge",),
+            "instead of --judgments: pool the systems' top --pool-depth, have this judge label the holes (specs as in "
+            "rankscope judge, docs/judges.md) and score with the merged qrels; the same numbers as rankscope judge "
+            "then compare --judgments",
+            settings={"metavar": "SPEC"},
+        ),
+        Option(
+            ("--human-sample",),
+            "with --judge: N judged queries drawn with --seed as the human sample; naive, PPI and PPI++ intervals",
+            settings={"type": int, "metavar": "N"},
+        ),
+        Option(
+            ("--pool-depth",),
+            "with --judge: documents per system and query pooled for the judge (default: %(default)s)",
+            settings={"type": int, "default": POOL_DEPTH, "metavar": "K"},
+        ),
+        Option(
+            ("--judge-cache",),
+            "with --judge: the judgments cache folder (default: the user cache, shared with rankscope judge)",
+            settings={"metavar": "DIR"},
         ),
     ),
     call=call,

@@ -73,8 +73,8 @@ COMMAND = Command(
         ),
         Option(
             ("--human-sample",),
-            "N judged queries drawn with --seed as the human sample: naive, PPI and PPI++ intervals of each "
-            "system's mean --metric",
+            "N judged queries drawn with --seed as the human sample (the judge then labels every pooled pair): "
+            "naive, PPI and PPI++ intervals of each system's mean --metric under the humans' labels",
             "human_sample",
             {"type": int, "metavar": "N"},
         ),

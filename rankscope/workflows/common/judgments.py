@@ -14,14 +14,19 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
 from rankscope.core.errors import FormatError, RankscopeError, duplicate_message
 
+if TYPE_CHECKING:
+    from rankscope.evaluation.ppi import PPIResult
+
 QRELS = "qrels.txt"
 LABELS = "labels.jsonl"
 HUMAN_SAMPLE = "human_sample.txt"
+POPULATION = "population.txt"
 SOURCES = ("human", "judge")
 STATUSES = ("ok", "invalid", "failed")
 LABEL_COLUMNS = ["query_id", "doc_id", "label", "source", "status", "judge_id", "prompt_hash"]
@@ -30,36 +35,82 @@ SHARE_DEPTH = 10
 
 @dataclass(frozen=True)
 class Judgments:
-    """The merged qrels, every pooled label with its source and status, and the human sample's qrels (or None)."""
+    """The merged qrels, every pooled label with its source and status, the human sample's qrels (or
+    None) and the queries the sample was drawn from (None: every query labels.jsonl names).
 
-    folder: Path
+    ``folder`` is where they were read from (None: handed over by the judge workflow in memory).
+    """
+
+    folder: Path | None
     qrels: pd.DataFrame
     labels: pd.DataFrame
     human_sample: pd.DataFrame | None
+    population: tuple[str, ...] | None = None
+
+    @property
+    def where(self) -> str:
+        """What error messages name: the labels file, or the judge's labels in memory."""
+        return "the judge's labels" if self.folder is None else str(self.folder / LABELS)
+
+    def queries(self) -> list[str]:
+        """The population the intervals' mean is over: the sampling frame, or every labelled query and the sample's."""
+        if self.population is not None:
+            return list(self.population)
+        sampled = [] if self.human_sample is None else list(self.human_sample["query_id"])
+        return sorted(set(self.labels["query_id"]) | set(sampled))
 
     def ppi_qrels(self) -> tuple[pd.DataFrame, pd.DataFrame]:
-        """``(human qrels of the sample, the judging process's qrels of every query)`` for
-        :func:`rankscope.evaluation.ppi.ppi_evaluate`.
+        """``(human qrels of the sample, the judge's own ok labels of every pooled pair of the population)``
+        for :func:`rankscope.evaluation.ppi.ppi_evaluate`.
 
-        On the sampled queries the judge's own ``ok`` labels replace whatever the merged qrels hold
-        there (the humans' labels would make the correction 0): the judge must have labelled those
-        queries' pools too. The intervals are valid when the humans labelled only the sample (a
-        collection without judgments, or ``judge --blind``).
+        The estimand is the mean over the population's queries of the metric under the humans' labels
+        (as the sample's human qrels give them). PPI corrects a judging process measured the same way
+        on every query, the sampled ones included, so the process is the judge's labels alone, never
+        mixed with human labels (which a non-blind dataset has outside the sample too, and which
+        would make the correction 0 on the sample): the judge must have labelled every pooled pair,
+        as ``rankscope judge --human-sample`` asks it to; a folder where it filled only the holes is
+        refused.
         """
         if self.human_sample is None:
             raise RankscopeError(f"{self.folder}: no {HUMAN_SAMPLE}, so no human sample to correct the judge with")
-        sample = set(self.human_sample["query_id"])
         labels = self.labels
-        judged = labels[(labels["source"] == "judge") & (labels["status"] == "ok") & labels["query_id"].isin(sample)]
-        missing = sorted(sample - set(judged["query_id"]))
-        if missing:
+        by_judge = labels[labels["source"] == "judge"]
+        asked = pd.MultiIndex.from_frame(by_judge[["query_id", "doc_id"]])
+        unasked = labels[~pd.MultiIndex.from_frame(labels[["query_id", "doc_id"]]).isin(asked)]
+        if len(unasked):
+            first = unasked.iloc[0]
             raise RankscopeError(
-                f"{self.folder / LABELS}: the judge labelled no pooled pair of sampled query {missing[0]!r} "
-                f"({len(missing)} of {len(sample)} sampled queries); the sample's pools must be judged too"
+                f"{self.where}: the judge did not label pooled pair ({first['query_id']}, {first['doc_id']}) "
+                f"({unasked[['query_id', 'doc_id']].drop_duplicates().shape[0]} such pairs): intervals need the "
+                "judge's label on every pooled pair, human-judged ones too (rankscope judge --human-sample asks "
+                "them all)"
             )
-        rows = judged.assign(relevance=judged["label"].astype("int64"))[["query_id", "doc_id", "relevance"]]
-        rest = self.qrels[~self.qrels["query_id"].isin(sample)]
-        return self.human_sample, pd.concat([rest, rows], ignore_index=True)
+        judged = judge_only_qrels(labels)
+        return self.human_sample, judged[judged["query_id"].isin(set(self.queries()))].reset_index(drop=True)
+
+    def intervals(
+        self,
+        runs: Mapping[str, pd.DataFrame],
+        metric: str,
+        baseline: str | None = None,
+        truth_qrels: pd.DataFrame | None = None,
+    ) -> PPIResult:
+        """Naive, PPI and PPI++ intervals of each run's mean ``metric`` over :meth:`queries` (and of its
+        difference with ``baseline``), from :meth:`ppi_qrels`; ``truth_qrels`` adds each one's coverage."""
+        from rankscope.evaluation.ppi import ppi_evaluate
+
+        human, judged = self.ppi_qrels()
+        return ppi_evaluate(
+            human, judged, runs, metric, baseline=baseline, queries=self.queries(), truth_qrels=truth_qrels
+        )
+
+
+def judge_only_qrels(labels: pd.DataFrame) -> pd.DataFrame:
+    """The judge's ``ok`` labels of every pair it was asked about, as qrels (the judging process alone)."""
+    rows = labels[(labels["source"] == "judge") & (labels["status"] == "ok")]
+    return pd.DataFrame(
+        {"query_id": rows["query_id"], "doc_id": rows["doc_id"], "relevance": rows["label"].astype("int64")}
+    ).reset_index(drop=True)
 
 
 def read_judgments(folder: str | Path) -> Judgments:
@@ -72,13 +123,29 @@ def read_judgments(folder: str | Path) -> Judgments:
     for name in (QRELS, LABELS):
         if not (path / name).is_file():
             raise RankscopeError(f"--judgments {path}: no {name} (rankscope judge --out writes it)")
-    sample = path / HUMAN_SAMPLE
+    sample, population = path / HUMAN_SAMPLE, path / POPULATION
     return Judgments(
         folder=path,
         qrels=read_trec_qrels(path / QRELS),
         labels=read_labels(path / LABELS),
         human_sample=read_trec_qrels(sample) if sample.is_file() else None,
+        population=read_population(population) if population.is_file() else None,
     )
+
+
+def read_population(path: Path) -> tuple[str, ...]:
+    """``population.txt``: one query id per line, each once (a repeated or blank line is refused, naming it)."""
+    from rankscope.core.fileio import read_lines
+
+    seen: dict[str, int] = {}
+    for number, line in enumerate(read_lines(path), 1):
+        query_id = line.strip()
+        if not query_id or len(query_id.split()) > 1:
+            raise FormatError(path, number, f"expected one query id, got {line.rstrip()!r}")
+        if query_id in seen:
+            raise FormatError(path, number, duplicate_message("query", query_id, seen[query_id]))
+        seen[query_id] = number
+    return tuple(seen)
 
 
 def read_labels(path: Path) -> pd.DataFrame:

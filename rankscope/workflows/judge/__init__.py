@@ -1,5 +1,5 @@
 """``rankscope judge``: relevance labels for the pooled holes of a dataset's judgments (docs/judges.md)."""
 
-from rankscope.workflows.judge.workflow import JudgeResult, Study, judge
+from rankscope.workflows.judge.workflow import JudgeResult, Study, check_arguments, given_judge, judge
 
-__all__ = ["JudgeResult", "Study", "judge"]
+__all__ = ["JudgeResult", "Study", "check_arguments", "given_judge", "judge"]

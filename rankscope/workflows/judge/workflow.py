@@ -37,7 +37,17 @@ from rankscope.reporting.provenance import Provenance
 from rankscope.reporting.report import Report, write_csv, write_text
 from rankscope.reporting.tables import text_table
 from rankscope.workflows.common.fanout import produce_runs
-from rankscope.workflows.common.judgments import HUMAN_SAMPLE, LABEL_COLUMNS, LABELS, QRELS, SHARE_DEPTH, system_shares
+from rankscope.workflows.common.judgments import (
+    HUMAN_SAMPLE,
+    LABEL_COLUMNS,
+    LABELS,
+    POPULATION,
+    QRELS,
+    SHARE_DEPTH,
+    Judgments,
+    judge_only_qrels,
+    system_shares,
+)
 from rankscope.workflows.common.runs import DatasetSource, check_depth, resolve_dataset
 from rankscope.workflows.common.systems import SystemLike, resolve_systems
 from rankscope.workflows.judge.pool import Pool, make_pool, pairs_to_judge
@@ -76,7 +86,13 @@ class JudgeResult:
     ppi: PPIResult | None = None
     agreement: dict[str, Any] | None = None
     human_sample: pd.DataFrame | None = field(default=None, repr=False)  # the sample's human qrels
+    population: tuple[str, ...] | None = None  # the queries the sample was drawn from
     files: tuple[Path, ...] = ()
+
+    def judgments(self) -> Judgments:
+        """The labels as ``compare`` scores with them: what :func:`~rankscope.workflows.common.judgments.read_judgments`
+        reads back from the folder this result writes."""
+        return Judgments(None, self.qrels, self.labels, self.human_sample, self.population)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -121,9 +137,12 @@ class JudgeResult:
 
         write_trec_qrels(self.qrels, out / QRELS)
         written = [out / QRELS]
-        if self.human_sample is not None:  # what compare --judgments corrects the judge with
+        if self.human_sample is not None:  # what compare --judgments corrects the judge with, and over which queries
             write_trec_qrels(self.human_sample, out / HUMAN_SAMPLE)
-            written.append(out / HUMAN_SAMPLE)
+            written += [
+                out / HUMAN_SAMPLE,
+                write_text(out / POPULATION, "".join(f"{q}\n" for q in self.population or ())),
+            ]
         lines = [
             json.dumps({**row, "label": None if pd.isna(row["label"]) else int(row["label"])}, ensure_ascii=False)
             for row in self.labels.astype(object).to_dict("records")
@@ -171,10 +190,11 @@ class Study:
     ``rejudge`` asks the judge about the pairs humans judged too (their agreement is reported);
     ``audit`` probes it for position, length and keyword-stuffing bias on ``audit_pairs`` pooled
     pairs (:mod:`rankscope.judging.audit`); ``human_sample`` draws that many judged queries as the
-    human sample and gives naive, PPI and PPI++ intervals of each system's mean ``metric``
-    (:func:`rankscope.evaluation.ppi.ppi_evaluate`); ``blind`` is the calibration study: the
-    dataset's judgments hidden but the sample's, the judge labelling every pooled pair, and each
-    interval checked against the mean under the full judgments.
+    human sample and gives naive, PPI and PPI++ intervals of each system's mean ``metric`` under the
+    humans' labels over the judged queries (:meth:`~rankscope.workflows.common.judgments.Judgments.ppi_qrels`:
+    the judge then labels every pooled pair, since the correction compares its labels with the
+    humans' where both exist); ``blind`` is the calibration study: the dataset's judgments hidden
+    but the sample's, and each interval checked against the mean under the full judgments.
     """
 
     rejudge: bool = False
@@ -206,25 +226,9 @@ def judge(
     rejudge, audit, audit_pairs = study.rejudge, study.audit, study.audit_pairs
     human_sample, blind, metric = study.human_sample, study.blind, study.metric
     seed, scheduler = execution.seed, execution.scheduler
-    check_depth(depth)
-    if judge is None:
-        raise RankscopeError("no judge given: pass a spec (openai:model=M,base_url=U or qrels:PATH) or a Judge")
-    if audit and audit_pairs < 2:
-        raise RankscopeError(f"--audit-pairs must be at least 2, got {audit_pairs}")
-    if blind and human_sample is None:
-        raise RankscopeError("--blind needs --human-sample N: the queries whose judgments stay visible")
-    if human_sample is not None and human_sample < 2:
-        raise RankscopeError(f"--human-sample must be at least 2, got {human_sample}")
-    if human_sample is not None:
-        from rankscope.evaluation.metrics import parse_metric
-
-        parse_metric(metric)
+    check_arguments(judge, depth, study)
     resolved = resolve_systems(systems)
-    judge_obj = judge if not isinstance(judge, str) else None
-    if isinstance(judge, str):
-        kind, options = parse_judge_spec(judge)  # a mistyped spec fails before any loading
-        if kind != "qrels" or options["path"]:
-            judge_obj = make_judge(judge)  # and so does a missing file or key
+    judge_obj = given_judge(judge)
     out_path, figures = Output.of(out).checked()
     data = resolve_dataset(dataset)
     if judge_obj is None:
@@ -233,7 +237,8 @@ def judge(
     sample = draw_sample(data.qrels, human_sample, seed) if human_sample is not None else []
     visible = data.qrels[data.qrels["query_id"].isin(sample)] if blind else data.qrels
     pool = make_pool(runs, data, depth, visible)
-    asked = pool.pairs if rejudge or blind else pool.unjudged
+    every_pair = rejudge or blind or human_sample is not None  # PPI needs the judge's label where humans' is known
+    asked = pool.pairs if every_pair else pool.unjudged
     with JudgmentCache(judgments) as cache:
         outcome = judge_pairs(judge_obj, pairs_to_judge(asked, data), cache)
         probes = (
@@ -243,22 +248,15 @@ def judge(
         judge_obj.close()
     labels = pooled_labels(pool, asked, outcome, judge_obj.identity)
     merged = merged_qrels(visible, labels)
-    intervals = None
-    if human_sample is not None:
-        from rankscope.evaluation.ppi import ppi_evaluate
-
-        population = sorted(pd.unique(data.qrels["query_id"]))
-        judged = judge_only_qrels(labels) if blind else merged
-        intervals = ppi_evaluate(
-            data.qrels[data.qrels["query_id"].isin(sample)],
-            judged[judged["query_id"].isin(population)],
-            runs,
-            metric,
-            baseline=next(iter(runs)),
-            queries=population,
-            truth_qrels=data.qrels if blind else None,
+    intervals, sample_qrels, population = None, None, None
+    if human_sample is not None:  # the sampling frame: the judged queries
+        population = tuple(sorted(pd.unique(data.qrels["query_id"])))
+        sample_qrels = data.qrels[data.qrels["query_id"].isin(sample)]
+        judged_labels = Judgments(None, merged, labels, sample_qrels, population)
+        intervals = judged_labels.intervals(
+            runs, metric, baseline=next(iter(runs)), truth_qrels=data.qrels if blind else None
         )
-    agreement = judge_agreement(data.qrels, judge_only_qrels(labels), runs, metric) if rejudge or blind else None
+    agreement = judge_agreement(data.qrels, judge_only_qrels(labels), runs, metric) if every_pair else None
     result = JudgeResult(
         dataset=data.name,
         judge=judge_obj.identity,
@@ -283,7 +281,8 @@ def judge(
         audit=tuple(probes),
         ppi=intervals,
         agreement=agreement,
-        human_sample=data.qrels[data.qrels["query_id"].isin(sample)] if human_sample is not None else None,
+        human_sample=sample_qrels,
+        population=population,
         provenance=provenance.record(
             "judge",
             data,
@@ -302,6 +301,34 @@ def judge(
         ),
     )
     return finish(result, out_path, figures)
+
+
+def check_arguments(judge: str | Judge | None, depth: int, study: Study) -> None:
+    """What :func:`judge` refuses first, in one line: no judge, a mistyped spec, a bad option."""
+    check_depth(depth)
+    if judge is None:
+        raise RankscopeError("no judge given: pass a spec (openai:model=M,base_url=U or qrels:PATH) or a Judge")
+    if study.audit and study.audit_pairs < 2:
+        raise RankscopeError(f"--audit-pairs must be at least 2, got {study.audit_pairs}")
+    if study.blind and study.human_sample is None:
+        raise RankscopeError("--blind needs --human-sample N: the queries whose judgments stay visible")
+    if study.human_sample is not None and study.human_sample < 2:
+        raise RankscopeError(f"--human-sample must be at least 2, got {study.human_sample}")
+    if study.human_sample is not None:
+        from rankscope.evaluation.metrics import parse_metric
+
+        parse_metric(study.metric)
+    if isinstance(judge, str):
+        parse_judge_spec(judge)
+
+
+def given_judge(judge: str | Judge | None) -> Judge | None:
+    """The judge a spec describes (refused before the dataset loads: a missing qrels file or key), the
+    Judge given, or None for ``qrels`` without a path (the dataset's own judgments, made once it is loaded)."""
+    if not isinstance(judge, str):
+        return judge
+    kind, options = parse_judge_spec(judge)
+    return make_judge(judge) if kind != "qrels" or options["path"] else None
 
 
 def pooled_labels(pool: Pool, asked: pd.DataFrame, outcome: Outcome, identity: JudgeIdentity) -> pd.DataFrame:
@@ -340,14 +367,6 @@ def draw_sample(qrels: pd.DataFrame, size: int, seed: int) -> list[str]:
         raise RankscopeError(f"--human-sample {size} is more than the {len(queries)} judged queries")
     chosen = np.random.default_rng(seed).choice(len(queries), size=size, replace=False)
     return sorted(queries[i] for i in chosen)
-
-
-def judge_only_qrels(labels: pd.DataFrame) -> pd.DataFrame:
-    """The judge's ``ok`` labels of every pair it was asked about, as qrels (a blind study's judging process)."""
-    rows = labels[(labels["source"] == "judge") & (labels["status"] == OK)]
-    return pd.DataFrame(
-        {"query_id": rows["query_id"], "doc_id": rows["doc_id"], "relevance": rows["label"].astype("int64")}
-    ).reset_index(drop=True)
 
 
 def judge_agreement(
