@@ -49,8 +49,12 @@ class _IntermixedParser(argparse.ArgumentParser):
             self._intermixing = False
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
-    """Add the ``evaluate`` sub-command to the rankscope command."""
+FORMATS = ("table", "json", "csv")
+
+
+def register(subparsers: argparse._SubParsersAction, formats: tuple[str, ...] = FORMATS) -> argparse.ArgumentParser:
+    """Add the ``evaluate`` sub-command to the rankscope command (``formats``: the ``--format`` choices;
+    :mod:`rankscope.workflows.cli.evaluate` adds ``latex`` and ``--out``, which write compare's report)."""
     parser = subparsers.add_parser(
         "evaluate",
         help="score TREC run files against a qrels file (several runs: with significance tests)",
@@ -93,7 +97,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--test", choices=("randomization", "t", "wilcoxon"), default="randomization", help="paired test (Holm)"
     )
     parser.add_argument("--seed", type=int, default=0, help="seed of the randomization test (default: %(default)s)")
-    parser.add_argument("--format", choices=("table", "json", "csv"), default="table")
+    parser.add_argument("--format", choices=formats, default="table")
     parser.add_argument(
         "--strict", action="store_true", help="queries in only one of the files, or no judged document retrieved, fail"
     )
@@ -101,6 +105,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_scheduler(parser, "partitions of the queries are scored there as tasks; the numbers are the same, bit for bit")
     parser.set_defaults(func=run_evaluate)
     parser.__class__ = _IntermixedParser  # add_parser builds the hub's class; only the parsing differs
+    return parser
 
 
 def split_inputs(inputs: list[str], options: list[str]) -> tuple[list[str], list[str]]:
@@ -132,7 +137,7 @@ def run_evaluate(args: argparse.Namespace, out: TextIO | None = None) -> int:
     metrics = [m.name for m in parse_metrics(names or DEFAULT_METRICS)]  # fail on a typo before reading big files
     if len(set(paths)) != len(paths):
         raise RankscopeError(f"a run file is listed twice: {paths}")
-    baseline = _baseline(args.baseline, paths)
+    baseline = checked_baseline(args.baseline, paths)
     fields = parsed_fields(args.fields)
     with using(args.scheduler) as client:
         qrels = read_qrels(args.qrels, fields.get("qrels"), coded=True)  # TREC files: ids as codes (fastest)
@@ -181,7 +186,8 @@ def _evaluate_file(
         )
 
 
-def _baseline(baseline: str | None, paths: list[str]) -> str:
+def checked_baseline(baseline: str | None, paths: list[str]) -> str:
+    """``--baseline`` (refused unless it is one of the runs), else the first run."""
     if baseline is None:
         return paths[0]
     if baseline not in paths:

@@ -51,6 +51,21 @@ _BLOCK_CELLS = 1 << 22
 # same numbers in another order must still count as "as extreme".
 _TOLERANCE = 1e-12
 
+COLUMNS = (
+    "system",
+    "baseline",
+    "n_queries",
+    "mean",
+    "baseline_mean",
+    "delta",
+    "p_value",
+    "p_adjusted",
+    "significant",
+    "ci_low",
+    "ci_high",
+)
+"""The columns of :func:`compare_systems`, in order."""
+
 
 def align(per_query: Mapping[str, pd.Series]) -> pd.DataFrame:
     """Per-query values of several systems as one frame: index query_id, one column per system.
@@ -237,8 +252,7 @@ def compare_systems(
                 "ci_high": ci_high,
             }
         )
-    columns = ["system", "baseline", "n_queries", "mean", "baseline_mean", "delta", "p_value", "ci_low", "ci_high"]
-    frame = pd.DataFrame(rows, columns=columns)
+    frame = pd.DataFrame(rows, columns=[c for c in COLUMNS if c not in ("p_adjusted", "significant")])
     frame.insert(7, "p_adjusted", adjust_pvalues(frame["p_value"].to_numpy(), correction))
     frame.insert(8, "significant", frame["p_adjusted"].to_numpy() < alpha)
     return frame
@@ -260,10 +274,12 @@ def compare_results(
     against the baseline on one metric"); ``options`` (alpha, n_permutations,
     n_bootstrap, confidence) go to :func:`compare_systems`. Any result with a
     ``wide()`` table works, e.g. :class:`evaluation.sampled.SampledResult`.
-    Returns a long frame: ``metric`` then the columns of :func:`compare_systems`.
+    Returns a long frame: ``metric`` then the columns of :func:`compare_systems` (no rows for the baseline alone).
     """
     if baseline not in results:
         raise SchemaError(f"baseline {baseline!r} is not among the systems {list(results)}")
+    if len(results) == 1:  # the baseline alone (one run reported): nothing to test, no rows
+        return pd.DataFrame(columns=["metric", *COLUMNS])
     wide = {name: result.wide() for name, result in results.items()}
     wanted = list(wide[baseline].columns) if metrics is None else list(metrics)
     frames = []

@@ -23,7 +23,7 @@ from rankscope.core.version import __version__
 
 COMMANDS: dict[str, str] = {
     "datasets": "rankscope.corpora.cli",
-    "evaluate": "rankscope.evaluation.cli",
+    "evaluate": "rankscope.workflows.cli.evaluate",
     "search": "rankscope.retrieval.cli",
     "index": "rankscope.retrieval.cli",
     "retrievers": "rankscope.retrieval.cli",

@@ -219,6 +219,29 @@ def compare(
     task there (:func:`rankscope.workflows.common.fanout.produce_runs`). The earlier keywords ``test``,
     ``seed``, ``scheduler`` and ``figures`` still work, with a DeprecationWarning.
     """
+    if isinstance(retrievers, (Mapping, list, tuple)) and len(retrievers) == 1:
+        raise RankscopeError(
+            f"compare needs at least two systems, got {list(retrievers)}; diagnose studies one "
+            "(rankscope evaluate QRELS RUN --out DIR reports one run)"
+        )
+    return comparison(
+        dataset, retrievers, metrics, baseline, out, depth=depth, execution=execution, judgments=judgments
+    )
+
+
+def comparison(
+    dataset: DatasetSource,
+    retrievers: Sequence[SystemLike] | Mapping[str, SystemLike],
+    metrics: Sequence[str] | None,
+    baseline: str | None,
+    out: str | Path | Output | None,
+    *,
+    depth: int | None,
+    execution: Execution,
+    judgments: str | Path | Judging | None,
+) -> CompareResult:
+    """:func:`compare`'s work for any number of systems, one included (``rankscope evaluate --out``
+    reports a single run with compare's tables, plots and LaTeX)."""
     from rankscope.evaluation import DEFAULT_METRICS, evaluate
     from rankscope.evaluation.metrics import IPREC_LEVELS, parse_metrics
     from rankscope.evaluation.significance import compare_results
@@ -228,8 +251,6 @@ def compare(
     test, seed = execution.test, execution.seed
     systems = resolve_systems(retrievers)  # specs are checked and run files read before any indexing
     names = list(systems)
-    if len(names) < 2:
-        raise RankscopeError(f"compare needs at least two systems, got {names}; diagnose studies one")
     baseline = choose_baseline(baseline, names)
     out_path, figures = Output.of(out).checked()  # before any computing
     judging = judgments if isinstance(judgments, Judging) else None

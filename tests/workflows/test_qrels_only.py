@@ -72,3 +72,30 @@ def test_compare_cli_with_a_qrels_file(
     assert main(["diagnose", "--dataset", str(tmp_path / "qrels.txt")]) == 2
     error = capsys.readouterr().err
     assert "is a file" in error and "rankscope evaluate QRELS RUN" in error
+
+
+def test_evaluate_out_writes_compare_s_report(
+    runs: dict[str, pd.DataFrame], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data = small_dataset()
+    qrels, first, second = tmp_path / "qrels.txt", tmp_path / "bm25.trec", tmp_path / "tfidf.trec"
+    write_trec_qrels(data.qrels, qrels)
+    write_trec_run(runs["bm25"], first)
+    write_trec_run(runs["tfidf"], second)
+    out = tmp_path / "report"
+    assert main(["--quiet", "evaluate", str(qrels), str(first), str(second), *METRICS, "--out", str(out)]) == 0
+    per_query = pd.read_csv(out / "per_query.csv", dtype={"query_id": str})
+    for path in (first, second):
+        rows = per_query[per_query["retriever"] == str(path)].drop(columns="retriever").reset_index(drop=True)
+        expected = rs.evaluate(data.qrels, rs.read_trec_run(path), METRICS).per_query
+        pd.testing.assert_frame_equal(rows, expected, check_exact=False, atol=1e-12)
+    assert {"report.html", "summary.tex", "precision_recall.csv", "precision_recall.svg"} <= {
+        p.name for p in out.iterdir()
+    }
+    assert "wrote" in capsys.readouterr().out
+    assert main(["evaluate", str(qrels), str(first), "--format", "latex", "-m", "map"]) == 0  # one run is enough
+    latex = capsys.readouterr().out
+    expected_map = rs.evaluate(data.qrels, rs.read_trec_run(first), ["map"]).mean["map"]
+    assert latex.startswith("\\begin{table}") and f"\\textbf{{{expected_map:.4f}}}" in latex
+    assert main(["evaluate", str(qrels), str(first), "--out", str(out), "--judged-only"]) == 2  # never ignored
+    assert "--judged-only cannot go with --out" in capsys.readouterr().err

@@ -21,6 +21,7 @@ import importlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import partial
+from pathlib import Path
 from typing import Any, Protocol
 
 from rankscope.core.outputs import check_output_folder
@@ -121,18 +122,22 @@ class Command:
     def run(self, function: Callable[..., Any], args: argparse.Namespace) -> int:
         """Check ``--out``, run the workflow, print its result, then write its folder."""
         out = None if args.out is None else check_output_folder(args.out)  # before any computing
-        result = self.call(args, function)
-        if args.format == "json":
-            print(to_json(result.to_dict()), end="")
-        elif args.format == "latex":
-            print(result.to_latex(), end="")  # type: ignore[attr-defined]
-        else:
-            print(result.to_text(), flush=True)
-        if out is not None:
-            result = finish(result, out, args.figure_format)
-            if args.format == "table":
-                print(f"\nwrote {len(result.files)} files to {args.out} (open report.html)")
-        return 0
+        return present(self.call(args, function), args, out)
+
+
+def present(result: Finished, args: argparse.Namespace, out: Path | None) -> int:
+    """Print ``result`` in ``args.format``, then write its folder to ``out`` (checked before computing)."""
+    if args.format == "json":
+        print(to_json(result.to_dict()), end="")
+    elif args.format == "latex":
+        print(result.to_latex(), end="")  # type: ignore[attr-defined]
+    else:
+        print(result.to_text(), flush=True)
+    if out is not None:
+        result = finish(result, out, args.figure_format)
+        if args.format == "table":
+            print(f"\nwrote {len(result.files)} files to {args.out} (open report.html)")
+    return 0
 
 
 def loader(args: argparse.Namespace) -> partial:

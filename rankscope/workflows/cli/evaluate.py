@@ -1,0 +1,78 @@
+"""``rankscope evaluate``: trec_eval-style scoring (:mod:`rankscope.evaluation.cli`), plus what a
+researcher with qrels and runs alone needs for a paper: ``--out DIR`` (report, per-query CSV,
+precision-recall plot, LaTeX) and ``--format latex``. Those are compare's result and files, made
+from the qrels file as the dataset and the run files as the systems (scored as given), so one
+report format serves both commands."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from rankscope.core.errors import RankscopeError
+from rankscope.core.outputs import check_output_folder
+from rankscope.corpora.cli import parsed_fields
+from rankscope.evaluation import cli as scoring
+from rankscope.workflows.cli.command import present
+from rankscope.workflows.cli.options import FIGURES, OUT
+
+DEFAULTS = {  # evaluate's options compare's scoring does not take: refused with --out or latex, never ignored
+    "relevance_level": 1,
+    "judged_only": False,
+    "exclude_unjudged": False,
+    "ignore_self": False,
+    "allow_disjoint": False,
+    "per_query": False,
+    "strict": False,
+    "scheduler": None,
+}
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """``evaluate`` with ``--out``, ``--figure-format`` and ``--format latex`` added to the scoring command."""
+    parser = scoring.register(subparsers, formats=(*scoring.FORMATS, "latex"))
+    for option in (OUT, FIGURES):
+        option.add(parser, {})
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Plain scoring, or with ``--out`` / ``--format latex`` compare's result on the qrels and runs."""
+    if args.out is None and args.format != "latex":
+        return scoring.run_evaluate(args)
+    out = None if args.out is None else check_output_folder(args.out)  # before any reading
+    return present(report_result(args), args, out)
+
+
+def report_result(args: argparse.Namespace):  # noqa: ANN201 (a CompareResult; imported when used)
+    """compare's result for the qrels file and the run files, each named by its path as evaluate's
+    table names it, scored as given, after refusing the options compare does not take."""
+    from rankscope.workflows.common.runs import qrels_file_dataset
+    from rankscope.workflows.common.systems import RunFile
+    from rankscope.workflows.compare import comparison
+    from rankscope.workflows.options import Execution
+
+    given = [name for name, default in DEFAULTS.items() if getattr(args, name) != default]
+    if given:
+        flags = ", ".join("--" + name.replace("_", "-") for name in given)
+        raise RankscopeError(
+            f"{flags} cannot go with --out or --format latex, which score as compare does (every query of the "
+            "qrels, relevant means label >= 1; per-query values in per_query.csv); drop them there"
+        )
+    if args.format == "csv":
+        raise RankscopeError("--format csv is evaluate's own table; with --out use table, json or latex")
+    paths, metrics = scoring.split_inputs(args.inputs, args.metric)
+    if len(set(paths)) != len(paths):
+        raise RankscopeError(f"a run file is listed twice: {paths}")
+    fields = parsed_fields(args.fields)
+    columns = fields.get("run")
+    return comparison(
+        qrels_file_dataset(args.qrels, fields.get("qrels")),
+        {path: RunFile(Path(path), columns) if columns else Path(path) for path in paths},
+        metrics or None,
+        scoring.checked_baseline(args.baseline, paths),
+        None,
+        depth=None,
+        execution=Execution(seed=args.seed, test=args.test),
+        judgments=None,
+    )
