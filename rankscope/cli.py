@@ -33,6 +33,7 @@ COMMANDS: dict[str, str] = {
     "diagnose": "rankscope.workflows.cli.diagnose",
     "rag": "rankscope.workflows.cli.rag",
     "judge": "rankscope.workflows.cli.judge",
+    "collection": "rankscope.workflows.cli.collection",
     "judges": "rankscope.judging.cli",
 }
 """Each sub-command and the module that registers it: a command line naming one imports only that

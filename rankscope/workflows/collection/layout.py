@@ -1,0 +1,56 @@
+"""Where a collection folder keeps each thing: one place for every file name the collection steps share.
+
+The folder is a BEIR folder (``corpus.jsonl``, ``queries.jsonl``, and after ``collection export``
+``qrels/test.tsv``) plus the state of the steps that made it: what was ingested from which file
+(``ingest.json``), the files that gave no document (``unreadable.tsv``), the pool, the sample and
+the labels (``judgments.sqlite``, the judges' cache format, humans' labels under ``human:NAME``).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from rankscope.core.errors import RankscopeError
+from rankscope.core.fileio import atomic_write
+from rankscope.core.jsonstrict import loads
+
+CORPUS = "corpus.jsonl"
+QUERIES = "queries.jsonl"
+INGEST = "ingest.json"
+UNREADABLE = "unreadable.tsv"
+POOL = "pool.tsv"
+SAMPLE = "sample.tsv"
+COLLECTION = "collection.json"
+FORMAT_VERSION = 1
+
+
+class CollectionError(RankscopeError, ValueError):
+    """A collection folder or a step's request that cannot be used (said in one line)."""
+
+
+def read_state(path: Path) -> dict[str, Any]:
+    """A JSON state file of the collection, or a CollectionError naming it."""
+    try:
+        value = loads(path.read_text(encoding="utf-8"))
+    except ValueError as exc:
+        raise CollectionError(f"{path}: not valid JSON ({exc}); the collection's state is damaged") from None
+    if not isinstance(value, dict) or value.get("version") != FORMAT_VERSION:
+        raise CollectionError(f"{path}: not a rankscope collection state file of version {FORMAT_VERSION}")
+    return value
+
+
+def write_state(path: Path, value: dict[str, Any]) -> None:
+    with atomic_write(path) as out:
+        json.dump({"version": FORMAT_VERSION, **value}, out, ensure_ascii=False, indent=1, sort_keys=True)
+        out.write("\n")
+
+
+def require_collection(folder: Path) -> Path:
+    """``folder`` if ``collection init`` made it, else one line saying what to run."""
+    if not (folder / INGEST).is_file():
+        raise CollectionError(
+            f"{folder}: not a collection (no {INGEST}); run: rankscope collection init {folder} --docs PATH"
+        )
+    return folder

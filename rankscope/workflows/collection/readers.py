@@ -1,0 +1,164 @@
+"""Documents out of a team's files: plain text, Markdown, HTML and PDF, each through a well-kept parser.
+
+A file gives one or more :class:`Extracted` texts (a PDF one per page, with the page number) or
+raises :class:`Unreadable` with the reason, which ingest lists beside the collection instead of
+dropping the file. The parsers are the ``collection`` extra's (pypdf, beautifulsoup4 with the
+standard library's HTML parser, markdown-it-py); a missing one names the ``pip install`` to run.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from rankscope.core.errors import RankscopeError
+
+TEXT = (".txt", ".text", ".rst", "")  # a file without a suffix (README, copyright) is read as text
+MARKDOWN = (".md", ".markdown")
+HTML = (".html", ".htm", ".xhtml")
+PDF = (".pdf",)
+KINDS = {**dict.fromkeys(TEXT, "text"), **dict.fromkeys(MARKDOWN, "markdown"), **dict.fromkeys(HTML, "html")}
+KINDS.update(dict.fromkeys(PDF, "pdf"))
+_DROPPED_TAGS = ("script", "style", "noscript", "template", "nav", "head")
+_BLOCK_TAGS = (
+    "p", "div", "h1", "h2", "h3", "h4", "h5", "h6", "li", "dt", "dd", "tr", "pre", "table", "ul", "ol", "dl",
+    "section", "article", "blockquote", "header", "footer", "main", "aside", "figure", "br", "hr",
+)  # fmt: skip
+
+
+class Unreadable(RankscopeError):
+    """A file that gives no document; the message is the reason listed beside the collection."""
+
+
+@dataclass(frozen=True)
+class Extracted:
+    """One document's title and text as read from a file; ``page`` is the PDF page (1-based) or 0."""
+
+    title: str
+    text: str
+    page: int = 0
+
+
+def kind_of(path: Path) -> str | None:
+    """The reader a file's suffix selects (``text``, ``markdown``, ``html``, ``pdf``), or None."""
+    return KINDS.get(path.suffix.lower())
+
+
+def extract(path: Path, data: bytes) -> list[Extracted]:
+    """The documents of one file whose bytes are ``data``; :class:`Unreadable` says why there are none."""
+    if path.suffix.lower() == ".gz":  # Debian's /usr/share/doc keeps most of its texts gzipped
+        path, data = path.with_suffix(""), _gunzipped(data)
+    kind = kind_of(path)
+    if kind is None:
+        raise Unreadable(f"unsupported file type {path.suffix!r} (text, Markdown, HTML or PDF)")
+    if kind == "pdf":
+        return _pdf(path, data)
+    text = _decoded(data)
+    if kind == "markdown":
+        title, body = _markdown(text)
+    elif kind == "html":
+        title, body = _html(text)
+    else:
+        title, body = "", text
+    body = _tidy(body)
+    if not body:
+        raise Unreadable("no text")
+    return [Extracted(title or path.name, body)]
+
+
+def _gunzipped(data: bytes) -> bytes:
+    import gzip
+    import zlib
+
+    try:
+        return gzip.decompress(data)
+    except (OSError, EOFError, zlib.error) as exc:
+        raise Unreadable(f"damaged gzip file ({exc})") from None
+
+
+def _decoded(data: bytes) -> str:
+    if b"\x00" in data[:8192]:
+        raise Unreadable("binary content (NUL bytes), not text")
+    try:
+        text = data.removeprefix(b"\xef\xbb\xbf").decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise Unreadable(f"not UTF-8 text (byte 0x{data[exc.start]:02x} at offset {exc.start})") from None
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def _tidy(text: str) -> str:
+    """Lines stripped of trailing space, runs of blank lines made one (paragraphs stay apart)."""
+    lines = [line.rstrip() for line in text.split("\n")]
+    out: list[str] = []
+    for line in lines:
+        if line or (out and out[-1]):
+            out.append(line)
+    return "\n".join(out).strip()
+
+
+def _needs(module: str, package: str) -> Any:
+    import importlib
+
+    try:
+        return importlib.import_module(module)
+    except ImportError:
+        raise ImportError(f'reading these files needs {package}: pip install "rankscope[collection]"') from None
+
+
+def _html(text: str) -> tuple[str, str]:
+    """The page's <title> (else its first <h1>) and its visible text, scripts and styles dropped."""
+    bs4 = _needs("bs4", "beautifulsoup4")
+    soup = bs4.BeautifulSoup(text, "html.parser")
+    title = soup.title.get_text(" ", strip=True) if soup.title else ""
+    if not title and soup.h1:
+        title = soup.h1.get_text(" ", strip=True)
+    for tag in soup.find_all(_DROPPED_TAGS):
+        tag.decompose()
+    for tag in soup.find_all(_BLOCK_TAGS):  # blocks on lines of their own; inline markup joins its words
+        tag.insert_before("\n")
+        tag.insert_after("\n")
+    body = soup.body if soup.body is not None else soup
+    return title, "\n".join(" ".join(line.split()) for line in body.get_text().split("\n"))
+
+
+def _markdown(text: str) -> tuple[str, str]:
+    """The first heading and the text of every block (markup gone, code kept) in order."""
+    markdown_it = _needs("markdown_it", "markdown-it-py")
+    tokens = markdown_it.MarkdownIt("commonmark").parse(text)
+    title, parts, in_heading = "", [], False
+    for token in tokens:
+        if token.type == "heading_open":
+            in_heading = True
+        elif token.type == "heading_close":
+            in_heading = False
+        elif token.type == "inline":
+            words = "".join(child.content if child.type != "softbreak" else "\n" for child in token.children or [])
+            if in_heading and not title:
+                title = words.strip()
+            parts.append(words)
+        elif token.type in ("fence", "code_block", "html_block"):
+            parts.append(token.content)
+    return title, "\n\n".join(parts)
+
+
+def _pdf(path: Path, data: bytes) -> list[Extracted]:
+    """One document per page with text; a file whose pages hold none (a scan) is unreadable."""
+    import io
+
+    pypdf = _needs("pypdf", "pypdf")
+    try:
+        reader = pypdf.PdfReader(io.BytesIO(data))
+        if reader.is_encrypted:
+            raise Unreadable("encrypted PDF")
+        meta = reader.metadata
+        name = str(meta.title).strip() if meta is not None and meta.title else path.name
+        pages = [_tidy(page.extract_text() or "") for page in reader.pages]
+    except Unreadable:
+        raise
+    except Exception as exc:  # pypdf raises many classes for damaged files; each is a reason to list
+        raise Unreadable(f"damaged PDF ({type(exc).__name__}: {exc})") from None
+    found = [Extracted(f"{name} (page {n})", text, n) for n, text in enumerate(pages, 1) if text]
+    if not found:
+        raise Unreadable(f"no text layer on any of its {len(pages)} page(s) (a scan needs OCR first)")
+    return found
