@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from rankscope.core.errors import RankscopeError
-from rankscope.core.notices import print_warnings
+from rankscope.core.notices import print_notes, print_warnings
 from rankscope.corpora.registry import COLLECTIONS
 
 if TYPE_CHECKING:
@@ -89,6 +89,7 @@ def load_reported(where: str, command: str, strict: bool = False, fields: str | 
     if strict:
         dataset.check_references()
     print_warnings(command, dataset.warnings)
+    print_notes(command, dataset.notes)
     return dataset
 
 

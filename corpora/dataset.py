@@ -33,6 +33,8 @@ class Dataset:
     qrels: pd.DataFrame
     split: str = "test"
     warnings: tuple[str, ...] = field(default=(), compare=False)
+    notes: tuple[str, ...] = field(default=(), compare=False)
+    """What a reader may want to know but need not act on (a known collection's handled quirks)."""
 
     def __post_init__(self) -> None:
         src = f"dataset {self.name!r}"

@@ -16,6 +16,7 @@ file names (``cran.all.1400``, ``CISI.ALL``, ...), a BEIR folder by
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -159,7 +160,16 @@ def _load_checked(collection: Collection, folder: Path, split: str | None, cache
     check_counts(collection, folder, dataset)
     if cached and not recorded:
         record_checksums(folder, files)
-    return dataset
+    return _quirks_as_notes(collection, dataset)
+
+
+def _quirks_as_notes(collection: Collection, dataset: Dataset) -> Dataset:
+    """The dataset with the collection's known quirks (its verified files' handled warnings) as notes."""
+    known = [w for w in dataset.warnings if w in collection.quirks]
+    if not known:
+        return dataset
+    kept = tuple(w for w in dataset.warnings if w not in collection.quirks)
+    return dataclasses.replace(dataset, warnings=kept, notes=(*dataset.notes, *known))
 
 
 def _missing(collection: Collection, found: Location, reason: str) -> str:

@@ -18,6 +18,7 @@ from collections.abc import Callable, Sequence
 
 from rankscope.core.errors import RankscopeError
 from rankscope.core.invocation import command_line
+from rankscope.core.notices import set_verbose
 from rankscope.core.progress import set_quiet
 from rankscope.core.version import __version__
 
@@ -48,6 +49,7 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"rankscope {__version__}")
     parser.add_argument("--quiet", action="store_true", help="no progress bars")
+    parser.add_argument("--verbose", action="store_true", help="print notes too (a known collection's handled quirks)")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     words = sys.argv[1:] if argv is None else list(argv)
     named = [word for word in words if word in COMMANDS][:1]
@@ -66,6 +68,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser(argv).parse_args(argv)
     if args.quiet:
         set_quiet(True)
+    set_verbose(bool(getattr(args, "verbose", False)))
     try:
         with warnings.catch_warnings(), command_line(sys.argv[1:] if argv is None else argv):
             warnings.showwarning = _one_line(args.command)

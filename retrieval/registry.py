@@ -165,6 +165,30 @@ def make_retriever(spec: str) -> Retriever:
     return cls(**parse_values(cls.parameters, raw, name))
 
 
+def brief_spec(spec: str) -> str:
+    """``spec`` with only the parameters that differ from their defaults, as written in it, and each
+    bracketed part spec (a fusion's or a rerank's) made brief the same way: what a terminal shows,
+    while files and the provenance keep the full spec. ``bm25:variant=lucene,k1=1.9,b=0.75,...``
+    becomes ``bm25:k1=1.9``."""
+    name, raw = parse_spec(spec)
+    cls = retriever_class(name)
+    values = parse_values(cls.parameters, raw, name)
+    defaults = {p.name: p.default for p in cls.parameters}
+    kept = [f"{key}={_brief_parts(raw[key])}" for key in raw if values[key] != defaults[key]]
+    return f"{name}:{','.join(kept)}" if kept else name
+
+
+def _brief_parts(value: str) -> str:
+    """A parameter value with each top-level ``[spec]`` in it made brief (others as written)."""
+    if not value.startswith("["):
+        return value
+    pieces = []
+    for piece in split_top_level(value, "+"):
+        inner = piece.strip()
+        pieces.append(f"[{brief_spec(inner[1:-1])}]" if inner.startswith("[") and inner.endswith("]") else piece)
+    return "+".join(pieces)
+
+
 def with_analyzer(spec: str, analyzer: str | None) -> str:
     """``spec`` with ``analyzer=<analyzer>`` added when its retriever has an analyzer parameter and the
     spec sets none: the dataset-level ``--analyzer`` option (one ``--analyzer chinese`` instead of

@@ -7,10 +7,11 @@ import time.
 
 from __future__ import annotations
 
+import itertools
 import os
 import sys
-from collections.abc import Callable, Generator, Iterable, Iterator
-from typing import TYPE_CHECKING, Protocol, TypeVar
+from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 if TYPE_CHECKING:
     from typing_extensions import Self
@@ -51,24 +52,40 @@ def progress(
     total: int | None = None,
     unit: str = "it",
     label: Callable[[T], str] | None = None,
+    steps: Sequence[str] | None = None,
 ) -> Generator[T, None, None]:
     """Iterate over ``items`` with a tqdm bar on stderr unless quiet.
 
-    ``label`` names the item being worked on, shown after the bar (``retrievers 1/3 [bm25]``),
-    for steps slow enough that a user wonders which one is running. A known ``total`` of 0 or 1
-    shows no bar: a single step has no progress to show, and a bar flashing on every one-query
-    call would only be noise.
+    The bar names the step running now, after the bar (``systems 1/3 [bm25]``), for steps slow
+    enough that a user wonders which one is running: ``steps`` names each item in order, shown while
+    it is being made (``items`` a generator doing the work: each system's run), or ``label`` names
+    an item once it is given, while the loop works on it. A known ``total`` of 0 or 1 shows no bar:
+    a single step has no progress to show, and a bar flashing on every one-query call would only be
+    noise.
     """
     if is_quiet() or (total is not None and total <= 1):
         yield from items
         return
     from tqdm.auto import tqdm
 
-    with tqdm(items, desc=desc, total=total, unit=unit, file=sys.stderr, leave=False) as bar:
-        for item in bar:
+    with tqdm(total=total, desc=desc, unit=unit, file=sys.stderr, leave=False) as bar:
+        for item in _named(items, steps, bar):
             if label is not None:
                 bar.set_postfix_str(label(item))
             yield item
+            bar.update(1)
+
+
+def _named(items: Iterable[T], steps: Sequence[str] | None, bar: Any) -> Iterator[T]:
+    """``items``, the bar showing ``steps[i]`` while item ``i`` is being made."""
+    iterator = iter(items)
+    for position in itertools.count():
+        if steps is not None and position < len(steps):
+            bar.set_postfix_str(steps[position])
+        try:
+            yield next(iterator)
+        except StopIteration:
+            return
 
 
 def progress_slices(items: S, size: int, desc: str, unit: str = "it") -> Iterator[S]:

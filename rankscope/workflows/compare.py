@@ -27,7 +27,7 @@ from rankscope.reporting import latex, plots, provenance
 from rankscope.reporting.finish import finish
 from rankscope.reporting.provenance import Provenance
 from rankscope.reporting.report import Report, table_block, write_csv, write_runs, write_text
-from rankscope.reporting.tables import records, text_table
+from rankscope.reporting.tables import records, text_table, wrap_paragraph
 from rankscope.workflows.common.fanout import produce_runs
 from rankscope.workflows.common.judgments import SHARE_DEPTH, Judgments, read_judgments, system_shares
 from rankscope.workflows.common.runs import (
@@ -39,7 +39,7 @@ from rankscope.workflows.common.runs import (
     cutoff_table,
     resolve_dataset,
 )
-from rankscope.workflows.common.systems import SystemLike, SystemRun, resolve_systems
+from rankscope.workflows.common.systems import SystemLike, SystemRun, brief_description, resolve_systems
 from rankscope.workflows.options import (
     Execution,
     Judging,
@@ -56,7 +56,8 @@ if TYPE_CHECKING:
 DEFAULT_RETRIEVERS = ("tfidf", "bm25", "w2v")
 JUDGED = "judged@10"
 SYSTEMS_CAPTION = (
-    f"Systems: description (spec with every parameter, or run file and its SHA-256); {JUDGED} = share of the "
+    f"Systems: description (the spec, or the run file and its SHA-256; the terminal shows only parameters that "
+    f"differ from their defaults, files and the provenance every one); {JUDGED} = share of the "
     "top 10 that has any judgment (unjudged documents count as non-relevant, so a low share means the "
     "metrics above may understate a system); notes = what the run check found"
 )
@@ -115,18 +116,22 @@ class CompareResult:
         return legend_text(self.test)
 
     def to_text(self) -> str:
-        text = f"{text_table(self.marked())}\n\n{self.legend()}\n\n{SYSTEMS_CAPTION}\n{text_table(self.systems)}"
+        """What the terminal shows: the marked summary, the systems (brief specs), intervals and
+        diagnostics, each caption wrapped to the terminal's width (:mod:`rankscope.reporting.tables`)."""
+        text = f"{text_table(self.marked())}\n\n{wrap_paragraph(self.legend())}"
+        text = f"{text}\n\n{wrap_paragraph(SYSTEMS_CAPTION)}\n{text_table(shown_systems(self.systems))}"
         if f"judge_share@{SHARE_DEPTH}" in self.systems.columns:
-            text = f"{text}\n{JUDGE_CAPTION}"
+            text = f"{text}\n{wrap_paragraph(JUDGE_CAPTION)}"
         if not self.intervals.empty:
             first = self.intervals.iloc[0]
             caption = INTERVALS_CAPTION.format(
                 confidence=first["confidence"], n_labelled=first["n_labelled"], n_total=first["n_total"]
             )
-            text = f"{text}\n\n{caption}\n{text_table(shown_intervals(self.intervals), index=False)}"
+            text = f"{text}\n\n{wrap_paragraph(caption)}\n{text_table(shown_intervals(self.intervals), index=False)}"
         if self.diagnostics.empty:
             return text
-        return f"{text}\n\n{DIAGNOSTICS_CAPTION}\n{text_table(self.diagnostics.round(4).astype(object).fillna(''))}"
+        diagnostics = text_table(self.diagnostics.round(4).astype(object).fillna(""))
+        return f"{text}\n\n{wrap_paragraph(DIAGNOSTICS_CAPTION)}\n{diagnostics}"
 
     def report(self) -> Report:
         """Tables and plots as a :class:`Report` (shown inline in Jupyter)."""
@@ -267,7 +272,7 @@ def comparison(
         made = list(made)
         labelled = judged_pool(data, {name: produced.run for name, produced in made}, judging, execution)
         data = replace(data, qrels=labelled.qrels)
-    for name, produced in progress(made, desc="systems", total=len(systems), label=lambda item: item[0]):
+    for name, produced in progress(made, desc="systems", total=len(systems), steps=list(systems)):
         system = systems[name]
         runs[name] = produced.run
         if produced.diagnostics:
@@ -371,6 +376,14 @@ def judge_intervals(
     table = pd.concat(frames, ignore_index=True)
     first = ["metric", "system", "baseline"]
     return table[first + [c for c in table.columns if c not in first]]
+
+
+def shown_systems(systems: pd.DataFrame) -> pd.DataFrame:
+    """The systems table as the terminal shows it: brief descriptions, no notes column when nothing is noted."""
+    shown = systems.assign(description=systems["description"].map(brief_description))
+    if "notes" in shown.columns and not shown["notes"].astype(bool).any():
+        shown = shown.drop(columns="notes")
+    return shown
 
 
 def shown_intervals(intervals: pd.DataFrame) -> pd.DataFrame:

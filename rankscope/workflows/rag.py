@@ -28,7 +28,7 @@ from rankscope.reporting import plots, provenance
 from rankscope.reporting.finish import finish
 from rankscope.reporting.provenance import Provenance
 from rankscope.reporting.report import Report, write_csv, write_runs
-from rankscope.reporting.tables import records, text_table
+from rankscope.reporting.tables import records, text_table, wrap_paragraph
 from rankscope.workflows.common.fanout import run_tasks
 from rankscope.workflows.common.runs import check_depth, check_specs, resolve_dataset
 from rankscope.workflows.common.systems import sha256_of
@@ -96,17 +96,22 @@ class RagResult:
 
     def to_text(self) -> str:
         lines = [
-            f"token counts: {self.counter}; evidence: {self.evidence}",
+            wrap_paragraph(f"token counts: {self.counter}; evidence: {self.evidence}"),
             "",
             text_table(self.marked()),
             "",
-            self.legend(),
+            wrap_paragraph(self.legend()),
             "",
-            text_table(self.chunks, digits=2),
+            text_table(self.shown_chunks(), digits=2),
             "",
-            *(f"- {finding}" for finding in self.findings),
+            *(wrap_paragraph(f"- {finding}") for finding in self.findings),
         ]
         return "\n".join(lines)
+
+    def shown_chunks(self) -> pd.DataFrame:
+        """The chunk statistics as people read them: token counts in whole tokens (716, not 715.5)."""
+        whole = ["median_tokens_to_first", "p75_tokens_to_first"]
+        return self.chunks.assign(**{c: self.chunks[c].round().astype("Int64") for c in whole})
 
     def report(self) -> Report:
         return build_report(self)
@@ -267,7 +272,10 @@ def rag(
     ]
     results, tokens, stats, runs = {}, [], [], {}
     made = run_tasks(rag_system, calls, execution.scheduler)
-    for (chunking, spec), outcome in zip(systems, progress(made, desc="chunking x retriever", total=len(systems))):
+    for (chunking, spec), outcome in zip(
+        systems,
+        progress(made, desc="chunking x retriever", total=len(systems), steps=[chunked_name(c, r) for c, r in systems]),
+    ):
         name = chunked_name(chunking, spec)
         runs[name], results[name] = outcome.run, outcome.result
         tokens.append(outcome.tokens)
@@ -402,25 +410,51 @@ def rag_findings(
             f"for {top:.0%} of queries against {base:.0%} for whole documents ({baseline}; {verdict}, "
             f"{smallest} = {min(row.p_adjusted for row in rows):.3g} after Holm)."
         )
-    for name, row in chunks.iterrows():
-        never = (
-            f"; {row['no_evidence_share']:.0%} of queries reach none within the depth"
-            if row["no_evidence_share"]
-            else ""
-        )
+    return out + token_findings(chunks)
+
+
+def token_findings(chunks: pd.DataFrame) -> list[str]:
+    """The chunk statistics in a few grouped findings (one per kind, not one per system; every
+    system's numbers are in the chunks table): tokens to the first evidence, queries reaching none,
+    chunked systems whose top chunks repeat documents."""
+    median, p75 = chunks["median_tokens_to_first"], chunks["p75_tokens_to_first"]
+    fewest, most = median.idxmin(), median.idxmax()
+
+    def needs(name: str) -> str:
+        return f"{name} (median {median[name]:,.0f}, 75th percentile {p75[name]:,.0f})"
+
+    out = [
+        f"Tokens of context the median query needs to reach its first evidence: fewest {needs(fewest)}"
+        + ("" if fewest == most else f", most {needs(most)}")
+        + ("" if len(chunks) <= 2 else f" (all {len(chunks)} systems in the chunks table)")
+        + "."
+    ]
+    never = chunks["no_evidence_share"][chunks["no_evidence_share"] > 0]
+    if len(never):
+        worst = never.idxmax()
         out.append(
-            f"{name}: the median query needs {row['median_tokens_to_first']:,g} tokens of context to reach its first "
-            f"evidence (75th percentile: {row['p75_tokens_to_first']:,g}){never}."
+            f"{_count(len(never), 'system')} leave{'s' if len(never) == 1 else ''} some queries without evidence "
+            f"within the depth (most: {worst}, {never[worst]:.0%} of queries)."
         )
     chunked = chunks.drop(index=[n for n in chunks.index if n.startswith(f"{WHOLE} / ")])
-    for name, row in chunked.iterrows():
-        distinct = row[f"distinct_docs@{DISTINCT_AT}"]
-        if distinct < DISTINCT_AT - 0.5:
-            out.append(
-                f"{name}: the top {DISTINCT_AT} chunks come from {distinct:.1f} distinct documents on average: "
-                "several chunks of one document take context space, so Hit@k over chunks overstates the variety."
-            )
+    distinct = chunked[f"distinct_docs@{DISTINCT_AT}"]
+    repeating = distinct[distinct < DISTINCT_AT - 0.5]
+    if len(repeating):
+        span = (
+            f"{repeating.iloc[0]:.1f}"
+            if len(repeating) == 1
+            else f"{repeating.min():.1f} ({repeating.idxmin()}) to {repeating.max():.1f}"
+        )
+        who = repeating.index[0] if len(repeating) == 1 else f"{len(repeating)} chunked systems"
+        out.append(
+            f"The top {DISTINCT_AT} chunks of {who} come from {span} distinct documents on average: several "
+            "chunks of one document take context space, so Hit@k over chunks overstates the variety."
+        )
     return out
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}{'' if n == 1 else 's'}"
 
 
 def _names(names: Sequence[str]) -> str:
@@ -443,7 +477,7 @@ def build_report(result: RagResult) -> Report:
         ["metric", "system", "delta", "ci_low", "ci_high", "p_value", "p_adjusted", "significant"]
     ]
     report.heading(f"Significance against {result.baseline}").table(sig, index=False)
-    report.heading("Chunks and tokens to the first evidence").table(result.chunks)
+    report.heading("Chunks and tokens to the first evidence").table(result.shown_chunks())
     curves = {
         name: pd.DataFrame(
             {

@@ -136,3 +136,22 @@ def test_word2vec_analyses_and_searches_in_chunks_with_the_same_results(
     pd.testing.assert_frame_equal(whole, chunked.search(queries, k=4))
     err = capsys.readouterr().err
     assert "searching" in err and "/7" in err
+
+
+def test_the_bar_names_the_step_running_now(bars_on: None, capsys: pytest.CaptureFixture[str]) -> None:
+    """While the item for ``w2v`` is being made (a slow search inside the generator), the bar says
+    w2v, not the step before (issue 29 item 7: ``systems 3/4 [w2v]`` showed while dense encoded)."""
+    import sys
+
+    names = ["bm25", "w2v", "dense"]
+
+    def made():  # type: ignore[no-untyped-def]
+        for name in names:
+            print(f"<making {name}>", file=sys.stderr)
+            yield name
+
+    assert list(progress.progress(made(), desc="systems", total=3, steps=names)) == names
+    err = capsys.readouterr().err
+    for name in names:
+        before = err[: err.index(f"<making {name}>")]
+        assert before.rstrip().endswith(f", {name}]"), before[-80:]

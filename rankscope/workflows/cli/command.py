@@ -30,6 +30,9 @@ from rankscope.reporting.finish import Finished, finish
 from rankscope.reporting.tables import to_json
 from rankscope.workflows.options import flat_defaults
 
+OUT_HINT = "add --out DIR for report.html (figures, every table) and the tables as CSV files"
+"""The last line a command prints without ``--out``: where the rest of its output is."""
+
 
 def defaults(function: Callable[..., object]) -> dict[str, Any]:
     """A function's parameter defaults by name, options objects' fields included (``seed`` of
@@ -137,6 +140,8 @@ def present(result: Finished, args: argparse.Namespace, out: Path | None) -> int
         result = finish(result, out, args.figure_format)
         if args.format == "table":
             print(f"\nwrote {len(result.files)} files to {args.out} (open report.html)")
+    elif args.format == "table":
+        print(f"\n{OUT_HINT}")
     return 0
 
 

@@ -32,6 +32,11 @@ SEED = Option(("--seed",), "seed for tests, folds and sampling (default: %(defau
 # accepted after the command too; SUPPRESS keeps the hub's value when absent, and the hub
 # (rankscope.cli.main) turns args.quiet into set_quiet for every command
 QUIET = Option(("--quiet",), "no progress bars", settings={"action": "store_true", "default": argparse.SUPPRESS})
+VERBOSE = Option(
+    ("--verbose",),
+    "print notes too (a known collection's handled quirks)",
+    settings={"action": "store_true", "default": argparse.SUPPRESS},
+)
 STRICT = Added(add_strict)
 FIELDS = Added(add_fields)
 ANALYZER = Added(add_analyzer)
@@ -62,8 +67,8 @@ def output_format(formats: Sequence[str]) -> Option:
 
 def common(formats: Sequence[str]) -> tuple[Adds, ...]:
     """Options every workflow command has: dataset, output folder, analyzer, figures, seed, --strict,
-    --fields, terminal format, --quiet."""
-    return (DATASET, OUT, ANALYZER, FIGURES, SEED, STRICT, FIELDS, output_format(formats), QUIET)
+    --fields, terminal format, --quiet, --verbose."""
+    return (DATASET, OUT, ANALYZER, FIGURES, SEED, STRICT, FIELDS, output_format(formats), QUIET, VERBOSE)
 
 
 def systems_from_args(

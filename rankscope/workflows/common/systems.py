@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -177,6 +178,22 @@ def resolve_system(name: str, system: SystemLike) -> System:
         f"system {name!r}: expected a retriever spec, a Retriever, a run DataFrame or a run file path, "
         f"got {type(system).__name__}"
     )
+
+
+def brief_description(description: str) -> str:
+    """What the terminal shows of a system's description (files and the provenance keep it whole): a
+    spec with only its parameters that differ from the defaults, a run file's SHA-256 cut to 12 digits."""
+    from rankscope.retrieval.registry import brief_spec
+
+    run_file = re.fullmatch(r"run file (.*) \(sha256 ([0-9a-f]{64})\)", description)
+    if run_file:
+        return f"run file {run_file[1]} (sha256 {run_file[2][:12]}...)"
+    if description.startswith("run "):
+        return description
+    try:
+        return brief_spec(description)
+    except RankscopeError:  # a Retriever object whose parameters no spec holds: shown whole
+        return description
 
 
 def read_run_file(path: Path, columns: Mapping[str, str] | None = None) -> pd.DataFrame:

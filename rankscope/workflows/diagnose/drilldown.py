@@ -74,7 +74,7 @@ def document_titles(corpus: pd.DataFrame) -> dict[str, str]:
 def query_index(result: DiagnoseResult) -> pd.DataFrame:
     """Every judged query, most points lost first: the first metric per system and the first system's loss."""
     first = result.diagnoses[0]
-    order = result.worst(first, n=None)
+    order = result.worst(first, n=None, losing=False)
     metric = result.metrics[0]
     frame = order[["query_id", metric, "lost", "ranking_lost", "recall_lost"]].rename(
         columns={metric: f"{metric} {first.retriever}"}

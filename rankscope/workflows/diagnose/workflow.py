@@ -36,7 +36,7 @@ from rankscope.reporting import plots, provenance
 from rankscope.reporting.finish import finish
 from rankscope.reporting.provenance import Provenance
 from rankscope.reporting.report import Report, image_block, table_block, write_csv
-from rankscope.reporting.tables import records, text_table
+from rankscope.reporting.tables import records, text_table, wrap_paragraph
 from rankscope.workflows.common.runs import (
     CUTOFFS,
     DIAGNOSTICS_CAPTION,
@@ -79,6 +79,8 @@ from rankscope.workflows.diagnose.sampling import Sampled, sampled_table, too_fe
 from rankscope.workflows.options import Output, accepts_old_calls, moved_figures
 
 WORST = 10
+"""Worst queries in the report (and summary.json); the terminal shows the first WORST_SHOWN."""
+WORST_SHOWN = 5
 LOSS_COLUMNS = [
     "queries",
     "relevant",
@@ -91,6 +93,11 @@ LOSS_COLUMNS = [
     "judged_nonrelevant",
     "unjudged",
 ]
+SHOWN_LOSS_COLUMNS = ["found", "ranking_loss", "recall_loss", "found_share", "judged_nonrelevant", "unjudged"]
+"""What the terminal shows of the loss table (queries and relevant documents are in its heading; the
+loss shares are in the report and losses CSV)."""
+SHOWN_QUERY_COLUMNS = ["Hit@K", "Recall@K", "MRR@K", "Judged@K", "hits", "ranking_misses", "recall_misses"]
+"""What the terminal shows of the per-K query table (the miss shares are in the report and cutoffs CSV)."""
 LOSS_CAPTION = (
     "found in the top K, ranking losses (within the depth, below K), recall losses (not within the depth); "
     "shares are per-query means (found_share = Recall@K); judged_nonrelevant / unjudged = documents of the "
@@ -170,11 +177,14 @@ class DiagnoseResult:
         names = " vs ".join(d.retriever for d in self.diagnoses)
         return f"DiagnoseResult({names} on {self.dataset!r}: depth {self.depth}, {len(self.findings)} findings)"
 
-    def worst(self, diagnosis: Diagnosis, n: int | None = WORST) -> pd.DataFrame:
+    def worst(self, diagnosis: Diagnosis, n: int | None = WORST, *, losing: bool = True) -> pd.DataFrame:
         """The ``n`` queries (all with None) that lose the most points of the first metric to its ideal,
-        split into the points a perfect reranker would win back and those only recall can; ties by query id."""
+        split into the points a perfect reranker would win back and those only recall can; ties by query id.
+        ``losing``: only queries that lose something (a query at its ideal is no worst query)."""
         metric = self.metrics[0]
         lost = diagnosis.headroom.lost(metric).rename_axis("query_id").reset_index()
+        if losing:
+            lost = lost[lost["lost"] > 0]
         lost = lost.sort_values(["lost", "query_id"], ascending=[False, True], kind="stable")
         if n is not None:
             lost = lost.head(n)
@@ -268,36 +278,54 @@ class DiagnoseResult:
         }
 
     def to_text(self) -> str:
-        parts = []
-        for d in self.diagnoses:
-            parts += [
+        """What the terminal shows: every table of the system diagnosed, the headroom of the one it is
+        compared with (its other tables are in the report and summary.json), the findings; captions and
+        findings wrapped to the terminal's width."""
+        say = wrap_paragraph
+        d, compared = self.diagnoses[0], self.diagnoses[1:]
+        parts = [
+            say(
                 f"== {d.retriever} on {self.dataset}: {len(d.first_ranks)} judged queries, "
-                f"{len(d.ranks)} relevant documents, depth {self.depth}",
-                *(
-                    [f"retriever diagnostics: {diagnostics_line(d.diagnostics)} ({DIAGNOSTICS_CAPTION})"]
-                    if d.diagnostics
-                    else []
+                f"{len(d.ranks)} relevant documents, depth {self.depth}"
+            ),
+            *(
+                [say(f"retriever diagnostics: {diagnostics_line(d.diagnostics)} ({DIAGNOSTICS_CAPTION})")]
+                if d.diagnostics
+                else []
+            ),
+            say(f"relevant documents: {LOSS_CAPTION}"),
+            text_table(d.loss_summary()[SHOWN_LOSS_COLUMNS]),
+            "",
+            say(f"headroom: {self.headroom_caption}"),
+            text_table(d.headroom.summary),
+            "",
+            say(f"recall losses: {self.failure_caption}"),
+            text_table(d.failure_summary()),
+            "",
+            "queries (first relevant document):",
+            text_table(d.table()[SHOWN_QUERY_COLUMNS]),
+            "",
+        ]
+        if len(d.sampled):
+            parts += [say(f"{self.sampled_caption}:"), text_table(d.sampled, index=False), ""]
+        worst = self.worst(d, WORST_SHOWN)
+        parts += [
+            say(f"worst queries ({self.worst_caption}; up to {WORST} in the report):"),
+            text_table(worst, index=False, clip=("text",)),
+            "",
+        ]
+        for other in compared:
+            parts += [
+                say(
+                    f"== {other.retriever} on {self.dataset}, compared with: headroom (its other tables are in "
+                    "report.html and summary.json, its findings in the report)"
                 ),
-                f"relevant documents: {LOSS_CAPTION}",
-                text_table(d.loss_summary()[LOSS_COLUMNS]),
-                "",
-                f"headroom: {self.headroom_caption}",
-                text_table(d.headroom.summary),
-                "",
-                f"recall losses: {self.failure_caption}",
-                text_table(d.failure_summary()),
-                "",
-                "queries (first relevant document):",
-                text_table(d.table()),
+                text_table(other.headroom.summary),
                 "",
             ]
-            if len(d.sampled):
-                parts += [f"{self.sampled_caption}:", text_table(d.sampled, index=False), ""]
-            worst = self.worst(d).assign(text=lambda f: f["text"].str.slice(0, 50))
-            parts += [f"worst queries ({self.worst_caption}):", text_table(worst, index=False), ""]
-        parts += ["findings:", *(f"- {f}" for f in self.findings)]
+        parts += ["findings:", *(say(f"- {f}") for f in [*d.findings, *self.comparison])]
         if self.notes:
-            parts += ["", "notes:", *(f"- {n}" for n in self.notes)]
+            parts += ["", "notes:", *(say(f"- {n}") for n in self.notes)]
         return "\n".join(parts)
 
     @property
@@ -368,7 +396,7 @@ def diagnose(
     _settings(depth, metrics, sampled, out)  # before any computing
     data = resolve_dataset(dataset)
     systems, described = [], []
-    for name, given_system in progress(named.items(), desc="systems", total=len(named)):
+    for name, given_system in progress(named.items(), desc="systems", total=len(named), label=lambda item: item[0]):
         made = produce_run(given_system, data, depth)
         systems.append(made)
         if given_system.is_run:  # a spec names itself; a run is said to be which file (and its SHA-256)

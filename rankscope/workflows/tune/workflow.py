@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import contextlib
 import itertools
+import re
+import textwrap
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -34,7 +36,7 @@ from rankscope.reporting import plots, provenance
 from rankscope.reporting.finish import finish
 from rankscope.reporting.provenance import Provenance
 from rankscope.reporting.report import Report, write_csv
-from rankscope.reporting.tables import records, text_table
+from rankscope.reporting.tables import records, terminal_width, text_table
 from rankscope.workflows.common.fanout import Timing, grid_scores, per_query_score
 from rankscope.workflows.common.runs import DatasetSource, check_specs, resolve_dataset
 from rankscope.workflows.options import Execution, Output, Search, accepts_old_calls, moved, moved_figures
@@ -167,13 +169,33 @@ class TuneResult:
             f"  {'error bar on it'.ljust(label)}  {self.gain.interval()} (paired bootstrap over queries)  "
             f"p = {self.gain.p_value:.4f} (paired randomization test)  -> {self.gain.verdict()}",
         ]
+        spec = self.best_spec()
+        if spec is not None:
+            lines.append(f"  {'best as a spec'.ljust(label)}  {spec}")
         return lines + [f"  note: {note}" for note in self.notes()]
 
+    def best_spec(self) -> str | None:
+        """The best point as a spec to pass on (``bm25:k1=1.9,b=0.65``): the tuned retriever's spec with
+        the best values, as typed, over its own, parameters at their defaults left out; None for a
+        retriever object whose parameters no spec holds."""
+        from rankscope.retrieval.registry import brief_spec, parse_spec
+
+        best = self.best
+        base = str(best["retriever"]) if "retriever" in self.params else self.retriever
+        try:
+            name, raw = parse_spec(base)
+            raw.update({p: typed(best[p]) for p in self.params if p != "retriever" and best[p] is not None})
+            return brief_spec(f"{name}:{','.join(f'{k}={v}' for k, v in raw.items())}")
+        except RankscopeError:
+            return None
+
     def to_text(self) -> str:
+        """The headline (each line wrapped to the terminal's width, continuing under its text) and the folds."""
         folds = self.fold_table()
         folds[self.params] = folds[self.params].map(_shown)
         timing = [] if self.timing is None else [f"  {self.timing.line()}"]
-        return "\n".join([*self.headline(), *timing, "", text_table(folds)])
+        lines = [_wrapped(line) for line in [*self.headline(), *timing]]
+        return "\n".join([*lines, "", text_table(folds)])
 
     def report(self) -> Report:
         """Result, folds and heatmap as a :class:`Report` (shown inline in Jupyter)."""
@@ -227,8 +249,28 @@ def _plain(value: object) -> object:
 
 
 def _shown(value: object) -> str:
-    """A grid value as text; a parameter the point's retriever lacks as an empty cell."""
-    return "" if pd.isna(value) else str(value)
+    """A grid value as text, as typed (1.9, not 1.9000000000000001); a parameter the point's retriever
+    lacks as an empty cell."""
+    return "" if pd.isna(value) else typed(value)
+
+
+def typed(value: object) -> str:
+    """A parameter value as a person types it: floats to 12 significant digits without trailing
+    zeros (a grid's 0.1 steps add float noise), everything else as ``str``."""
+    if isinstance(value, (float, np.floating)):
+        return f"{float(value):.12g}"
+    return str(value)
+
+
+def _wrapped(line: str) -> str:
+    """One headline line wrapped to the terminal's width, continuing under the text after its label."""
+    width = terminal_width()
+    if width is None or len(line) <= width:
+        return line
+    column = re.search(r"\S {2,}(?=\S)", line.lstrip())  # where the text after the label starts
+    lead = len(line) - len(line.lstrip())
+    indent = " " * (lead + (column.end() if column else 2))
+    return textwrap.fill(line, width, subsequent_indent=indent, break_on_hyphens=False)
 
 
 def _point(values: Mapping[str, object], names: Sequence[str]) -> str:
