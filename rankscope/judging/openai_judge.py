@@ -51,6 +51,10 @@ class OpenAIJudge(Judge):
             if not key:
                 raise JudgeError(f"openai judge: environment variable {key_env} (key_env) is not set or empty")
         self._secret = key if key_env else ""
+        self._arguments = {
+            "model": model, "base_url": base_url, "key_env": key_env, "temperature": temperature, "seed": seed,
+            "max_tokens": max_tokens, "concurrency": concurrency, "timeout": timeout, "retries": retries,
+        }  # fmt: skip
         self.model, self.base_url, self.key_env = model, base_url, key_env
         self.temperature, self.seed, self.max_tokens = temperature, seed, max_tokens
         self.concurrency = concurrency
@@ -106,8 +110,17 @@ class OpenAIJudge(Judge):
     def close(self) -> None:
         self._client.close()
 
+    def __reduce__(self) -> tuple[Any, tuple[dict[str, Any]]]:
+        """Sent to a task as its arguments, never its key or client: the task's process makes its own
+        client and reads the key from its own environment (``key_env``)."""
+        return _remade, (self._arguments,)
+
     def _scrub(self, text: str) -> str:
         return text.replace(self._secret, "***") if self._secret else text
+
+
+def _remade(arguments: dict[str, Any]) -> OpenAIJudge:
+    return OpenAIJudge(**arguments)
 
 
 def _reply_text(reply: Any) -> str | None:

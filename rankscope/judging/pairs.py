@@ -4,12 +4,21 @@
 keys the cache holds from it, asks the judge the rest (one call per distinct key, whatever the
 number of (query_id, doc_id) pairs sharing the texts) and commits each answer as it arrives. The
 progress bar counts calls and shows cache hits and the estimated tokens spent.
+
+With a ``scheduler`` (``local:N``, a Dask address or client) the keys to ask are split into
+chunks, each a task (:func:`ask_chunk`) that opens the same cache file and commits its answers
+there as they arrive, so the one cache is shared (the workers must see its folder: one machine
+or a shared file system), a killed run loses only the calls in flight, and each key is asked
+once, by one task. A key's label does not depend on which task asked it, so the labels are the
+same on 1 or N workers.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
 from rankscope.core.progress import progress
 from rankscope.judging.base import FAILED, INVALID, Judge, Judgment, Pair
@@ -35,8 +44,9 @@ class Outcome:
         return sum(j.status == FAILED for j in self.judgments)
 
 
-def judge_pairs(judge: Judge, pairs: Sequence[Pair], cache: JudgmentCache) -> Outcome:
-    """Every pair's judgment: from the cache where it has one, from the judge (once per key) otherwise."""
+def judge_pairs(judge: Judge, pairs: Sequence[Pair], cache: JudgmentCache, scheduler: Any = None) -> Outcome:
+    """Every pair's judgment: from the cache where it has one, from the judge (once per key) otherwise;
+    with ``scheduler``, the calls made by tasks on that cluster (:func:`ask_chunk`)."""
     identity = judge.identity
     cache.add_judge(identity)
     keys = [pair_key(identity, pair, judge.reads_ids) for pair in pairs]
@@ -53,11 +63,46 @@ def judge_pairs(judge: Judge, pairs: Sequence[Pair], cache: JudgmentCache) -> Ou
         return f"cache hits {hits}, ~{tokens:,} tokens"
 
     calls = 0
-    stream = progress(judge.stream(asked), desc="judging", total=len(asked), unit="call", label=status)
-    for position, judgment in stream:
-        cache.record(identity.key, todo[position], judgment)
+    made = judge.stream(asked) if scheduler is None else _tasks(judge, asked, todo, cache.folder.resolve(), scheduler)
+    for position, judgment in progress(made, desc="judging", total=len(asked), unit="call", label=status):
+        if scheduler is None:  # a task has committed its answers itself
+            cache.record(identity.key, todo[position], judgment)
         answers[todo[position]] = judgment
         calls += 1
         tokens += judge.estimate_tokens(asked[position])
     cache.link(identity.key, [(pair.query_id, pair.doc_id, key) for key, pair in zip(keys, pairs)])
     return Outcome(tuple(answers[key] for key in keys), calls, hits, len(first), tokens)
+
+
+def ask_chunk(judge: Judge, folder: Path, keys: Sequence[str], pairs: Sequence[Pair]) -> list[Judgment]:
+    """A task: ask ``judge`` about ``pairs`` (keyed ``keys``), committing each answer to the cache in
+    ``folder`` as it arrives; the judgments in the order of ``pairs``."""
+    answers: dict[int, Judgment] = {}
+    with JudgmentCache(folder) as cache:
+        for position, judgment in judge.stream(pairs):
+            cache.record(judge.identity.key, keys[position], judgment)
+            answers[position] = judgment
+    return [answers[i] for i in range(len(pairs))]
+
+
+def _tasks(
+    judge: Judge, pairs: Sequence[Pair], keys: Sequence[str], folder: Path, scheduler: Any
+) -> Iterator[tuple[int, Judgment]]:
+    """(position, judgment) of every pair, asked by tasks of about equal size, four per worker, as each task ends."""
+    from rankscope.core.scheduler import using, worker_count
+
+    if not pairs:
+        return
+    with using(scheduler) as client:
+        from distributed import as_completed
+
+        count = min(len(pairs), 4 * worker_count(client))
+        bounds = [len(pairs) * i // count for i in range(count + 1)]
+        futures = {
+            client.submit(ask_chunk, judge, folder, keys[a:b], pairs[a:b], pure=False): a
+            for a, b in zip(bounds, bounds[1:])
+        }
+        for future in as_completed(futures):
+            start = futures[future]
+            for offset, judgment in enumerate(future.result()):
+                yield start + offset, judgment

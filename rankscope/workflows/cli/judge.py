@@ -85,7 +85,7 @@ COMMAND = Command(
             settings={"action": "store_true"},
         ),
         Option(("--metric",), "metric of the intervals (default: %(default)s)", "metric"),
-        scheduler("each system's run is made there as a task"),
+        scheduler("each system's run and each chunk of judge calls is made there as a task, sharing the one cache"),
     ),
     call=call,
     example=("--systems", "bm25", "tfidf", "--depth", "3", "--judge", "qrels:flip=0.2"),

@@ -24,6 +24,7 @@ import numpy as np
 import pandas as pd
 
 from rankscope.core.errors import RankscopeError
+from rankscope.core.scheduler import using
 from rankscope.evaluation.ppi import METHODS, PPIResult
 from rankscope.judging.audit import ProbeResult
 from rankscope.judging.audit import audit as audit_judge
@@ -221,7 +222,8 @@ def judge(
     ``judge`` is a spec (``openai:model=M,base_url=U``, ``qrels:PATH,flip=F,seed=S``) or a
     :class:`~rankscope.judging.base.Judge`; ``judgments`` the cache folder (default: the user cache);
     ``study`` says what else to measure (:class:`Study`); ``execution`` gives the seed drawing the
-    audit's pairs and the human sample, and a scheduler for the systems' runs.
+    audit's pairs and the human sample, and a scheduler for the systems' runs and the judge's calls
+    (:func:`rankscope.judging.pairs.judge_pairs`: tasks sharing the one cache).
     """
     rejudge, audit, audit_pairs = study.rejudge, study.audit, study.audit_pairs
     human_sample, blind, metric = study.human_sample, study.blind, study.metric
@@ -233,14 +235,14 @@ def judge(
     data = resolve_dataset(dataset)
     if judge_obj is None:
         judge_obj = make_judge(str(judge), data.qrels)  # qrels without a path: the dataset's own
-    runs = {name: produced.run for name, produced in produce_runs(resolved, data, depth, scheduler)}
     sample = draw_sample(data.qrels, human_sample, seed) if human_sample is not None else []
     visible = data.qrels[data.qrels["query_id"].isin(sample)] if blind else data.qrels
-    pool = make_pool(runs, data, depth, visible)
     every_pair = rejudge or blind or human_sample is not None  # PPI needs the judge's label where humans' is known
-    asked = pool.pairs if every_pair else pool.unjudged
-    with JudgmentCache(judgments) as cache:
-        outcome = judge_pairs(judge_obj, pairs_to_judge(asked, data), cache)
+    with using(scheduler) as client, JudgmentCache(judgments) as cache:  # one cluster: the runs, then the calls
+        runs = {name: produced.run for name, produced in produce_runs(resolved, data, depth, client)}
+        pool = make_pool(runs, data, depth, visible)
+        asked = pool.pairs if every_pair else pool.unjudged
+        outcome = judge_pairs(judge_obj, pairs_to_judge(asked, data), cache, client)
         probes = (
             audit_judge(judge_obj, pairs_to_judge(pool.pairs, data), cache, n=audit_pairs, seed=seed) if audit else []
         )
