@@ -307,6 +307,13 @@ def sniff(path: PathLike, kind: str, columns: Columns | None = None) -> Format:
     return next(f for f in formats(kind) if f.sniff(clue))
 
 
+def looks_like(path: PathLike, kind: str) -> Format | None:
+    """The fixed-field format of ``kind`` whose shape the file's first line has (a TREC qrels line
+    has 4 fields, a TREC run line 6 or more), else None: what tells a run given as qrels."""
+    clue = Clue(Path(path), kind, False)
+    return next((f for f in formats(kind) if f.shape is not None and f.shape(clue.first)), None)
+
+
 def read_file(
     path: PathLike, kind: str, columns: Columns | None = None, coded: bool = False
 ) -> pd.DataFrame | CodedTable:

@@ -24,6 +24,7 @@ from pathlib import Path
 
 from rankscope.core.errors import DatasetNotFoundError, FormatError, SchemaError
 from rankscope.core.fileio import PathLike
+from rankscope.core.suggest import did_you_mean
 from rankscope.corpora.beir import is_beir_folder, read_beir
 from rankscope.corpora.dataset import Dataset
 from rankscope.corpora.download import fetch
@@ -85,7 +86,8 @@ def load_dataset(
             "rankscope compare --dataset QRELS --run NAME=RUN ...; rs.evaluate(qrels, {name: run}) in Python)"
         )
     raise DatasetNotFoundError(
-        f"{text!r} is neither an existing folder nor a known collection; known collections: {', '.join(COLLECTIONS)}"
+        f"{text!r} is neither an existing folder nor a known collection{did_you_mean(text.lower(), COLLECTIONS)}; "
+        f"known collections: {', '.join(COLLECTIONS)}"
     )
 
 
@@ -114,6 +116,9 @@ def load_folder(
             queries=read_table(queries, "queries", columns.get("queries")),
             qrels=read_trec_qrels(qrels),
         )
+    missing = _missing_parts(folder)
+    if missing:
+        raise FormatError(folder, None, missing)
     raise FormatError(
         folder,
         None,
@@ -122,6 +127,29 @@ def load_folder(
         + "), a BEIR folder (corpus.jsonl, queries.jsonl, qrels/<split>.tsv) or corpus.jsonl|tsv|csv + "
         "queries.jsonl|tsv|csv + a TREC qrels file named qrels or qrels.txt",
     )
+
+
+def _missing_parts(folder: Path) -> str | None:
+    """What a folder holding some of a collection's parts (corpus, queries, judgments) lacks, in one
+    sentence naming the missing file, or None when it holds none of them (then the formats are listed)."""
+    corpus = first_file(folder, [f"corpus{s}" for s in _TABLE_SUFFIXES])
+    queries = first_file(folder, [f"queries{s}" for s in _TABLE_SUFFIXES])
+    trec_qrels = first_file(folder, list(_TREC_QRELS))
+    judgments = "qrels/" if (folder / "qrels").is_dir() else (None if trec_qrels is None else trec_qrels.name)
+    if corpus is None and queries is None and not judgments:
+        return None
+    found = [p.name for p in (corpus, queries) if p is not None] + ([judgments] if judgments else [])
+    needs = {
+        "corpus": None if corpus else "corpus.jsonl (or corpus.tsv / corpus.csv)",
+        "queries": None if queries else "queries.jsonl (or queries.tsv / queries.csv)",
+        "judgments": None
+        if judgments
+        else "judgments: qrels/<split>.tsv (BEIR) or a TREC qrels file named qrels or qrels.txt",
+    }
+    lacking = [text for text in needs.values() if text]
+    if not lacking:
+        return None
+    return f"has {', '.join(found)} but no {'; no '.join(lacking)}"
 
 
 def _no_columns(columns: Mapping[str, Columns] | None, where: str, what: str) -> None:

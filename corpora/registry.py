@@ -20,6 +20,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from rankscope.core.errors import DatasetNotFoundError
+from rankscope.core.suggest import did_you_mean
 
 GLASGOW = "http://ir.dcs.gla.ac.uk/resources/test_collections"
 
@@ -97,5 +98,8 @@ def get_collection(name: str) -> Collection:
     """The registry entry for ``name`` (case-insensitive); unknown names list the known ones."""
     found = COLLECTIONS.get(name.lower())
     if found is None:
-        raise DatasetNotFoundError(f"unknown collection {name!r}; known collections: {', '.join(COLLECTIONS)}")
+        raise DatasetNotFoundError(
+            f"unknown collection {name!r}{did_you_mean(name.lower(), COLLECTIONS)}; "
+            f"known collections: {', '.join(COLLECTIONS)}"
+        )
     return found

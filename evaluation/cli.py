@@ -11,12 +11,12 @@ from typing import Any, TextIO
 
 import pandas as pd
 
-from rankscope.core.errors import RankscopeError
+from rankscope.core.errors import FormatError, RankscopeError
 from rankscope.core.notices import print_warnings
 from rankscope.core.scheduler import add_scheduler, using
 from rankscope.corpora.cli import add_fields, parsed_fields
 from rankscope.corpora.foreign import read_qrels, read_run
-from rankscope.corpora.formats import formats_help
+from rankscope.corpora.formats import formats_help, looks_like
 from rankscope.corpora.trec import CodedTable
 from rankscope.evaluation.coverage import CoverageWarning, coverage_notes
 from rankscope.evaluation.engine import evaluate
@@ -140,10 +140,10 @@ def run_evaluate(args: argparse.Namespace, out: TextIO | None = None) -> int:
     baseline = checked_baseline(args.baseline, paths)
     fields = parsed_fields(args.fields)
     with using(args.scheduler) as client:
-        qrels = read_qrels(args.qrels, fields.get("qrels"), coded=True)  # TREC files: ids as codes (fastest)
+        qrels = _read(args.qrels, "qrels", fields.get("qrels"))
         results = {
             path: _evaluate_file(
-                qrels, read_run(path, fields.get("run"), coded=True), path, metrics, args, client, len(paths) > 1
+                qrels, _read(path, "run", fields.get("run")), path, metrics, args, client, len(paths) > 1
             )
             for path in paths
         }
@@ -152,6 +152,20 @@ def run_evaluate(args: argparse.Namespace, out: TextIO | None = None) -> int:
     else:
         _print_several(results, baseline, args, out)
     return 0
+
+
+def _read(path: str, kind: str, columns: dict[str, str] | None) -> pd.DataFrame | CodedTable:
+    """A qrels or run file (TREC files coded: ids as codes, fastest); one that fails as ``kind`` but
+    whose first line has the other kind's shape says so: QRELS and RUN were likely swapped."""
+    try:
+        return (read_qrels if kind == "qrels" else read_run)(path, columns, coded=True)
+    except FormatError as exc:
+        other = "run" if kind == "qrels" else "qrels"
+        found = None if columns else looks_like(path, other)
+        if found is None:
+            raise
+        hint = f"this looks like a {other} file ({found.label}); did you swap QRELS and RUN?"
+        raise FormatError(exc.path, exc.line, f"{exc.problem}; {hint}") from None
 
 
 def _evaluate_file(

@@ -24,7 +24,6 @@ metric name does (``evaluate``, ``compare --metrics``, ``tune --metric``).
 
 from __future__ import annotations
 
-import difflib
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -34,6 +33,7 @@ import numpy as np
 
 from rankscope.core.errors import RankscopeError
 from rankscope.core.params import Param, check_arguments, known
+from rankscope.core.suggest import close_names, did_you_mean
 from rankscope.evaluation import measures
 from rankscope.evaluation.ranking import Judged
 
@@ -276,13 +276,12 @@ def parse_metric(name: str, *, suggest: bool = True) -> Metric:
 def _suggestion(text: str) -> str:
     """ "; did you mean 'ndcg@10'?" for ``ndgc@10``: the closest family name with the rest kept, else the closest form."""
     base, rest = re.fullmatch(r"([a-z0-9_\-]*)(.*)", text).groups()  # type: ignore[union-attr]
-    for candidate in difflib.get_close_matches(base, list(ALIASES), n=3, cutoff=0.6):
+    for candidate in close_names(base, ALIASES, n=3):
         try:
             return f"; did you mean {parse_metric(candidate + rest, suggest=False).name!r}?"
         except RankscopeError:
             continue
-    close = difflib.get_close_matches(text, known_forms(), n=1, cutoff=0.5)
-    return f"; did you mean {close[0]!r}?" if close else ""
+    return did_you_mean(text, known_forms(), cutoff=0.5)
 
 
 def _parse_params(name: str, text: str | None) -> dict[str, str]:

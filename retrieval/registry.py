@@ -34,6 +34,7 @@ import os
 import typing
 from pathlib import Path
 
+from rankscope.core.suggest import did_you_mean
 from rankscope.retrieval.base import Retriever
 from rankscope.retrieval.params import SpecError, parse_values
 from rankscope.retrieval.storage import META_FILE, IndexFormatError, read_meta, verify_index
@@ -111,7 +112,7 @@ def retriever_class(name: str) -> type[Retriever]:
     if name not in _REGISTRY:
         _load_entry_point(name)
     if name not in _REGISTRY:
-        raise SpecError(f"unknown retriever {name!r}; known: {', '.join(available())}")
+        raise SpecError(f"unknown retriever {name!r}{did_you_mean(name, available())}; known: {', '.join(available())}")
     return _REGISTRY[name]
 
 

@@ -71,7 +71,7 @@ def test_search_writes_the_run_and_reuses_the_index(cranfield, tmp_path: Path, c
 def test_unknown_retriever_is_a_one_line_error(cranfield, tmp_path: Path, capsys) -> None:
     folder, _ = cranfield
     assert main(["search", "--dataset", str(folder), "--retriever", "bm26", "--out", str(tmp_path / "r")]) == 2
-    assert "unknown retriever 'bm26'; known: " in capsys.readouterr().err
+    assert "unknown retriever 'bm26'; did you mean 'bm25'?; known: " in capsys.readouterr().err
 
 
 def test_search_says_what_it_wrote(cranfield, tmp_path: Path, capsys) -> None:
