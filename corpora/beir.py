@@ -21,7 +21,7 @@ from rankscope.core.errors import FormatError
 from rankscope.core.fileio import PathLike, atomic_write, read_lines
 from rankscope.corpora.checks import id_problem, integer, refuse_repeats
 from rankscope.corpora.dataset import Dataset
-from rankscope.corpora.jsonl import read_jsonl, string_field, write_jsonl
+from rankscope.corpora.jsonl import EMPTY, corpus_document, read_jsonl, string_field, write_jsonl
 from rankscope.corpora.paths import first_file
 
 QRELS_HEADER = ("query-id", "corpus-id", "score")
@@ -71,14 +71,7 @@ def read_beir(folder: PathLike, split: str = "test", name: str | None = None) ->
 
 def read_beir_corpus(path: PathLike) -> pd.DataFrame:
     """``corpus.jsonl``: ``_id`` and ``text`` required, ``title`` optional, ids unique (errors name the line)."""
-    rows = [
-        (
-            string_field(path, n, obj, "_id"),
-            string_field(path, n, obj, "title", required=False),
-            string_field(path, n, obj, "text"),
-        )
-        for n, obj in _objects(path, "_id")
-    ]
+    rows = [corpus_document(path, n, obj) for n, obj in _objects(path, "_id")]
     return pd.DataFrame(rows, columns=["doc_id", "title", "text"])
 
 
@@ -140,7 +133,7 @@ def _objects(path: PathLike, key: str) -> list[tuple[int, dict[str, Any]]]:
     """JSON objects with a unique ``key``; a repeated id is an error naming both lines."""
     objects = list(read_jsonl(path))
     if not objects:
-        raise FormatError(path, None, "empty file: expected one JSON object per line")
+        raise FormatError(path, None, EMPTY)
     ids = [string_field(path, number, obj, key) for number, obj in objects]
     for (number, _), value in zip(objects, ids):
         problem = id_problem(value, key)

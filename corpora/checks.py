@@ -45,6 +45,11 @@ def refuse_repeats(
         raise FormatError(path, lines[index], duplicate_message(what, key, lines[first]) + conflict)
 
 
+def empty_table(path: PathLike, kind: str) -> FormatError:
+    """The one refusal of a table file without rows (JSONL, CSV, TSV or Parquet alike)."""
+    return FormatError(path, None, f"empty {kind} file: no rows")
+
+
 def integer(token: str, path: PathLike, line: int, what: str) -> int:
     """Parse an integer field strictly: ASCII digits with an optional sign, within int64, nothing else."""
     problem = integer_problem(token, what)

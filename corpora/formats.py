@@ -23,9 +23,10 @@ import numpy as np
 
 from rankscope.core.errors import FormatError, RankscopeError, SchemaError, duplicate_message
 from rankscope.core.fileio import PathLike, atomic_write, read_head, read_lines, require_file
+from rankscope.corpora.checks import empty_table
 from rankscope.corpora.schema import sort_run, validate
 from rankscope.corpora.stream import DELIMITERS
-from rankscope.corpora.tabular import ALIASES, Columns, empty_table, from_frame, read_table
+from rankscope.corpora.tabular import ALIASES, Columns, from_frame, read_table
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -8,12 +8,17 @@ from typing import Any
 
 from rankscope.core import jsonstrict as strict_json
 from rankscope.core.errors import FormatError
-from rankscope.core.fileio import PathLike, atomic_write, read_lines
+from rankscope.core.fileio import PathLike, atomic_write, iter_lines
+from rankscope.corpora.checks import id_problem
+
+EMPTY = "empty file: expected one JSON object per line"
+"""The refusal of a JSON Lines file without objects, by every reader of one."""
 
 
 def read_jsonl(path: PathLike) -> Iterator[tuple[int, dict[str, Any]]]:
-    """Yield ``(line_number, object)`` for each non-blank line; anything but an object is an error."""
-    for number, line in enumerate(read_lines(path), start=1):
+    """Yield ``(line_number, object)`` for each non-blank line, reading one line at a time (an index's
+    corpus may not fit in memory); anything but an object is an error."""
+    for number, line in iter_lines(path):
         if not line.strip():
             continue
         try:
@@ -46,6 +51,18 @@ def string_problem(key: str, value: Any) -> str | None:
     if isinstance(value, bool) or not isinstance(value, (str, int)):
         return f"field {key!r} must be a string, found {json.dumps(value)[:40]}"
     return None
+
+
+def corpus_document(path: PathLike, line: int, obj: dict[str, Any], key: str = "_id") -> tuple[str, str, str]:
+    """``(doc_id, title, text)`` of one corpus line, by the rules of every JSON corpus reader (BEIR's,
+    :func:`rankscope.corpora.beir.read_beir_corpus`, and the index's, :func:`rankscope.corpora.stream.iter_corpus`):
+    the id (``key``) and ``text`` required, ``title`` optional, each a :func:`string_field`; the id by
+    :func:`~rankscope.corpora.checks.id_problem`."""
+    doc_id = string_field(path, line, obj, key)
+    problem = id_problem(doc_id, key)
+    if problem:
+        raise FormatError(path, line, problem)
+    return doc_id, string_field(path, line, obj, "title", required=False), string_field(path, line, obj, "text")
 
 
 def write_jsonl(rows: Iterable[dict[str, Any]], path: PathLike) -> None:

@@ -25,7 +25,7 @@ import pandas as pd
 from rankscope.core.errors import FormatError, SchemaError
 from rankscope.core.fileio import PathLike, read_text
 from rankscope.core.params import check_arguments
-from rankscope.corpora.checks import id_problem, integer_problem, number_problem, refuse_repeats
+from rankscope.corpora.checks import empty_table, id_problem, integer_problem, number_problem, refuse_repeats
 from rankscope.corpora.dataset import Dataset
 from rankscope.corpora.jsonl import read_jsonl, string_problem
 from rankscope.corpora.schema import KIND, KINDS, validate
@@ -80,11 +80,6 @@ def read_table(path: PathLike, kind: str, columns: Columns | None = None) -> pd.
     grades = table["relevance"].tolist() if kind == "qrels" else None
     refuse_repeats(path, keys, lines, "/".join(_KEYS[kind]), grades)
     return table
-
-
-def empty_table(path: PathLike, kind: str) -> FormatError:
-    """The one refusal of a table file without rows (JSONL, CSV, TSV or Parquet alike)."""
-    return FormatError(path, None, f"empty {kind} file: no rows")
 
 
 def from_frame(

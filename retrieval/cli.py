@@ -173,9 +173,10 @@ def _search_sharded(args: argparse.Namespace, retriever: Retriever, k: int, star
 
 
 def run_index(args: argparse.Namespace) -> int:
-    from rankscope.corpora.stream import iter_corpus
+    from rankscope.core.fileio import require_file
+    from rankscope.corpora.stream import iter_corpus, repeated_id
     from rankscope.retrieval.base import document_text
-    from rankscope.retrieval.counts_retriever import CountsRetriever
+    from rankscope.retrieval.counts_retriever import CountsRetriever, RepeatedDocumentError
     from rankscope.retrieval.registry import make_retriever
 
     if args.workers < 1:
@@ -186,12 +187,14 @@ def run_index(args: argparse.Namespace) -> int:
         raise RankscopeError(
             f"--retriever: only term-count indexes (bm25, tfidf) are built in bounded memory, not {args.retriever!r}"
         )
-    if not args.corpus.is_file():
-        raise RankscopeError(f"--corpus: no such file: {args.corpus}")
+    require_file(args.corpus, "corpus file")
     started = time.perf_counter()
     documents = ((doc_id, document_text(title, text)) for doc_id, title, text in iter_corpus(args.corpus))
     with replacing_index(args.index_dir) as staging:  # the index and its source.json swapped in together
-        retriever.build_index(staging, documents, memory_budget=budget, workers=args.workers)
+        try:
+            retriever.build_index(staging, documents, memory_budget=budget, workers=args.workers)
+        except RepeatedDocumentError as exc:
+            raise repeated_id(args.corpus, exc.doc_id) from None
         doc_ids = retriever.counts_.doc_ids
         write_source(staging, args.corpus.name, doc_ids)
     print(

@@ -75,6 +75,14 @@ class EmptyIndexError(RankscopeError, ValueError):
     """The corpus is empty, or no document keeps a single term after analysis."""
 
 
+class RepeatedDocumentError(SchemaError):
+    """``build_index`` was given one doc id twice (``doc_id``), so a caller reading a file can name its lines."""
+
+    def __init__(self, doc_id: str) -> None:
+        self.doc_id = doc_id
+        super().__init__(f"corpus given to build_index(): {duplicate_message('doc_id', doc_id)}")
+
+
 class CountsRetriever(Retriever):
     """Index = term counts + an analyzer; subclasses turn the counts into scores."""
 
@@ -124,8 +132,7 @@ class CountsRetriever(Retriever):
                 raise EmptyIndexError(f"no document keeps any term after analysis with {analyzer!r}")
             ids = pd.Index(written.doc_ids)
             if ids.has_duplicates:
-                first = ids[ids.duplicated()][0]
-                raise SchemaError(f"corpus given to build_index(): {duplicate_message('doc_id', first)}")
+                raise RepeatedDocumentError(ids[ids.duplicated()][0])
         del written, ids  # the ids are read back with the index
         arrays = load_index(directory, self.name)[1]
         self.analyzer_ = analyzer

@@ -6,13 +6,14 @@ from __future__ import annotations
 
 import gzip
 import os
+import random
 
 import pandas as pd
 import pytest
 
 from rankscope.cli import build_parser, main
 from rankscope.core.errors import FormatError, SchemaError
-from rankscope.core.fileio import atomic_write, read_lines, release_pages
+from rankscope.core.fileio import atomic_write, iter_lines, read_lines, release_pages
 from rankscope.corpora.schema import validate
 
 
@@ -33,6 +34,29 @@ def test_invalid_utf8_names_file_and_line(tmp_path):
     path.write_bytes(b"ok\nalso ok\nbad \xff here\n")
     with pytest.raises(FormatError, match=r"bad\.txt, line 3: invalid UTF-8 byte 0xff"):
         read_lines(path)
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_iter_lines_gives_read_lines_lines_and_errors(tmp_path, seed):
+    """One line at a time, the same lines, numbers and errors as the whole file (BOM, CRLF, lone CR,
+    blank lines, no final newline, .gz, a bad byte anywhere)."""
+    rng = random.Random(seed)
+    pieces = [b"a", b"\xc3\xa9", b" ", b"\n", b"\r\n", b"\r", b"\xef\xbb\xbf", b"{}"]
+    raw = (b"\xef\xbb\xbf" if seed % 2 else b"") + b"".join(rng.choice(pieces) for _ in range(rng.randrange(60)))
+    if seed % 5 == 0:
+        raw = raw[: len(raw) // 2] + b"\xe9" + raw[len(raw) // 2 :]
+    path = tmp_path / ("f.gz" if seed % 3 == 0 else "f")
+    path.write_bytes(gzip.compress(raw) if seed % 3 == 0 else raw)
+
+    def outcome(read):
+        try:
+            return list(read())
+        except FormatError as exc:
+            return str(exc)
+
+    expected = outcome(lambda: enumerate(read_lines(path), start=1))
+    assert outcome(lambda: iter_lines(path)) == expected
+    assert seed % 5 != 0 or "invalid UTF-8 byte 0xe9" in expected
 
 
 def test_atomic_write_keeps_old_content_on_crash(tmp_path):

@@ -75,9 +75,51 @@ def read_text(path: PathLike) -> str:
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        line = raw.count(b"\n", 0, exc.start) + 1
-        raise FormatError(path, line, f"invalid UTF-8 byte 0x{raw[exc.start]:02x} at byte offset {exc.start}") from None
+        raise _not_utf8(path, raw, exc.start) from None
+    return _lines_ended(text)
+
+
+def iter_lines(path: PathLike) -> Iterator[tuple[int, str]]:
+    """``(line_number, line)`` of each line of ``path`` read one at a time, by :func:`read_lines`' rules
+    (the same lines, numbers and errors), for files too large to hold: an index's corpus."""
+    path = require_file(path)
+    offset = 0  # of the line's first byte, as read_text counts it (after the BOM)
+    number = 0
+    with gzip.open(path, "rb") if path.suffix == ".gz" else path.open("rb") as handle:
+        try:
+            for raw in handle:
+                if number == 0:
+                    raw = raw.removeprefix(_BOM)
+                    if not raw:  # a file of a BOM alone is empty
+                        continue
+                try:
+                    text = raw.decode("utf-8")
+                except UnicodeDecodeError as exc:
+                    raise _not_utf8(path, raw, exc.start, number, offset) from None
+                offset += len(raw)
+                if "\r" not in text:  # the common line: no split
+                    number += 1
+                    yield number, text[:-1] if text.endswith("\n") else text
+                    continue
+                for line in _lines_ended(text).split("\n")[: -1 if text.endswith(("\n", "\r")) else None]:
+                    number += 1
+                    yield number, line
+        except (OSError, EOFError) as exc:
+            if path.suffix != ".gz":
+                raise
+            raise FormatError(path, None, f"not a valid gzip file ({exc})") from None
+
+
+def _lines_ended(text: str) -> str:
+    """Every line end (CRLF, CR) as LF."""
     return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def _not_utf8(path: PathLike, raw: bytes, start: int, lines_before: int = 0, offset: int = 0) -> FormatError:
+    """The error for the byte ``raw[start]``, ``raw`` being the file's bytes after ``lines_before`` lines
+    and ``offset`` bytes; its line is counted as the readers count lines (CRLF, CR and LF each end one)."""
+    line = lines_before + _lines_ended(raw[:start].decode("utf-8")).count("\n") + 1
+    return FormatError(path, line, f"invalid UTF-8 byte 0x{raw[start]:02x} at byte offset {offset + start}")
 
 
 def read_lines(path: PathLike) -> list[str]:

@@ -6,7 +6,9 @@ clean input with one damage, and the outcome it must have (see ``harness.py``).
 
 from __future__ import annotations
 
+import gzip
 import json
+import os
 from collections.abc import Callable
 from pathlib import Path
 
@@ -235,3 +237,90 @@ def test_integer_text_reads_as_written(tmp_path: Path, file: str) -> None:
     folder = _collection(tmp_path / "b", file, _corpus_jsonl(as_number, key))
     check(run_cli(_search(folder, tmp_path)), "accepted")
     assert "d9" in clean_run and (tmp_path / "out.trec").read_text() == clean_run and clean.kind == "accepted"
+
+
+# --- issue 33 item 4, issue 28 item 9: `rankscope index --corpus` reads as the BEIR reader does -----
+INDEX_CORPUS = _corpus_jsonl(DOCS)
+CORPUS_VARIANTS: dict[str, tuple[str, Callable[[str], bytes]]] = {
+    "BOM": ("corpus.jsonl", lambda t: b"\xef\xbb\xbf" + t.encode()),
+    "BOM and CRLF": ("corpus.jsonl", lambda t: b"\xef\xbb\xbf" + t.replace("\n", "\r\n").encode()),
+    "BOM and CRLF, gzipped": (
+        "corpus.jsonl.gz",
+        lambda t: gzip.compress(b"\xef\xbb\xbf" + t.replace("\n", "\r\n").encode(), mtime=0),
+    ),
+    "CSV with BOM and CRLF": (
+        "corpus.csv",
+        lambda t: b"\xef\xbb\xbf" + _delimited_corpus(t, ",").replace("\n", "\r\n").encode(),
+    ),
+}
+
+
+def _delimited_corpus(jsonl: str, sep: str) -> str:
+    rows = [json.loads(line) for line in jsonl.splitlines()]
+    return f"doc_id{sep}title{sep}text\n" + "".join(sep.join((r["_id"], r["title"], r["text"])) + "\n" for r in rows)
+
+
+def _index(corpus: Path, index: Path) -> list[str]:
+    return ["--quiet", "index", "--corpus", str(corpus), "--index-dir", str(index)]
+
+
+def _arrays(index: Path) -> dict[str, bytes]:
+    return {path.name: path.read_bytes() for path in sorted(index.glob("*.npy"))}
+
+
+@pytest.mark.parametrize("name", sorted(CORPUS_VARIANTS))
+def test_index_reads_bom_and_crlf_as_the_clean_file(tmp_path: Path, name: str) -> None:
+    (tmp_path / "corpus.jsonl").write_text(INDEX_CORPUS)
+    clean = run_cli(_index(tmp_path / "corpus.jsonl", tmp_path / "idx"))
+    assert clean.kind == "accepted", clean.err
+    file, variant = CORPUS_VARIANTS[name]
+    (tmp_path / "v").mkdir()
+    (tmp_path / "v" / file).write_bytes(variant(INDEX_CORPUS))
+    outcome = run_cli(_index(tmp_path / "v" / file, tmp_path / "v" / "idx"))
+    check(outcome, "accepted")
+    assert _arrays(tmp_path / "v" / "idx") == _arrays(tmp_path / "idx") != {}
+
+
+INDEX_DAMAGE: dict[str, tuple[Callable[[str], bytes], str]] = {
+    "doc id with a space": (lambda t: t.replace('"d3"', '"d 3"').encode(), "line 3: _id 'd 3' contains whitespace"),
+    "empty doc id": (lambda t: t.replace('"d3"', '""').encode(), "line 3: _id is empty"),
+    "repeated doc id": (lambda t: t.replace('"d4"', '"d2"').encode(), "line 4: duplicate _id 'd2' (first at line 2)"),
+    "Latin-1 byte": (lambda t: t.replace("t3", "t\xe9").encode("latin-1"), "line 3: invalid UTF-8 byte 0xe9"),
+    "only blank lines": (lambda t: b"\n\r\n\n", "empty file"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(INDEX_DAMAGE))
+def test_index_refuses_what_the_beir_reader_refuses(tmp_path: Path, name: str) -> None:
+    """The same file, the same one line from `index --corpus` and from `search --dataset` (BEIR)."""
+    damage, fragment = INDEX_DAMAGE[name]
+    folder = _collection(tmp_path, "beir", "")
+    (folder / "corpus.jsonl").write_bytes(damage(INDEX_CORPUS))
+    indexed = run_cli(_index(folder / "corpus.jsonl", tmp_path / "idx"))
+    check(indexed, "error", f"{folder / 'corpus.jsonl'}, {fragment}" if "line" in fragment else fragment)
+    searched = run_cli(_search(folder, tmp_path))
+    assert searched.err.split(": error: ")[1] == indexed.err.split(": error: ")[1]
+    assert not (tmp_path / "idx").exists()
+
+
+@pytest.mark.parametrize(
+    ("kind", "fragment"),
+    [
+        ("directory", "is a directory, not a corpus file"),
+        ("missing", "no such corpus file"),
+        ("FIFO", "is not a regular file"),
+    ],
+)
+def test_index_corpus_that_is_not_a_file(tmp_path: Path, kind: str, fragment: str) -> None:
+    path = tmp_path / "corpus.jsonl"
+    if kind == "directory":
+        path.mkdir()
+    elif kind == "FIFO":
+        os.mkfifo(path)
+    check(run_cli(_index(path, tmp_path / "idx")), "error", f"{path}: {fragment}")
+
+
+def test_index_truncated_gzip(tmp_path: Path) -> None:
+    path = tmp_path / "corpus.jsonl.gz"
+    path.write_bytes(gzip.compress((INDEX_CORPUS * 50).encode())[:-40])
+    check(run_cli(_index(path, tmp_path / "idx")), "error", f"{path}: not a valid gzip file")

@@ -126,7 +126,7 @@ def test_iter_corpus_reads_jsonl_and_tsv_lazily_with_line_numbers_in_errors(tmp_
     assert list(iter_corpus(blank)) == [("d1", "", "a, b"), ("d2", "T2", "c")]
     bad_id = tmp_path / "bad.tsv"
     bad_id.write_text("doc_id\ttext\n\tflow\n", encoding="utf-8")
-    with pytest.raises(FormatError, match=r"bad.tsv, line 2: empty doc_id"):
+    with pytest.raises(FormatError, match=r"bad.tsv, line 2: doc_id is empty"):
         list(iter_corpus(bad_id))
 
 
