@@ -114,6 +114,29 @@ class JudgmentCache:
                 "INSERT OR REPLACE INTO pairs VALUES (?, ?, ?, ?)", [(judge_key, q, d, k) for q, d, k in rows]
             )
 
+    def forget(self, judge_key: str, query_id: str, doc_id: str) -> bool:
+        """Remove one (query_id, doc_id)'s label of this judge (a person's undo); True if there was one.
+        Calls stay counted; a label another judge's pair shares (same key) is kept."""
+        with self._db:
+            self._db.execute("BEGIN IMMEDIATE")
+            row = self._db.execute(
+                "SELECT key FROM pairs WHERE judge_key = ? AND query_id = ? AND doc_id = ?",
+                (judge_key, query_id, doc_id),
+            ).fetchone()
+            if row is None:
+                return False
+            self._db.execute(
+                "DELETE FROM pairs WHERE judge_key = ? AND query_id = ? AND doc_id = ?", (judge_key, query_id, doc_id)
+            )
+            if not self._db.execute("SELECT 1 FROM pairs WHERE key = ?", row).fetchone():
+                self._db.execute("DELETE FROM labels WHERE key = ?", row)
+        return True
+
+    def judges(self) -> dict[str, dict[str, Any]]:
+        """Every judge with labels here: its key and identity (as :meth:`JudgeIdentity.to_dict` gives it)."""
+        rows = self._db.execute("SELECT judge_key, identity FROM judges ORDER BY judge_key").fetchall()
+        return {key: json.loads(identity) for key, identity in rows}
+
     def call_counts(self, judge_key: str | None = None) -> dict[str, int]:
         """How many calls were made for each key (all statuses), for one judge or all."""
         where, args = ("WHERE judge_key = ?", (judge_key,)) if judge_key else ("", ())

@@ -1,12 +1,19 @@
 """``rankscope collection ACTION DIR``: build a test collection from a folder of documents, step by step.
 
 ``init`` reads the files (text, Markdown, HTML, PDF) and the team's questions into DIR, a BEIR-layout
-folder; a re-run adds new and changed files only. The other steps (pool, sample, export) work on DIR.
+folder; a re-run adds new and changed files only. ``pool`` searches the questions with the systems and
+keeps their top documents, ``sample`` draws the pairs people label (docs/collection.md).
 """
 
 from __future__ import annotations
 
 import argparse
+
+from rankscope.core.errors import RankscopeError
+
+
+class CollectionArgumentError(RankscopeError):
+    """A collection action asked for without what it needs."""
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -25,10 +32,48 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--chunking", metavar="SPEC", help="split documents: words:SIZE[:OVERLAP], sentences:MAX, paragraphs:MAX"
     )
     init.set_defaults(func=run_init)
+    pool = actions.add_parser(
+        "pool", help="pool the systems' top documents for every question; records who put each where"
+    )
+    pool.add_argument("folder", metavar="DIR", help="the collection folder")
+    pool.add_argument(
+        "--systems", nargs="+", default=[], metavar="SPEC", help="retriever specs (e.g. bm25 dense:model=model2vec)"
+    )
+    pool.add_argument(
+        "--run", action="append", default=[], metavar="NAME=PATH", help="a run file of another system (repeatable)"
+    )
+    pool.add_argument(
+        "--depth", type=int, default=10, help="documents pooled per system and question (default: %(default)s)"
+    )
+    pool.set_defaults(func=run_pool)
+    sample = actions.add_parser(
+        "sample", help="draw the pairs people label, stratified by rank band and system (inclusion probabilities kept)"
+    )
+    sample.add_argument("folder", metavar="DIR", help="the collection folder")
+    sample.add_argument("--budget", type=int, required=True, metavar="N", help="pairs to draw")
+    sample.add_argument("--seed", type=int, default=0, help="seed of the draw (default: %(default)s)")
+    sample.set_defaults(func=run_sample)
 
 
 def run_init(args: argparse.Namespace) -> int:
     from rankscope.workflows.collection.ingest import init_collection
 
     print(init_collection(args.folder, args.docs, queries=args.queries, chunking=args.chunking).to_text())
+    return 0
+
+
+def run_pool(args: argparse.Namespace) -> int:
+    from rankscope.workflows.cli.options import systems_from_args
+    from rankscope.workflows.collection.pooling import pool_collection
+
+    if not args.systems and not args.run:
+        raise CollectionArgumentError("give the systems to pool: --systems SPEC... and/or --run NAME=PATH")
+    print(pool_collection(args.folder, systems_from_args(args.systems, args.run), args.depth).to_text())
+    return 0
+
+
+def run_sample(args: argparse.Namespace) -> int:
+    from rankscope.workflows.collection.sample import sample_collection
+
+    print(sample_collection(args.folder, args.budget, args.seed).to_text())
     return 0

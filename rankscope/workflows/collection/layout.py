@@ -21,7 +21,9 @@ QUERIES = "queries.jsonl"
 INGEST = "ingest.json"
 UNREADABLE = "unreadable.tsv"
 POOL = "pool.tsv"
+POOL_STATE = "pool.json"
 SAMPLE = "sample.tsv"
+SAMPLE_STATE = "sample.json"
 COLLECTION = "collection.json"
 FORMAT_VERSION = 1
 
@@ -54,3 +56,36 @@ def require_collection(folder: Path) -> Path:
             f"{folder}: not a collection (no {INGEST}); run: rankscope collection init {folder} --docs PATH"
         )
     return folder
+
+
+def collection_dataset(folder: Path) -> Any:
+    """The collection's documents and questions as a Dataset without judgments (what pooling searches)."""
+    import pandas as pd
+
+    from rankscope.corpora.beir import read_beir_corpus, read_beir_queries
+    from rankscope.corpora.dataset import Dataset
+
+    require_collection(folder)
+    if not (folder / QUERIES).is_file() or not (folder / QUERIES).read_text(encoding="utf-8").strip():
+        raise CollectionError(
+            f"{folder}: no questions yet; add them: rankscope collection init {folder} --docs ... --queries FILE"
+        )
+    qrels = pd.DataFrame({"query_id": [], "doc_id": [], "relevance": []}).astype({"relevance": "int64"})
+    return Dataset(folder.name, read_beir_corpus(folder / CORPUS), read_beir_queries(folder / QUERIES), qrels)
+
+
+def write_tsv(frame: Any, path: Path) -> None:
+    """A table the collection keeps (pool, sample), tab-separated with a header, atomically."""
+    with atomic_write(path) as out:
+        frame.to_csv(out, sep="\t", index=False, lineterminator="\n")
+
+
+def read_tsv(path: Path, numbers: dict[str, str]) -> Any:
+    """A table :func:`write_tsv` wrote: every column text (ids stay as written) but ``numbers``."""
+    import pandas as pd
+
+    try:
+        frame = pd.read_csv(path, sep="\t", dtype=str, keep_default_na=False)
+        return frame.astype(numbers)
+    except (ValueError, KeyError) as exc:
+        raise CollectionError(f"{path}: damaged ({exc}); run the step that made it again") from None

@@ -29,10 +29,18 @@ class Pool:
         return self.pairs[~self.pairs["human"]]
 
 
+def pooled_ranks(runs: Mapping[str, pd.DataFrame], depth: int) -> pd.DataFrame:
+    """Which system put each document at which rank: ``system, query_id, doc_id, rank`` for every
+    run's top ``depth``, in the systems' order (a collection's sample is stratified by them)."""
+    tops = [
+        run.loc[run["rank"] <= depth, ["query_id", "doc_id", "rank"]].assign(system=name) for name, run in runs.items()
+    ]
+    return pd.concat(tops, ignore_index=True)[["system", "query_id", "doc_id", "rank"]]
+
+
 def make_pool(runs: Mapping[str, pd.DataFrame], dataset: Dataset, depth: int, qrels: pd.DataFrame) -> Pool:
     """The union of every run's top ``depth``, marked against ``qrels`` (the human labels visible)."""
-    tops = [run.loc[run["rank"] <= depth, ["query_id", "doc_id"]] for run in runs.values()]
-    pooled = pd.concat(tops, ignore_index=True).drop_duplicates()
+    pooled = pooled_ranks(runs, depth)[["query_id", "doc_id"]].drop_duplicates()
     shown = pooled["query_id"].isin(dataset.queries["query_id"]) & pooled["doc_id"].isin(dataset.corpus["doc_id"])
     pooled = pooled[shown].sort_values(["query_id", "doc_id"], kind="stable").reset_index(drop=True)
     merged = pooled.merge(qrels[["query_id", "doc_id", "relevance"]], on=["query_id", "doc_id"], how="left")
