@@ -53,3 +53,21 @@ def mark_summary(
     out.index = [f"{s} (baseline)" if s == baseline else s for s in summary.index]
     out.index.name = index_name
     return out
+
+
+GRID_CAPTION = (
+    "Each system minus the baseline (p-value Holm-corrected over the systems per metric; * significant); "
+    "significance.csv has the confidence intervals and raw p-values"
+)
+
+
+def significance_grid(significance: pd.DataFrame, metrics: list[str] | None = None) -> pd.DataFrame:
+    """The significance table as a system x metric grid, one cell ``+0.0123 (p 0.031)`` per test (the
+    difference with the baseline and the corrected p-value, ``*`` when significant): eight systems on
+    six metrics are 7 rows, not 42 (the long table stays in significance.csv)."""
+    metrics = list(dict.fromkeys(significance["metric"])) if metrics is None else metrics
+    systems = list(dict.fromkeys(significance["system"]))
+    grid = pd.DataFrame("", index=pd.Index(systems, name="system"), columns=metrics, dtype=object)
+    for row in significance.itertuples(index=False):
+        grid.at[row.system, row.metric] = f"{row.delta:+.4f} (p {row.p_adjusted:.3g}){'*' if row.significant else ''}"
+    return grid

@@ -44,6 +44,11 @@ class EvaluationResult:
         )
         return cls(long, {m: float(v) for m, v in zip(metrics, means)}, int(n_unjudged))
 
+    def __repr__(self) -> str:
+        """One line: the means and the counts, not the per-query table (a notebook cell, a log line)."""
+        means = ", ".join(f"{metric} {value:.4f}" for metric, value in self.mean.items())
+        return f"EvaluationResult({self.n_queries} queries, {self.n_unjudged} without relevant judgments: {means})"
+
     @property
     def metrics(self) -> list[str]:
         return list(self.mean)

@@ -15,6 +15,7 @@ slot (a short last row is centred instead). Every title names the dataset.
 from __future__ import annotations
 
 import io
+import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
@@ -22,6 +23,7 @@ import numpy as np
 import pandas as pd
 
 from rankscope.core.errors import RankscopeError
+from rankscope.reporting.tables import wrap_cell
 
 if TYPE_CHECKING:  # matplotlib is imported when a plot is drawn, not with rankscope
     from matplotlib.axes import Axes
@@ -84,10 +86,23 @@ class Plot:
             self._rendered[fmt] = buffer.getvalue()
         return self._rendered[fmt]
 
-    def svg_inline(self) -> str:
-        """The SVG element alone (no XML prolog or DOCTYPE), to place inside an HTML page."""
+    def svg_inline(self, prefix: str = "") -> str:
+        """The SVG element alone (no XML prolog or DOCTYPE), to place inside an HTML page; every element
+        id (matplotlib numbers them ``patch_1``, ``line2d_1``... in each figure) and each reference to
+        one starts with ``prefix``, so several figures on one page keep their ids unique."""
         text = self.render("svg").decode("utf-8")
-        return text[text.index("<svg") :].strip()
+        return prefixed_ids(text[text.index("<svg") :].strip(), prefix)
+
+
+def prefixed_ids(svg: str, prefix: str) -> str:
+    """``svg`` with ``prefix`` before every ``id="..."`` and every ``url(#...)`` / ``href="#..."``
+    naming one of them (references to anything else are left as they are)."""
+    if not prefix:
+        return svg
+    ids = set(re.findall(r'\bid="([^"]+)"', svg))
+    svg = re.sub(r'\bid="([^"]+)"', lambda m: f'id="{prefix}{m[1]}"', svg)
+    svg = re.sub(r"url\(#([^)]+)\)", lambda m: f"url(#{prefix}{m[1]})" if m[1] in ids else m[0], svg)
+    return re.sub(r'((?:xlink:)?href)="#([^"]+)"', lambda m: f'{m[1]}="#{prefix}{m[2]}"' if m[2] in ids else m[0], svg)
 
 
 def _new_figure(width: float, height: float) -> Figure:
@@ -151,15 +166,47 @@ def _row_starts(n: int, max_cols: int) -> list[int]:
 def _legend_below(fig: Figure, axes: Sequence[Axes], ncol: int) -> None:
     """One legend for the figure, below the panels (outside every axes, so it never covers data)."""
     handles, labels = axes[0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="outside lower center", ncol=max(1, min(ncol, len(labels))), fontsize="small")
+    _fitted_legend(fig, handles, labels, ncol)
+
+
+def _fitted_legend(fig: Figure, handles: Sequence[Any], labels: Sequence[str], ncol: int) -> None:
+    """A legend below the panels in at most ``ncol`` columns, fewer when its rows would be wider than
+    the figure (long system names): the legend stays inside the canvas."""
+    ncol = max(1, min(ncol, len(labels)))
+    while True:
+        legend = fig.legend(handles, labels, loc="outside lower center", ncol=ncol, fontsize="small")
+        if ncol == 1:
+            return
+        fig.draw_without_rendering()
+        if legend.get_window_extent().width <= fig.bbox.width * 0.98:
+            return
+        legend.remove()
+        ncol -= 1
+
+
+LINE_STYLES: tuple[LineStyleType, ...] = ("-", "--", ":", "-.")
 
 
 def _colours(names: Sequence[str]) -> dict[str, object]:
-    """One colour per system, in order, the same in every panel of a figure."""
+    """One colour per system, in order, the same in every panel of a figure (repeats after 10: see
+    :func:`_looks`)."""
     from matplotlib import colormaps
 
     palette = cast("Sequence[Any]", cast("ListedColormap", colormaps["tab10"]).colors)
     return {name: palette[i % len(palette)] for i, name in enumerate(names)}
+
+
+def _looks(names: Sequence[str]) -> dict[str, tuple[object, LineStyleType]]:
+    """A colour and line style per system, no two systems alike: ten colours, then the ten again
+    dashed, dotted, dash-dotted (one panel can hold 40 systems that can be told apart)."""
+    colours = _colours(names)
+    return {name: (colours[name], LINE_STYLES[(i // 10) % len(LINE_STYLES)]) for i, name in enumerate(names)}
+
+
+def panel_title(text: str, width: int = 28) -> str:
+    """A panel's title wrapped to ``width`` characters (after a space, ``,`` or ``/``), so long system
+    names in a grid of panels never run into their neighbours."""
+    return "\n".join(wrap_cell(text, width))
 
 
 def _system_lines(
@@ -188,7 +235,7 @@ def _system_lines(
         axes[0].set_ylabel(ylabel)
         _legend_below(fig, axes, ncol=4)
         return fig
-    styles: tuple[LineStyleType, ...] = ("-", "--", ":", "-.")
+    styles = LINE_STYLES
     reference = names[0] if reference is None else reference
     fig, axes = _panels(len(names), 3.3, 2.6, max_cols=4)
     for ax, name in zip(axes, names):
@@ -199,7 +246,7 @@ def _system_lines(
             frame = frames[name]
             ax.plot(frame.index, frame[column], style, marker="o", markersize=3, color=colours[name], label=label)
         style_axis(ax)
-        ax.set_title(name, fontsize="medium")
+        ax.set_title(panel_title(name), fontsize="medium")
     for i in _row_starts(len(names), 4):
         axes[i].set_ylabel(ylabel)
     from matplotlib.lines import Line2D
@@ -211,7 +258,7 @@ def _system_lines(
         for colour, marker in (("black", "o"), ("0.65", ""))
     ]
     labels = [text for label in columns.values() for text in (label, f"{label} {reference}")]
-    fig.legend(handles, labels, loc="outside lower center", ncol=4, fontsize="small")
+    _fitted_legend(fig, handles, labels, ncol=4)
     return fig
 
 
@@ -373,7 +420,7 @@ def tokens_to_first(distributions: Mapping[str, np.ndarray], budgets: Sequence[i
     one step line per system; NaN (no evidence retrieved) never counts. Budgets as dashed lines."""
     fig, axes = _figure(8.0, 4.2)
     ax = axes[0]
-    colours = _colours(list(distributions))
+    looks = _looks(list(distributions))
     for name, values in distributions.items():
         found = np.sort(values[~np.isnan(values)])
         shares = np.arange(1, len(found) + 1) / len(values)
@@ -382,7 +429,8 @@ def tokens_to_first(distributions: Mapping[str, np.ndarray], budgets: Sequence[i
             np.concatenate([[0], shares]),
             where="post",
             label=name,
-            color=colours[name],
+            color=looks[name][0],
+            linestyle=looks[name][1],
         )
     for budget in budgets:
         ax.axvline(budget, color="grey", linestyle="--", linewidth=0.8)
@@ -393,3 +441,31 @@ def tokens_to_first(distributions: Mapping[str, np.ndarray], budgets: Sequence[i
     ax.grid(alpha=0.3)
     _legend_below(fig, axes, ncol=4)
     return _done(fig, "Tokens needed to reach the first evidence", dataset)
+
+
+def marginals(
+    grid: pd.DataFrame, params: Sequence[str], metric: str, best: Mapping[str, object], *, dataset: str
+) -> Plot:
+    """Each tuned parameter's marginal, one panel per parameter (a grid of three or more parameters
+    has no heat map): for every value, the best ``mean`` over the other parameters' values (solid) and
+    their average (dashed); the best point's value marked. ``grid`` has the parameters and ``mean``."""
+    fig, axes = _panels(len(params), 3.6, 2.8, max_cols=3, sharey=True)
+    for ax, name in zip(axes, params):
+        by = grid.groupby(name, sort=True, dropna=True)["mean"]
+        values = by.max().index
+        numeric = pd.api.types.is_numeric_dtype(grid[name])
+        x = np.asarray(values, dtype=np.float64) if numeric else np.arange(len(values))
+        ax.plot(x, by.max().to_numpy(), marker="o", markersize=3, label="best over the others")
+        ax.plot(x, by.mean().to_numpy(), "--", label="average over the others")
+        chosen = best[name]
+        if chosen is not None:
+            position = float(cast(float, chosen)) if numeric else list(values).index(chosen)
+            ax.axvline(position, color="red", linewidth=0.8, label="best point")
+        if not numeric:
+            ax.set_xticks(x, [str(v) for v in values], rotation=30, ha="right")
+        ax.set_xlabel(name)
+        ax.grid(alpha=0.3)
+    for i in _row_starts(len(params), 3):
+        axes[i].set_ylabel(metric)
+    _legend_below(fig, axes, ncol=3)
+    return _done(fig, f"{metric} by each parameter", dataset)

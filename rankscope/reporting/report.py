@@ -203,7 +203,8 @@ def _html_blocks(blocks: Sequence[Block]) -> str:
             out.append(f"<div>{_html_table(block.frame, block.index)}{caption}</div>")
         elif block.kind == "image":
             out.append(
-                f'<figure role="img" aria-label="{esc(block.text)}">{cast("Plot", block.plot).svg_inline()}'
+                f'<figure role="img" aria-label="{esc(block.text)}">'
+                f"{cast('Plot', block.plot).svg_inline(prefix=f'{block.name}-')}"
                 f"<figcaption>{esc(block.text)}</figcaption></figure>"
             )
         elif block.kind == "raw":

@@ -21,7 +21,7 @@ import pandas as pd
 
 from rankscope.core.errors import RankscopeError
 from rankscope.core.progress import progress
-from rankscope.evaluation.marks import ALPHA, mark_summary, summary_marks
+from rankscope.evaluation.marks import ALPHA, GRID_CAPTION, mark_summary, significance_grid, summary_marks
 from rankscope.evaluation.marks import legend as legend_text
 from rankscope.reporting import latex, plots, provenance
 from rankscope.reporting.finish import finish
@@ -449,12 +449,8 @@ def build_report(result: CompareResult) -> Report:
     )
     report.heading("Summary").table(result.marked(), caption=result.legend())
     report.heading("Systems").table(result.systems, caption=SYSTEMS_CAPTION)
-    sig = result.significance[
-        ["metric", "system", "delta", "ci_low", "ci_high", "p_value", "p_adjusted", "significant"]
-    ]
     if not result.diagnostics.empty:
         report.heading("Retriever diagnostics").table(result.diagnostics, caption=DIAGNOSTICS_CAPTION)
-    report.heading("Significance against the baseline").table(sig, index=False)
     curves = {
         spec: frame.set_index("K")[["hit", "recall"]] for spec, frame in result.curves.groupby("retriever", sort=False)
     }
@@ -486,4 +482,7 @@ def build_report(result: CompareResult) -> Report:
             plots.per_query_difference(diffs, primary, result.baseline, dataset=result.dataset),
             f"{primary} of each retriever minus {result.baseline}, per query, sorted",
         )
+    report.heading("Significance against the baseline").table(
+        significance_grid(result.significance, list(result.metrics)), caption=GRID_CAPTION
+    )
     return provenance.add_section(report, result.provenance)

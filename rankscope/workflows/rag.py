@@ -23,7 +23,7 @@ import pandas as pd
 from rankscope.core.errors import RankscopeError
 from rankscope.core.progress import progress
 from rankscope.corpora.dataset import Dataset
-from rankscope.evaluation.marks import ALPHA, TIE_TOLERANCE, legend, mark_summary
+from rankscope.evaluation.marks import ALPHA, GRID_CAPTION, TIE_TOLERANCE, legend, mark_summary, significance_grid
 from rankscope.reporting import plots, provenance
 from rankscope.reporting.finish import finish
 from rankscope.reporting.provenance import Provenance
@@ -473,10 +473,6 @@ def build_report(result: RagResult) -> Report:
     )
     report.heading("Findings").bullets(list(result.findings))
     report.heading("Summary").table(result.marked(), caption=result.legend())
-    sig = result.significance[
-        ["metric", "system", "delta", "ci_low", "ci_high", "p_value", "p_adjusted", "significant"]
-    ]
-    report.heading(f"Significance against {result.baseline}").table(sig, index=False)
     report.heading("Chunks and tokens to the first evidence").table(result.shown_chunks())
     curves = {
         name: pd.DataFrame(
@@ -502,5 +498,9 @@ def build_report(result: RagResult) -> Report:
         "tokens_to_first",
         plots.tokens_to_first(distributions, result.budgets, dataset=result.dataset),
         "Share of queries whose first evidence is within T tokens of context (budgets dashed)",
+    )
+    report.heading(f"Significance against {result.baseline}").table(
+        significance_grid(result.significance, list(result.summary.columns)),
+        caption=GRID_CAPTION,
     )
     return provenance.add_section(report, result.provenance)

@@ -76,14 +76,14 @@ def test_report_html_inlines_svg_and_markdown_links_files(tmp_path) -> None:
     )
     html = to_html(report)
     assert html.count("<svg") == 2 and "<img" not in html and "<?xml" not in html
-    assert plot.svg_inline() in html and '<div class="row">' in html
+    assert plot.svg_inline(prefix="c-") in html and '<div class="row">' in html
     assert "<title>R &lt;1&gt;</title>" in html and "<li>f &amp; g</li>" in html
     assert 'src="http' not in html and "<link" not in html and "<script" not in html
     assert '<td class="num">0.1235</td>' in html
-    # two inline SVGs never share a referenced id (clip paths, markers): each figure salts its own
-    ids = [set(re.findall(r'id="([^"]+)"', p.svg_inline())) for p in (plot, other)]
+    # two inline SVGs never share an id (each figure's prefixed by its name), and every reference resolves
+    ids = re.findall(r'id="([^"]+)"', html)
     referenced = set(re.findall(r"url\(#([^)]+)\)", html)) | set(re.findall(r'href="#([^"]+)"', html))
-    assert not (ids[0] & ids[1] & referenced)
+    assert len(ids) == len(set(ids)) and referenced <= set(ids)
     md = to_markdown(report)
     assert "![curves](c.png)" in md and "## Tables" in md and "![ranks](h.png)" in md
     assert "![curves](c.svg)" in to_markdown(report, ("svg", "pdf"))

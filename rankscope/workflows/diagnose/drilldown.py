@@ -30,6 +30,8 @@ if TYPE_CHECKING:
 
 TOP = 5
 """Top results shown per system and query."""
+UNJUDGED = "unjudged"
+"""The grade shown for a document nobody judged (a blank cell read as a missing value)."""
 LIMIT = 300
 """Sections at most (the worst queries); the index says when queries were left out."""
 TITLE_CHARS = 90
@@ -43,7 +45,7 @@ def top_results(
     analyzer: Analyzer,
     n: int = TOP,
 ) -> pd.DataFrame:
-    """Each query's top ``n`` (``run`` in tie-rule order): rank, doc_id, grade (NaN = unjudged), title,
+    """Each query's top ``n`` (``run`` in tie-rule order): rank, doc_id, grade (an int, or :data:`UNJUDGED`), title,
     snippet and the snippet's words matching the query's terms (space-separated)."""
     top = run.loc[run["rank"] <= n, ["query_id", "rank", "doc_id"]]
     top = top.merge(qrels, on=["query_id", "doc_id"], how="left").rename(columns={"relevance": "grade"})
@@ -56,6 +58,7 @@ def top_results(
     terms = word_terms(bodies, analyzer)
     snippets = [snippet(text, query_terms[q], terms) for q, text in zip(top["query_id"], bodies)]
     return top.assign(
+        grade=[UNJUDGED if pd.isna(grade) else int(grade) for grade in top["grade"]],
         title=[titles.get(d, "") for d in top["doc_id"]],
         snippet=[s for s, _ in snippets],
         matched=[" ".join(m) for _, m in snippets],
@@ -181,7 +184,9 @@ def relevant_frame(result: DiagnoseResult) -> pd.DataFrame:
 
 
 def _anchor(query_id: str) -> str:
-    return "q-" + "".join(c if c.isalnum() or c in "-_" else f"_{ord(c):x}" for c in query_id)
+    """The section id of a query: ASCII letters, digits and ``-`` kept, every other character as
+    ``_<hex>_``, so two query ids never share an anchor."""
+    return "q-" + "".join(c if c.isascii() and (c.isalnum() or c == "-") else f"_{ord(c):x}_" for c in query_id)
 
 
 def _note(index: pd.DataFrame, pages: list[QueryPage]) -> str:

@@ -622,6 +622,11 @@ def heatmap_plot(result: TuneResult) -> plots.Plot | None:
     )
 
 
+def typed_params(table: pd.DataFrame, params: Sequence[str]) -> pd.DataFrame:
+    """``table`` with the parameter columns as typed (1.9, not 1.9000), for the report's tables."""
+    return table.assign(**{name: table[name].map(_shown) for name in params if name in table.columns})
+
+
 def build_report(result: TuneResult) -> Report:
     """The tuning result, fold choices, heatmap and the ten best points."""
     report = Report(f"rankscope tune: {result.retriever} on {result.dataset}")
@@ -632,11 +637,17 @@ def build_report(result: TuneResult) -> Report:
         "held-out values minus the defaults' values, its p-value a paired randomization test."
     )
     report.heading("Result").bullets([line.strip() for line in result.headline()])
-    report.heading("Cross-validation folds").table(result.fold_table())
+    report.heading("Cross-validation folds").table(typed_params(result.fold_table(), result.params))
     report.heading("Grid")
     heatmap = heatmap_plot(result)
     if heatmap is not None:
         report.image("heatmap", heatmap, f"{result.metric} over the ({', '.join(result.params)}) grid")
+    elif len(result.params) >= 3:
+        report.image(
+            "marginals",
+            plots.marginals(result.grid, result.params, result.metric, result.best, dataset=result.dataset),
+            f"{result.metric} against each parameter: the best and the average over the other parameters",
+        )
     top = result.grid.sort_values("mean", ascending=False, kind="stable").head(10)
-    report.table(top, caption="the ten best grid points", index=False)
+    report.table(typed_params(top, result.params), caption="the ten best grid points", index=False)
     return provenance.add_section(report, result.provenance)
