@@ -49,7 +49,10 @@ def read_beir(folder: PathLike, split: str = "test", name: str | None = None) ->
     queries_path = _required(folder, "queries.jsonl")
     qrels_path = _optional(folder / "qrels", f"{split}.tsv")
     if qrels_path is None:
-        raise FileNotFoundError(f"{folder}: no qrels/{split}.tsv; splits found: {beir_splits(folder) or 'none'}")
+        raise FileNotFoundError(
+            f"{folder}: no qrels/{split}.tsv; splits found: {beir_splits(folder) or 'none'} "
+            "(choose one with --split NAME; split= in Python)"
+        )
     qrels = read_beir_qrels(qrels_path)
     all_queries = read_beir_queries(queries_path)
     in_split = all_queries["query_id"].isin(qrels["query_id"])

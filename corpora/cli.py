@@ -40,6 +40,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--format", choices=("table", "json"), default="table", help="output format (default table)")
     parser.add_argument("--out", metavar="DIR", help="with 'export NAME': the folder to write")
     add_fields(parser)
+    add_split(parser)
     parser.set_defaults(func=run_datasets)
 
 
@@ -47,6 +48,16 @@ def add_strict(parser: argparse.ArgumentParser) -> None:
     """The ``--strict`` option of every command that loads a dataset."""
     parser.add_argument(
         "--strict", action="store_true", help="judgments naming documents or queries the dataset lacks are an error"
+    )
+
+
+def add_split(parser: argparse.ArgumentParser) -> None:
+    """The ``--split`` option of every command that loads a dataset (BEIR folders with only ``dev``)."""
+    parser.add_argument(
+        "--split",
+        metavar="NAME",
+        help="the qrels split of a BEIR folder, qrels/NAME.tsv (default: test; SMART and TREC-style folders "
+        "have only test)",
     )
 
 
@@ -79,13 +90,16 @@ def parsed_fields(text: str | None) -> dict[str, dict[str, str]]:
     return parse_fields(text) if text else {}
 
 
-def load_reported(where: str, command: str, strict: bool = False, fields: str | None = None) -> Dataset:
+def load_reported(
+    where: str, command: str, strict: bool = False, fields: str | None = None, split: str | None = None
+) -> Dataset:
     """Load a dataset for a command and print the warnings it collected (``strict``: dangling judgments fail;
-    ``fields``: the ``--fields`` text, whose corpus and queries mappings apply to the dataset's table files)."""
+    ``fields``: the ``--fields`` text, whose corpus and queries mappings apply to the dataset's table files;
+    ``split``: ``--split``, the qrels split of a BEIR folder)."""
     from rankscope.corpora.load import load_dataset  # pandas: loaded when a command needs data, not to parse
 
     columns = {kind: mapping for kind, mapping in parsed_fields(fields).items() if kind in ("corpus", "queries")}
-    dataset = load_dataset(where, columns=columns)
+    dataset = load_dataset(where, split, columns=columns)
     if strict:
         dataset.check_references()
     print_warnings(command, dataset.warnings)
@@ -93,11 +107,22 @@ def load_reported(where: str, command: str, strict: bool = False, fields: str | 
     return dataset
 
 
+def load_corpus_reported(where: str, command: str, fields: str | None = None) -> Dataset:
+    """The corpus of a folder without judgments (``rag --answers``: the answers are the evidence);
+    a collection with judgments loads whole, as :func:`load_reported` does."""
+    from rankscope.corpora.load import load_corpus_folder
+
+    columns = {kind: mapping for kind, mapping in parsed_fields(fields).items() if kind == "corpus"}
+    dataset = load_corpus_folder(where, columns)
+    print_warnings(command, dataset.warnings)
+    return dataset
+
+
 def run_datasets(args: argparse.Namespace) -> int:
     if args.extra[:1] == [EXPORT]:
         return run_export(args)
-    if args.out is not None or args.fields is not None:
-        raise RankscopeError("--out and --fields go with 'rankscope datasets export NAME --out DIR'")
+    if args.out is not None or args.fields is not None or args.split is not None:
+        raise RankscopeError("--out, --fields and --split go with 'rankscope datasets export NAME --out DIR'")
     from rankscope.corpora.paths import cache_root, data_root
 
     rows = [_known_row(name) for name in COLLECTIONS] + [_folder_row(folder) for folder in args.extra]
@@ -118,7 +143,7 @@ def run_export(args: argparse.Namespace) -> int:
     names = args.extra[1:]
     if len(names) != 1 or args.out is None:
         raise RankscopeError("usage: rankscope datasets export NAME --out DIR (one collection name or folder)")
-    dataset = load_reported(names[0], args.command, fields=args.fields)
+    dataset = load_reported(names[0], args.command, fields=args.fields, split=args.split)
     files = export_dataset(dataset, args.out)
     stats = dataset.stats()
     print(

@@ -85,6 +85,17 @@ class Dataset:
             qrels=qrels,
         )
 
+    @classmethod
+    def corpus_only(cls, corpus: pd.DataFrame, name: str) -> Dataset:
+        """Documents without queries or judgments: ``rag --answers`` on QA data, whose questions file
+        gives the queries and whose answers are the evidence."""
+        return cls(
+            name=name,
+            corpus=corpus,
+            queries=pd.DataFrame({"query_id": [], "text": []}, dtype=object),
+            qrels=pd.DataFrame({"query_id": [], "doc_id": [], "relevance": []}, dtype=object),
+        )
+
     @property
     def has_corpus(self) -> bool:
         """False for :meth:`qrels_only`: no document to index, no text to show."""

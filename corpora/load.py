@@ -129,6 +129,27 @@ def load_folder(
     )
 
 
+def has_judgments(folder: PathLike) -> bool:
+    """True when a folder holds judgments in a form :func:`load_folder` reads: a SMART collection's,
+    a BEIR ``qrels/`` folder or a TREC qrels file (``qrels``, ``qrels.txt``)."""
+    folder = Path(folder)
+    return (
+        detect_smart(folder) is not None
+        or (folder / "qrels").is_dir()
+        or first_file(folder, list(_TREC_QRELS)) is not None
+    )
+
+
+def load_corpus_folder(folder: PathLike, columns: Mapping[str, Columns] | None = None) -> Dataset:
+    """A folder's corpus alone (``corpus.jsonl|tsv|csv``; no queries, no judgments): what
+    ``rag --answers`` needs on QA data, where the answers are the evidence (NQ, TriviaQA)."""
+    folder = Path(folder)
+    corpus = first_file(folder, [f"corpus{s}" for s in _TABLE_SUFFIXES])
+    if corpus is None:
+        raise FormatError(folder, None, "no corpus.jsonl (or corpus.tsv / corpus.csv)")
+    return Dataset.corpus_only(read_table(corpus, "corpus", (columns or {}).get("corpus")), folder.name)
+
+
 def _missing_parts(folder: Path) -> str | None:
     """What a folder holding some of a collection's parts (corpus, queries, judgments) lacks, in one
     sentence naming the missing file, or None when it holds none of them (then the formats are listed)."""

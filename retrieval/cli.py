@@ -16,20 +16,21 @@ import json
 import os
 import sys
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
 from rankscope.core.errors import RankscopeError
 from rankscope.core.outputs import check_output_file
 from rankscope.core.scheduler import add_scheduler
-from rankscope.corpora.cli import add_analyzer, add_fields, add_strict, load_reported
+from rankscope.corpora.cli import add_analyzer, add_fields, add_split, add_strict, load_reported
 from rankscope.retrieval.storage import META_FILE, reading_index, replacing_index
 
 if TYPE_CHECKING:  # pandas (and the retrievers) load when a command runs, not to parse its command line
     import numpy as np
     import pandas as pd
 
+    from rankscope.corpora.dataset import Dataset
     from rankscope.retrieval.base import Retriever
     from rankscope.retrieval.bm25 import BM25
 
@@ -53,12 +54,19 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("--dataset", required=True, help="collection name or folder (see `rankscope datasets`)")
+    parser.add_argument(
+        "--dataset",
+        help="collection name or folder (see `rankscope datasets`); without it, --index-dir's index alone "
+        "(its source.json says where its corpus is)",
+    )
     parser.add_argument(
         "--retriever",
-        required=True,
         metavar="SPEC",
-        help="e.g. bm25, bm25:k1=0.9,b=0.4, tfidf (`rankscope retrievers` lists every retriever's parameters)",
+        help="e.g. bm25, bm25:k1=0.9,b=0.4, tfidf (`rankscope retrievers` lists every retriever's parameters); "
+        "with an index alone, default: the index's own",
+    )
+    parser.add_argument(
+        "--queries", type=Path, metavar="FILE", help="a queries file (JSONL, TSV or CSV) instead of the dataset's"
     )
     parser.add_argument(
         "--k", type=int, help=f"documents per query (default {RUN_DEPTH} for a run, {SHOWN_RESULTS} with --query)"
@@ -72,6 +80,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_analyzer(parser)
     add_strict(parser)
     add_fields(parser)
+    add_split(parser)
     parser.set_defaults(func=run_search)
 
     building = subparsers.add_parser(
@@ -116,40 +125,110 @@ def run_search(args: argparse.Namespace) -> int:
     from rankscope.retrieval.registry import make_retriever, with_analyzer
 
     if (args.out is None) == (not args.query):
-        raise RankscopeError("give --out FILE to write a run of the collection's queries, or --query TEXT (not both)")
+        raise RankscopeError("give --out FILE to write a run of the queries, or --query TEXT (not both)")
+    if args.dataset is None and args.index_dir is None:
+        raise RankscopeError(
+            "give --dataset (a collection) or --index-dir (an index `rankscope index` or search built)"
+        )
+    if args.dataset is None and args.out is not None and args.queries is None:
+        raise RankscopeError("an index alone has no queries: give --queries FILE to write a run (or --query TEXT)")
+    if args.retriever is None and args.dataset is not None:
+        raise RankscopeError("give --retriever SPEC (e.g. bm25) to index the collection")
     k = args.k if args.k is not None else (SHOWN_RESULTS if args.query else RUN_DEPTH)
     if k < 1:
         raise RankscopeError(f"--k must be a positive integer, got {k}")
     if args.out is not None:
         check_output_file(args.out)  # a bad path fails before any computing
     started = time.perf_counter()
-    retriever = make_retriever(with_analyzer(args.retriever, args.analyzer))  # a bad spec fails before reading
+    wanted = None if args.retriever is None else make_retriever(with_analyzer(args.retriever, args.analyzer))
     if args.scheduler is not None:
-        return _search_sharded(args, retriever, k, started)
+        return _search_sharded(args, cast("Retriever", wanted), k, started)  # --dataset given: checked above
     from rankscope.corpora.trec import write_trec_run  # pandas: loaded once the spec is known to be good
 
-    dataset = load_reported(args.dataset, args.command, args.strict, args.fields)
-    doc_ids = dataset.corpus["doc_id"].tolist()
-    fingerprint = corpus_fingerprint(doc_ids)
-    reused = _reuse(args.index_dir, retriever, fingerprint) if args.index_dir is not None else None
-    if reused is not None:
-        retriever = reused
+    queries = None if args.queries is None else _read_queries(args.queries, args.fields)
+    if args.dataset is None:
+        retriever, documents = index_alone(args.index_dir, wanted)
     else:
-        retriever.index(dataset.corpus)
-        if args.index_dir is not None:
-            with replacing_index(args.index_dir) as staging:  # the index and its source.json swapped in together
-                retriever.save(staging)
-                write_source(staging, dataset.name, doc_ids)
+        dataset = load_reported(args.dataset, args.command, args.strict, args.fields, args.split)
+        retriever = _indexed(cast("Retriever", wanted), dataset, args.dataset, args.index_dir)
+        queries = dataset.queries if queries is None else queries
+        documents = lambda doc_ids: dataset.corpus  # noqa: E731
     if args.query:
-        print(show_results(retriever, args.query, dataset.corpus, k))
+        print(show_results(retriever, args.query, documents, k))
         return 0
-    run = retriever.search(dataset.queries, k=k)
+    run = retriever.search(queries, k=k)
     write_trec_run(run, args.out, tag=retriever.spec().replace(" ", ""))
     print(
         f"wrote {len(run):,} rows for {run['query_id'].nunique():,} queries (top {k}) to {args.out} "
         f"in {time.perf_counter() - started:.1f} s [{retriever.spec()}]"
     )
     return 0
+
+
+def _read_queries(path: Path, fields: str | None) -> pd.DataFrame:
+    """``--queries FILE``: a queries table (JSONL with query_id or _id and text; CSV/TSV)."""
+    from rankscope.corpora.cli import parsed_fields
+    from rankscope.corpora.tabular import read_table
+
+    return read_table(path, "queries", parsed_fields(fields).get("queries"))
+
+
+def _indexed(retriever: Retriever, dataset: Dataset, where: str, index_dir: Path | None) -> Retriever:
+    """``retriever`` on the dataset's corpus: the saved index in ``index_dir`` when it holds this corpus
+    (re-weighted if only weights differ), else indexed now and saved there with its ``source.json``."""
+    doc_ids = dataset.corpus["doc_id"].tolist()
+    fingerprint = corpus_fingerprint(doc_ids)
+    reused = _reuse(index_dir, retriever, fingerprint) if index_dir is not None else None
+    if reused is not None:
+        return reused
+    retriever.index(dataset.corpus)
+    if index_dir is not None:
+        with replacing_index(index_dir) as staging:  # the index and its source.json swapped in together
+            retriever.save(staging)
+            folder = Path(where).expanduser()
+            write_source(staging, dataset.name, doc_ids, dataset=str(folder.resolve()) if folder.is_dir() else where)
+    return retriever
+
+
+Documents = Callable[[set[str]], "pd.DataFrame"]
+"""The corpus rows (doc_id, title, text) of the given documents, for titles and snippets."""
+
+
+def index_alone(directory: Path, wanted: Retriever | None) -> tuple[Retriever, Documents]:
+    """The index in ``directory`` without its collection: its own spec (or ``wanted``, re-weighted
+    when only weights differ), and the texts of its corpus as ``source.json`` records where it is."""
+    if not (directory / META_FILE).is_file():
+        raise RankscopeError(
+            f"{directory}: no index there; build one with rankscope index --corpus FILE --index-dir {directory} "
+            "(or search --dataset ... --index-dir)"
+        )
+    source = _source(directory)
+    fingerprint = str(source.get("doc_ids_sha256"))
+    if wanted is None:
+        with reading_index(directory):
+            retriever = _load_source_index(directory, fingerprint)
+    else:
+        retriever = cast("Retriever", _reuse(directory, wanted, fingerprint))
+    return retriever, _source_documents(source)
+
+
+def _source_documents(source: dict[str, object]) -> Documents:
+    """Reads the texts of the wanted documents from the corpus file or collection ``source.json`` names."""
+    import pandas as pd
+
+    def documents(doc_ids: set[str]) -> pd.DataFrame:
+        if isinstance(source.get("corpus_file"), str) and Path(str(source["corpus_file"])).is_file():
+            from rankscope.corpora.stream import iter_corpus
+
+            rows = [row for row in iter_corpus(str(source["corpus_file"])) if row[0] in doc_ids]
+            return pd.DataFrame(rows, columns=["doc_id", "title", "text"])
+        if isinstance(source.get("collection"), str):
+            from rankscope.corpora.load import load_dataset
+
+            return load_dataset(str(source["collection"])).corpus
+        return pd.DataFrame({"doc_id": [], "title": [], "text": []})
+
+    return documents
 
 
 def _search_sharded(args: argparse.Namespace, retriever: Retriever, k: int, started: float) -> int:
@@ -162,7 +241,7 @@ def _search_sharded(args: argparse.Namespace, retriever: Retriever, k: int, star
         raise RankscopeError("--scheduler writes a run (--out): it does not go with --query or --index-dir")
     check_shardable(retriever)
     with connect(args.scheduler) as client:
-        dataset = load_reported(args.dataset, args.command, args.strict, args.fields)
+        dataset = load_reported(args.dataset, args.command, args.strict, args.fields, args.split)
         run = sharded_search(cast("BM25", retriever), dataset.corpus, dataset.queries, k, client)
     write_trec_run(run, args.out, tag=retriever.spec().replace(" ", ""))
     print(
@@ -196,7 +275,7 @@ def run_index(args: argparse.Namespace) -> int:
         except RepeatedDocumentError as exc:
             raise repeated_id(args.corpus, exc.doc_id) from None
         doc_ids = retriever.counts_.doc_ids
-        write_source(staging, args.corpus.name, doc_ids)
+        write_source(staging, args.corpus.name, doc_ids, corpus_file=args.corpus)
     print(
         f"indexed {len(doc_ids):,} documents ({retriever.counts_.n_terms:,} terms) into {args.index_dir} "
         f"in {time.perf_counter() - started:.1f} s [{retriever.spec()}]"
@@ -217,17 +296,19 @@ def parse_size(text: str) -> int:
     return int(number) * _UNITS[unit]
 
 
-def show_results(retriever: Retriever, texts: list[str], corpus: pd.DataFrame, k: int) -> str:
+def show_results(retriever: Retriever, texts: list[str], documents: Documents, k: int) -> str:
     """The top ``k`` of each text as lines a person reads: rank, doc id, score, title, and a snippet
     with the query's words in [brackets] (matched after the retriever's own analysis; the snippet is
-    diagnose's, :mod:`rankscope.retrieval.snippets`)."""
+    diagnose's, :mod:`rankscope.retrieval.snippets`). A document whose text ``documents`` cannot give
+    (an index whose corpus file moved) shows its id and score only."""
     from rankscope.retrieval.analysis import get_analyzer
     from rankscope.retrieval.base import as_queries
     from rankscope.retrieval.snippets import highlight, snippet, word_terms
 
     analyzer = getattr(retriever, "analyzer_", None) or get_analyzer("english")
-    documents = corpus.set_index("doc_id")
     run = retriever.search(texts, k=k)
+    found = documents(set(run["doc_id"]))
+    known = found.set_index("doc_id")
     lines = []
     for query_id, text in zip(as_queries(texts)["query_id"], texts):
         terms = set(analyzer.tokenize(text))
@@ -236,9 +317,14 @@ def show_results(retriever: Retriever, texts: list[str], corpus: pd.DataFrame, k
         if hits.empty:
             lines.append("  (no document matches)")
         for rank, doc_id, score in zip(hits["rank"], hits["doc_id"], hits["score"]):
-            title = " ".join(str(documents.at[doc_id, "title"]).split()) or "(no title)"
+            if doc_id not in known.index:
+                lines.append(
+                    f"  {rank:>3}  {doc_id}  {score:.4f}  (text not found: the corpus the index names is gone)"
+                )
+                continue
+            title = " ".join(str(known.at[doc_id, "title"]).split()) or "(no title)"
             lines.append(f"  {rank:>3}  {doc_id}  {score:.4f}  {title}")
-            body = str(documents.at[doc_id, "text"])
+            body = str(known.at[doc_id, "text"])
             shown, matched = snippet(body, terms, word_terms([body], analyzer))
             lines.append(f"       {highlight(shown, matched, '[', ']', str)}")
     return "\n".join(lines)
@@ -274,9 +360,27 @@ def corpus_fingerprint(doc_ids: Iterable[str]) -> str:
     return digest.hexdigest()
 
 
-def write_source(directory: Path, name: str, doc_ids: Sequence[str] | np.ndarray) -> None:
-    """``source.json``: which corpus the index in ``directory`` (a staging folder) holds."""
-    record = {"dataset": name, "documents": len(doc_ids), "doc_ids_sha256": corpus_fingerprint(doc_ids)}
+def write_source(
+    directory: Path,
+    name: str,
+    doc_ids: Sequence[str] | np.ndarray,
+    *,
+    corpus_file: Path | None = None,
+    dataset: str | None = None,
+) -> None:
+    """``source.json``: which corpus the index in ``directory`` (a staging folder) holds, and where its
+    texts are (``corpus_file``, absolute, or ``dataset``, a collection's name or absolute folder, kept as
+    ``collection``), so that
+    ``search --index-dir`` works with the index alone."""
+    record: dict[str, object] = {
+        "dataset": name,
+        "documents": len(doc_ids),
+        "doc_ids_sha256": corpus_fingerprint(doc_ids),
+    }
+    if corpus_file is not None:
+        record["corpus_file"] = str(corpus_file.resolve())
+    if dataset is not None:
+        record["collection"] = dataset
     (directory / SOURCE_FILE).write_text(json.dumps(record), encoding="utf-8")
 
 
@@ -305,6 +409,17 @@ def _load_source_index(directory: Path, fingerprint: str) -> Retriever:
     """The index in ``directory``, verified, if its ``source.json`` names the corpus of ``fingerprint``."""
     from rankscope.retrieval.registry import load_retriever
 
+    source = _source(directory)
+    if source.get("doc_ids_sha256") != fingerprint:
+        raise IndexMismatchError(
+            f"{directory}: index was built from another corpus ({source.get('dataset')!r}, "
+            f"{source.get('documents')} documents); use a new --index-dir"
+        )
+    return load_retriever(directory, verify=True)
+
+
+def _source(directory: Path) -> dict[str, object]:
+    """``source.json`` of the index in ``directory``, checked to be a JSON object."""
     source_path = directory / SOURCE_FILE
     if not source_path.is_file():
         raise IndexMismatchError(f"{directory}: no {SOURCE_FILE}, so its corpus is unknown; use a new --index-dir")
@@ -314,12 +429,7 @@ def _load_source_index(directory: Path, fingerprint: str) -> Retriever:
         raise IndexMismatchError(f"{source_path}: not valid JSON ({exc}); use a new --index-dir") from None
     if not isinstance(source, dict):
         raise IndexMismatchError(f"{source_path}: expected a JSON object describing the corpus; use a new --index-dir")
-    if source.get("doc_ids_sha256") != fingerprint:
-        raise IndexMismatchError(
-            f"{directory}: index was built from another corpus ({source.get('dataset')!r}, "
-            f"{source.get('documents')} documents); use a new --index-dir"
-        )
-    return load_retriever(directory, verify=True)
+    return source
 
 
 def _reweightable(loaded: Retriever, wanted: Retriever) -> bool:

@@ -30,7 +30,7 @@ from rankscope.reporting.provenance import Provenance
 from rankscope.reporting.report import Report, write_csv, write_runs
 from rankscope.reporting.tables import records, text_table, wrap_paragraph
 from rankscope.workflows.common.fanout import run_tasks
-from rankscope.workflows.common.runs import check_depth, check_specs, resolve_dataset
+from rankscope.workflows.common.runs import check_depth, check_specs, resolve_corpus, resolve_dataset
 from rankscope.workflows.common.systems import sha256_of
 from rankscope.workflows.options import Execution, Output, accepts_old_calls, moved, moved_figures
 
@@ -258,7 +258,7 @@ def rag(
     if len(set(specs)) != len(specs):
         raise RankscopeError(f"chunkings {list(chunkings)} repeat one (whole documents are always included)")
     counter = _counter(tokenizer)
-    data = resolve_dataset(dataset)
+    data = resolve_dataset(dataset) if answers is None else resolve_corpus(dataset)  # answers: no qrels needed
     questions = None if answers is None else read_questions(answers)
     queries = data.queries if questions is None else questions[["query_id", "text"]]
     evidence_kind = (

@@ -54,7 +54,7 @@ def test_export_refuses_a_folder_with_files_and_bad_usage(tmp_path: Path, capsys
         "rankscope datasets: error: usage: rankscope datasets export NAME --out DIR (one collection name or folder)"
     )
     assert main(["datasets", "--out", str(tmp_path / "x")]) == 2
-    assert "--out and --fields go with 'rankscope datasets export NAME --out DIR'" in capsys.readouterr().err
+    assert "--out, --fields and --split go with 'rankscope datasets export NAME --out DIR'" in capsys.readouterr().err
 
 
 def test_export_maps_a_folders_columns_with_fields(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

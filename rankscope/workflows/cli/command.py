@@ -148,4 +148,4 @@ def present(result: Finished, args: argparse.Namespace, out: Path | None) -> int
 def loader(args: argparse.Namespace) -> partial:
     """Loads the dataset when the workflow has checked its other arguments, printing the dataset's
     warnings (``--strict``: dangling judgments are an error)."""
-    return partial(load_reported, args.dataset, args.command, args.strict, args.fields)
+    return partial(load_reported, args.dataset, args.command, args.strict, args.fields, args.split)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from rankscope.core.errors import RankscopeError
 from rankscope.core.scheduler import add_scheduler
-from rankscope.corpora.cli import add_analyzer, add_fields, add_strict, parsed_fields
+from rankscope.corpora.cli import add_analyzer, add_fields, add_split, add_strict, parsed_fields
 from rankscope.evaluation.significance import TESTS
 from rankscope.reporting.plots import FIGURE_FORMATS
 from rankscope.workflows.cli.command import Added, Adds, Option
@@ -38,6 +38,7 @@ VERBOSE = Option(
     settings={"action": "store_true", "default": argparse.SUPPRESS},
 )
 STRICT = Added(add_strict)
+SPLIT = Added(add_split)
 FIELDS = Added(add_fields)
 ANALYZER = Added(add_analyzer)
 RUN = Option(("--run",), RUN_HELP, settings={"action": "append", "default": [], "metavar": "NAME=PATH"})
@@ -66,9 +67,9 @@ def output_format(formats: Sequence[str]) -> Option:
 
 
 def common(formats: Sequence[str]) -> tuple[Adds, ...]:
-    """Options every workflow command has: dataset, output folder, analyzer, figures, seed, --strict,
+    """Options every workflow command has: dataset and its split, output folder, analyzer, figures, seed, --strict,
     --fields, terminal format, --quiet, --verbose."""
-    return (DATASET, OUT, ANALYZER, FIGURES, SEED, STRICT, FIELDS, output_format(formats), QUIET, VERBOSE)
+    return (DATASET, SPLIT, OUT, ANALYZER, FIGURES, SEED, STRICT, FIELDS, output_format(formats), QUIET, VERBOSE)
 
 
 def systems_from_args(

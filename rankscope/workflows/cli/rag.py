@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable
+from functools import partial
+from pathlib import Path
 
 from rankscope.corpora.answers import MODES
+from rankscope.corpora.cli import load_corpus_reported
 from rankscope.reporting.finish import Finished
 from rankscope.workflows.cli.command import Command, Option, loader
 from rankscope.workflows.cli.options import TEST, depth, scheduler
@@ -13,11 +16,22 @@ from rankscope.workflows.options import Execution
 from rankscope.workflows.rag import Answers, Budgets
 
 
+def answers_loader(args: argparse.Namespace) -> partial:
+    """The dataset's loader, or with ``--answers`` and a folder holding no judgments its corpus alone
+    (the questions file gives the queries, its answers the evidence)."""
+    from rankscope.corpora.load import has_judgments
+
+    folder = Path(args.dataset)
+    if args.answers is not None and folder.is_dir() and not has_judgments(folder):
+        return partial(load_corpus_reported, args.dataset, args.command, args.fields)
+    return loader(args)
+
+
 def call(args: argparse.Namespace, rag: Callable[..., Finished]) -> Finished:
     from rankscope.retrieval.registry import with_analyzer
 
     return rag(
-        loader(args),
+        answers_loader(args),
         args.chunking,
         [with_analyzer(spec, args.analyzer) for spec in args.retrievers],
         Budgets(tuple(args.budget), args.tokenizer),

@@ -53,6 +53,16 @@ def resolve_dataset(dataset: DatasetSource) -> Dataset:
     return load_dataset(dataset)
 
 
+def resolve_corpus(dataset: DatasetSource) -> Dataset:
+    """:func:`resolve_dataset`, except that a folder holding no judgments gives its corpus alone
+    (``rag`` with answers: the questions give the queries, their answers the evidence)."""
+    from rankscope.corpora.load import has_judgments, load_corpus_folder
+
+    if isinstance(dataset, (str, os.PathLike)) and Path(dataset).is_dir() and not has_judgments(dataset):
+        return load_corpus_folder(dataset)
+    return resolve_dataset(dataset)
+
+
 def qrels_file_dataset(path: str | os.PathLike, columns: Mapping[str, str] | None = None) -> Dataset:
     """The judgments of a qrels file (any format :func:`rankscope.corpora.foreign.read_qrels` reads,
     ``columns`` mapping a table file's), as a dataset named after the file."""
