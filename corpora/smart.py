@@ -249,6 +249,8 @@ class SmartSpec:
     text_section: str = "W"
     queries_by_position: bool = False
     docs_by_position: bool = False
+    ordered: tuple[str, ...] = ()  # roles ("docs", "queries") whose ids increase down the distributed file
+    consecutive: tuple[str, ...] = ()  # roles whose ids run 1, 2, 3, ... in the distributed file
 
     def find(self, folder: Path) -> dict[str, Path] | None:
         """The spec's three files in ``folder`` (plain or ``.gz``), or None if any is missing."""
@@ -271,8 +273,17 @@ SPECS: Mapping[str, SmartSpec] = {
             ("cranqrel",),
             parse_qrels=read_cranfield_qrels,
             queries_by_position=True,
+            ordered=("docs", "queries"),
+            consecutive=("docs",),
         ),
-        SmartSpec("cisi", ("CISI.ALL",), ("CISI.QRY",), ("CISI.REL",)),
+        SmartSpec(
+            "cisi",
+            ("CISI.ALL",),
+            ("CISI.QRY",),
+            ("CISI.REL",),
+            ordered=("docs", "queries"),
+            consecutive=("docs", "queries"),
+        ),
         SmartSpec("cacm", ("cacm.all",), ("query.text",), ("qrels.text",)),
         SmartSpec("med", ("MED.ALL",), ("MED.QRY",), ("MED.REL",), parse_qrels=read_med_qrels),
         SmartSpec("adi", ("ADI.ALL",), ("ADI.QRY",), ("ADI.REL",)),
@@ -317,11 +328,13 @@ def read_smart(folder: PathLike, collection: str | SmartSpec | None = None, name
     files = spec.find(folder)
     if files is None:
         raise FormatError(folder, None, f"{spec.name} needs files {_file_names(spec)}")
-    corpus, doc_notes = _records_table(files["docs"], spec.parse_docs(files["docs"]), spec, spec.docs_by_position)
-    queries, query_notes = _records_table(
-        files["queries"], spec.parse_queries(files["queries"]), spec, spec.queries_by_position
-    )
-    qrels = _qrels_table(files["qrels"], spec.parse_qrels(files["qrels"]))
+    corpus, doc_notes = _records_table(files["docs"], spec.parse_docs(files["docs"]), spec, "docs")
+    queries, query_notes = _records_table(files["queries"], spec.parse_queries(files["queries"]), spec, "queries")
+    judgments = spec.parse_qrels(files["qrels"])
+    for role, table, number in (("docs", corpus, _doc_number), ("queries", queries, _query_number)):
+        if role in _by_position(spec):
+            _refuse_positions_beyond(files["qrels"], judgments, number, files[role], len(table))
+    qrels = _qrels_table(files["qrels"], judgments)
     return Dataset(
         name=name or spec.name,
         corpus=corpus.rename(columns={"id": "doc_id"}),
@@ -331,24 +344,28 @@ def read_smart(folder: PathLike, collection: str | SmartSpec | None = None, name
     )
 
 
-def _records_table(
-    path: Path, records: list[Record], spec: SmartSpec, by_position: bool
-) -> tuple[pd.DataFrame, list[str]]:
+def _records_table(path: Path, records: list[Record], spec: SmartSpec, role: str) -> tuple[pd.DataFrame, list[str]]:
     """Normalise ids (or number by position), refuse duplicates, pick title/text sections.
 
-    Also returns warnings for records whose title or text section was repeated.
+    Also returns warnings: records whose title or text section was repeated, gaps in ids the
+    distribution numbers 1, 2, 3, ... A file numbered by position refuses what would shift it
+    (:func:`_refuse_shifts`).
     """
     ids = [numeric_id(record.id, path, record.line, "record id") for record in records]
+    by_position = role in _by_position(spec)
+    text_sections = (spec.title_section, spec.text_section)
     if by_position:
+        _refuse_shifts(path, records, ids, spec, role)
         ids = [str(position) for position in range(1, len(records) + 1)]
     refuse_repeats(path, ids, [r.line for r in records], "id")
-    text_sections = (spec.title_section, spec.text_section)
     notes = [
         f"{path.name}: record {record.id} repeats section(s) {', '.join(repeats)}; "
         "their lines were appended to that section"
         for record in records
         if (repeats := [r for r in record.repeated if r[0] in text_sections])
     ]
+    if role in spec.consecutive and not by_position:
+        notes.extend(_gaps(path, records, ids))
     table = pd.DataFrame(
         {
             "id": ids,
@@ -357,6 +374,75 @@ def _records_table(
         }
     )
     return table, notes
+
+
+def _by_position(spec: SmartSpec) -> tuple[str, ...]:
+    """The roles whose records the qrels number by position in their file."""
+    return ("docs",) * spec.docs_by_position + ("queries",) * spec.queries_by_position
+
+
+def _refuse_shifts(path: Path, records: list[Record], ids: list[str], spec: SmartSpec, role: str) -> None:
+    """Refuse a file numbered by position whose structure shows a record lost, repeated or moved.
+
+    Numbered by position, such a file still parses, and every later record lands on another's
+    judgments with no other sign: two records merged by a lost ``.I`` line repeat their text
+    section; a repeated or moved record breaks the order of the ids the distribution keeps.
+    """
+    why = (
+        f"the qrels number {role} by their position in {path.name}, so every later record would be judged "
+        "as another; restore the distributed file"
+    )
+    for record in records:
+        merged = [r for r in record.repeated if r[0] in (spec.title_section, spec.text_section)]
+        if merged:
+            raise FormatError(
+                path, record.line, f"record {record.id} repeats section(s) {', '.join(merged)}: two records merged "
+                f"(a lost '.I' line?); {why}"
+            )  # fmt: skip
+    if role not in spec.ordered:
+        return
+    for previous, record, before, this in zip(records, records[1:], ids, ids[1:]):
+        if (len(this), this) <= (len(before), before):  # ids without leading zeros: numeric order
+            raise FormatError(
+                path, record.line, f"record {record.id} follows record {previous.id} (line {previous.line}), but ids "
+                f"increase down the distributed file: a record repeated or moved; {why}"
+            )  # fmt: skip
+
+
+def _refuse_positions_beyond(
+    qrels: Path, judgments: list[Judgment], number: Callable[[Judgment], str], path: Path, count: int
+) -> None:
+    """A judgment naming a position past the last record of a file numbered by position: a record was lost
+    (every later one then holds the judgments of the one after it)."""
+    beyond = next((j for j in judgments if len(number(j)) > len(str(count)) or int(number(j)) > count), None)
+    if beyond is not None:
+        raise FormatError(
+            qrels, beyond.line, f"judges record {number(beyond)} by position, but {path.name} holds {count} records: "
+            f"a record was lost or deleted, so every record after it would be judged as the one after it; "
+            "restore the distributed file"
+        )  # fmt: skip
+
+
+def _query_number(judgment: Judgment) -> str:
+    return judgment.query_id
+
+
+def _doc_number(judgment: Judgment) -> str:
+    return judgment.doc_id
+
+
+def _gaps(path: Path, records: list[Record], ids: list[str]) -> list[str]:
+    """Warnings for ids that skip numbers in a file the distribution numbers 1, 2, 3, ...: a record deleted,
+    or merged into the one before by a lost ``.I`` line."""
+    notes = []
+    for record, before, this in zip(records[1:], ids, ids[1:]):
+        if len(before) <= 18 and this != str(int(before) + 1):  # ids of 19 digits or more are not the distribution's
+            notes.append(
+                f"{path.name}: record ids jump from {before} to {this} (line {record.line}), but the distributed "
+                "file numbers its records without gaps: a record deleted, or merged into the one before by a lost "
+                "'.I' line"
+            )
+    return notes
 
 
 def _qrels_table(path: Path, judgments: list[Judgment]) -> pd.DataFrame:

@@ -44,20 +44,29 @@ def test_lost_record_by_name_is_a_checksum_error(lost_record: Path, capsys: pyte
     assert err.count("\n") == 1 and "Traceback" not in err and "cran.qry: differs" in err
 
 
-def test_counts_checked_where_no_checksum_is_pinned(lost_record: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_counts_checked_where_no_checksum_is_pinned(
+    data_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A deleted last document leaves no gap and shifts nothing; the counts still tell the copy from the original."""
+    folder = _copy(data_dir, tmp_path)
+    raw = (folder / "cran.all.1400").read_bytes()
+    (folder / "cran.all.1400").write_bytes(raw[: raw.index(b".I 1400")])
+    monkeypatch.setenv("RANKSCOPE_DATA", str(tmp_path / "data"))
     monkeypatch.setitem(registry.COLLECTIONS, "cranfield", replace(registry.COLLECTIONS["cranfield"], files={}))
-    with pytest.raises(FormatError, match=r"holds 1400 documents, 224 queries, 1837 judgments; .* 1400, 225, 1837"):
+    with pytest.raises(FormatError, match=r"holds 1399 documents, 225 queries, 1837 judgments; .* 1400, 225, 1837"):
         load_dataset("cranfield")
 
 
-def test_by_path_the_dangling_judgments_are_printed(lost_record: Path, capsys: pytest.CaptureFixture) -> None:
-    # 224 queries left; cranqrel still numbers 225 -> the 25 judgments of query 225 name no query
+def test_by_path_a_lost_query_record_is_an_error_naming_its_line(
+    lost_record: Path, capsys: pytest.CaptureFixture
+) -> None:
+    """cranqrel numbers queries by position: queries 9 and 10 merged would put every later query on
+    the next one's judgments, so the copy is refused by its structure, without checksums."""
     folder = str(lost_record)
-    assert main(["search", "--dataset", folder, "--retriever", "bm25", "--out", str(lost_record / "run")]) == 0
+    assert main(["search", "--dataset", folder, "--retriever", "bm25", "--out", str(lost_record / "run")]) == 2
     err = capsys.readouterr().err
-    assert "rankscope search: warning: 25 judgment(s) name 1 query id(s) not in the queries (kept; e.g. ['225'])" in err
-    assert main(["search", "--dataset", folder, "--retriever", "bm25", "--out", "r", "--strict"]) == 2
-    assert "name 1 query id(s) not in the queries" in capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert "cran.qry, line 18: record 009 repeats section(s) W (line 22): two records merged" in err
 
 
 def test_cache_records_checksums_at_first_load(data_dir: Path, tmp_path: Path, monkeypatch) -> None:

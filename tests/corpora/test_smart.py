@@ -267,11 +267,17 @@ def test_bad_qrels(tmp_path: Path, rel: str, line: int | None, fragment: str) ->
 
 
 def test_unknown_documents_are_kept_and_counted(tmp_path: Path) -> None:
-    folder = _cran(tmp_path, GOOD_DOC, rel="1 1 1\n1 7 2\n1 9 3\n2 1 1\n")
+    folder = _cran(tmp_path, GOOD_DOC, rel="1 1 1\n1 7 2\n1 9 3\n")
     ds = read_smart(folder)
-    assert len(ds.qrels) == 4
+    assert len(ds.qrels) == 3
     assert "2 judgment(s) name 2 document(s) not in the corpus (kept; e.g. ['7', '9'])" in ds.warnings
-    assert "1 judgment(s) name 1 query id(s) not in the queries (kept; e.g. ['2'])" in ds.warnings
+
+
+def test_a_query_judged_past_the_last_position_is_an_error(tmp_path: Path) -> None:
+    """cranqrel numbers queries by position: judging query 2 of a one-query file means one was lost."""
+    folder = _cran(tmp_path, GOOD_DOC, rel="1 1 1\n2 1 1\n")
+    with pytest.raises(FormatError, match=r"cranqrel, line 2: judges record 2 by position, but cran.qry holds 1"):
+        read_smart(folder)
 
 
 def test_invalid_utf8_bom_and_crlf(tmp_path: Path) -> None:

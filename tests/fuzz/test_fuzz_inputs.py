@@ -300,8 +300,8 @@ SMART_CASES = {
     ),
     "lost .I merges two queries": (
         lambda d, q, r: (d, q.replace(".I 004\n", ""), r),
-        "warning",
-        "1 judgment(s) name 1 query id(s) not in the queries",
+        "error",
+        "cran.qry, line 1: record 001 repeats section(s) W (line 4): two records merged",
     ),
     "repeated .W": (
         lambda d, q, r: (d.replace(".W\nwing lift heat 2", ".W\nwing\n.W\nlift heat 2"), q, r),

@@ -9,6 +9,7 @@ from __future__ import annotations
 import gzip
 import json
 import os
+import shutil
 from collections.abc import Callable
 from pathlib import Path
 
@@ -324,3 +325,92 @@ def test_index_truncated_gzip(tmp_path: Path) -> None:
     path = tmp_path / "corpus.jsonl.gz"
     path.write_bytes(gzip.compress((INDEX_CORPUS * 50).encode())[:-40])
     check(run_cli(_index(path, tmp_path / "idx")), "error", f"{path}: not a valid gzip file")
+
+
+# --- issue 28 item 5: damaged copies of SMART collections loaded by path -------------------------
+def _record(raw: bytes, rec_id: bytes) -> tuple[int, int]:
+    """Where the record ``.I rec_id`` starts and where the next one does (or the end)."""
+    start = raw.index(b".I " + rec_id + b"\r\n") if b".I " + rec_id + b"\r\n" in raw else raw.index(b".I " + rec_id)
+    following = raw.find(b"\n.I ", start + 1)
+    return start, len(raw) if following < 0 else following + 1
+
+
+def _without(rec_id: bytes) -> Callable[[bytes], bytes]:
+    def damage(raw: bytes) -> bytes:
+        start, end = _record(raw, rec_id)
+        return raw[:start] + raw[end:]
+
+    return damage
+
+
+def _twice(rec_id: bytes) -> Callable[[bytes], bytes]:
+    def damage(raw: bytes) -> bytes:
+        start, end = _record(raw, rec_id)
+        return raw[:end] + raw[start:end] + raw[end:]
+
+    return damage
+
+
+def _swapped(first: bytes, second: bytes) -> Callable[[bytes], bytes]:
+    def damage(raw: bytes) -> bytes:
+        (a, b), (c, d) = _record(raw, first), _record(raw, second)
+        return raw[:a] + raw[c:d] + raw[b:c] + raw[a:b] + raw[d:]
+
+    return damage
+
+
+def _lost_i_line(rec_id: bytes) -> Callable[[bytes], bytes]:
+    def damage(raw: bytes) -> bytes:
+        start = _record(raw, rec_id)[0]
+        return raw[:start] + raw[raw.index(b"\n", start) + 1 :]
+
+    return damage
+
+
+SMART_DAMAGE: dict[str, tuple[str, str, Callable[[bytes], bytes], str, str]] = {
+    "Cranfield: a lost .I line merges queries 9 and 10": (
+        "cranfield", "cran.qry", _lost_i_line(b"010"), "error", "cran.qry, line 18: record 009 repeats section(s) W",
+    ),
+    "Cranfield: query 004 twice": (
+        "cranfield", "cran.qry", _twice(b"004"), "error", "cran.qry, line 13: record 004 follows record 004 (line 9)",
+    ),
+    "Cranfield: queries 008 and 009 swapped": (
+        "cranfield", "cran.qry", _swapped(b"008", b"009"), "error", "record 008 follows record 009",
+    ),
+    "Cranfield: query 009 deleted": (
+        "cranfield", "cran.qry", _without(b"009"), "error", "judges record 225 by position, but cran.qry holds 224",
+    ),
+    "Cranfield: the last query deleted": (
+        "cranfield", "cran.qry", _without(b"365"), "error", "judges record 225 by position, but cran.qry holds 224",
+    ),
+    "CISI: query 5 deleted": (
+        "cisi", "CISI.QRY", _without(b"5"), "warning", "CISI.QRY: record ids jump from 4 to 6 (line 18)",
+    ),
+    "CISI: a lost .I line merges queries 4 and 5": (
+        "cisi", "CISI.QRY", _lost_i_line(b"5"), "warning", "CISI.QRY: record ids jump from 4 to 6",
+    ),
+    "CISI: document 100 deleted": (
+        "cisi", "CISI.ALL", _without(b"100"), "warning", "CISI.ALL: record ids jump from 99 to 101",
+    ),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("name", sorted(SMART_DAMAGE))
+def test_damaged_smart_copy_by_path(data_dir: Path, tmp_path: Path, name: str) -> None:
+    """A copy loaded by path has no checksum to meet: its structure tells a lost, repeated or moved record.
+    Numbered by position (Cranfield's queries), such damage would judge every later query as another: an
+    error; numbered by id (CISI), a gap in ids the distribution numbers 1, 2, 3, ...: a warning."""
+    collection, file, damage, expect, fragment = SMART_DAMAGE[name]
+    folder = tmp_path / collection
+    shutil.copytree(data_dir / collection, folder)
+    (folder / file).write_bytes(damage((folder / file).read_bytes()))
+    argv = ["search", "--dataset", str(folder), "--retriever", "tfidf", "--k", "3", "--out", str(tmp_path / "r")]
+    check(run_cli(argv), expect, fragment)
+
+
+@pytest.mark.parametrize("collection", ["cranfield", "cisi"])
+def test_distributed_smart_files_by_path_raise_no_structure_warning(data_dir: Path, collection: str) -> None:
+    from rankscope.corpora.smart import read_smart
+
+    warnings = read_smart(data_dir / collection).warnings
+    assert not [w for w in warnings if "jump" in w or "merged" in w], warnings
