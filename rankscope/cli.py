@@ -35,6 +35,7 @@ COMMANDS: dict[str, str] = {
     "rag": "rankscope.workflows.cli.rag",
     "judge": "rankscope.workflows.cli.judge",
     "collection": "rankscope.workflows.cli.collection",
+    "label": "rankscope.workflows.cli.label",
     "judges": "rankscope.judging.cli",
 }
 """Each sub-command and the module that registers it: a command line naming one imports only that

@@ -1,0 +1,101 @@
+"""The labelling page's requests (starlette's test client, no browser): the token, the Host check, what
+is served, labels saved at once, skip and undo, refusals that save nothing, and the highlighted words."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from rankscope.workflows.collection.labelling import LabelSession, highlight_spans
+from rankscope.workflows.collection.labels import all_labels
+from tests.workflows.collection.labelled import sampled_collection
+from tests.workflows.tiny_collection import QUERIES, TEXTS
+
+pytest.importorskip("starlette")
+pytest.importorskip("httpx")
+
+
+@pytest.fixture()
+def client(tmp_path: Path):
+    from starlette.testclient import TestClient
+
+    from rankscope.workflows.collection.labelpage import make_app
+
+    folder = sampled_collection(tmp_path, TEXTS, QUERIES, depth=3)
+    session = LabelSession(folder, "alice")
+    with TestClient(make_app(session, "secret-token", ["testserver"])) as test_client:
+        test_client.folder = folder  # type: ignore[attr-defined]
+        yield test_client
+    session.close()
+
+
+def post(client, path: str, body: object, token: str = "secret-token"):
+    return client.post(path, json=body, headers={"X-Token": token})
+
+
+def test_the_page_carries_its_token_and_no_collection_text(client) -> None:
+    page = client.get("/")
+    assert page.status_code == 200 and '<meta name="rankscope-token" content="secret-token">' in page.text
+    assert "script-src 'self'" in page.headers["content-security-policy"]
+    assert page.headers["x-frame-options"] == "DENY"
+    first = client.get("/api/state").json()["pair"]
+    assert first["text"] not in page.text and first["query"] not in page.text  # texts come as JSON only
+    assert client.get("/static/app.js").headers["content-type"].startswith("text/javascript")
+    for path in ("/static/labelpage.py", "/static/..%2Flabelling.py", "/doc/..%2F..%2Fetc%2Fpasswd", "/doc/nope"):
+        assert client.get(path).status_code == 404, path
+    assert client.get("/api/state", headers={"Host": "evil.example"}).status_code == 400
+
+
+def test_changes_need_the_token_and_are_saved_at_once(client) -> None:
+    state = client.get("/api/state").json()
+    pair = state["pair"]
+    body = {"query_id": pair["query_id"], "doc_id": pair["doc_id"], "grade": 2, "note": "<b>x</b>", "seconds": 4.2}
+    assert post(client, "/api/label", body, token="").status_code == 403
+    assert post(client, "/api/label", body, token="wrong-token-").status_code == 403
+    assert client.get("/api/label").status_code == 405
+    assert len(all_labels(client.folder)) == 0
+    after = post(client, "/api/label", body).json()
+    saved = all_labels(client.folder)  # read by another connection: committed already
+    assert list(zip(saved["query_id"], saved["doc_id"], saved["relevance"], saved["source"])) == [
+        (pair["query_id"], pair["doc_id"], 2, "human:alice")
+    ]
+    assert (after["done"], after["can_undo"], after["mean_seconds"]) == (1, True, 4.2)
+    assert after["pair"]["doc_id"] != pair["doc_id"] or after["pair"]["query_id"] != pair["query_id"]
+    for bad in ({**body, "grade": 4}, {**body, "grade": True}, {**body, "doc_id": "nope"}, {**body, "seconds": "x"}):
+        response = post(client, "/api/label", bad)
+        assert response.status_code == 400 and response.json()["error"]
+    assert client.post("/api/label", content=b"not json", headers={"X-Token": "secret-token"}).status_code == 400
+    assert len(all_labels(client.folder)) == 1
+
+
+def test_skip_and_undo_order_the_queue(client) -> None:
+    state = client.get("/api/state").json()
+    total, first = state["total"], state["pair"]
+    key = {"query_id": first["query_id"], "doc_id": first["doc_id"]}
+    second = post(client, "/api/skip", key).json()["pair"]
+    assert (second["query_id"], second["doc_id"]) != (first["query_id"], first["doc_id"])
+    labelled = post(
+        client, "/api/label", {"query_id": second["query_id"], "doc_id": second["doc_id"], "grade": 0}
+    ).json()
+    assert labelled["skipped"] == 1 and labelled["done"] == 1
+    undone = post(client, "/api/undo", {}).json()
+    assert (undone["pair"]["query_id"], undone["pair"]["doc_id"]) == (second["query_id"], second["doc_id"])
+    assert undone["done"] == 0 and not undone["can_undo"] and len(all_labels(client.folder)) == 0
+    seen = []
+    state = undone
+    while state["pair"] is not None:  # every sampled pair once, the skipped one last
+        pair = state["pair"]
+        seen.append((pair["query_id"], pair["doc_id"]))
+        state = post(client, "/api/label", {"query_id": pair["query_id"], "doc_id": pair["doc_id"], "grade": 1}).json()
+    assert len(seen) == total == len(set(seen)) and seen[-1] == (first["query_id"], first["doc_id"])
+    assert state["done"] == total and len(all_labels(client.folder)) == total
+
+
+def test_highlighted_words_are_the_query_terms_as_the_analyzer_sees_them() -> None:
+    text = "Closures close over variables; a closure's cells. The enclosure is unrelated."
+    words = [text[a:b] for a, b in highlight_spans("how do closures work", text)]
+    assert words == ["Closures", "closure"]  # stemmed matches, stopwords (how, do) never marked
+    assert highlight_spans("the of", text) == []
+    assert all(re.fullmatch(r"\w+", w) for w in words)
