@@ -13,7 +13,10 @@ Three answer matchers, named by ``mode``:
   such answers, see :mod:`rankscope.corpora.qa_files`).
 - ``"regex"``: DPR's regex mode. The NFD answer is a pattern searched in the NFD passage,
   case-insensitively, with ``^``/``$`` at line breaks; a pattern that does not compile matches
-  nothing.
+  nothing (a syntax error, flags that contradict the Unicode mode such as ``(?a)`` or ``(?L)``,
+  nesting too deep to compile). A pattern still searching one passage after
+  :data:`PATTERN_SECONDS` (catastrophic backtracking, ``(.*){1,32000}[!?]``) is refused with an
+  :class:`AnswerPatternError` naming it: a time limit per search, so no pattern hangs a run.
 - ``"substring"``: the looser rule FlashRAG's retrieval recall and KILT use: both texts are
   lowercased, stripped of ASCII punctuation (``string.punctuation``), of the words a/an/the,
   and of extra whitespace (SQuAD's answer normalisation), and the answer must be a substring
@@ -25,11 +28,13 @@ The ``\\p{..}`` classes need the ``regex`` package (``pip install "rankscope[rag
 
 from __future__ import annotations
 
+import itertools
 import re
 import string
 import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
 from functools import lru_cache
+from typing import Any
 
 import pandas as pd
 
@@ -71,31 +76,71 @@ def squad_normalize(text: str) -> str:
     return " ".join(_ARTICLES.sub(" ", text).split())
 
 
+PATTERN_SECONDS = 1.0
+"""regex mode: the longest one answer pattern may search one passage before it is refused."""
+
+
+class AnswerPatternError(RankscopeError):
+    """A regex-mode answer pattern ran longer than :data:`PATTERN_SECONDS` on one passage."""
+
+
 def has_answer(answers: Iterable[str], text: str, mode: str = "string") -> bool:
     """Whether ``text`` contains any of ``answers`` under ``mode`` (see the module doc)."""
-    if mode == "string":
-        tokens = dpr_tokens(_nfd(text))
-        for answer in answers:
-            wanted = dpr_tokens(_nfd(answer))
-            n = len(wanted)
-            if any(tokens[i : i + n] == wanted for i in range(len(tokens) - n + 1)):
-                return True
+    return bool(AnswerMatcher(tuple(answers), mode).found(text, first=True))
+
+
+class AnswerMatcher:
+    """One question's answers prepared once (tokenised, normalised or compiled), then looked for in
+    passage after passage: each passage is read once for all answers, so a question with many answers
+    costs one pass over each passage plus one look-up per answer."""
+
+    def __init__(self, answers: Sequence[str], mode: str = "string") -> None:
+        if mode not in MODES:
+            raise RankscopeError(f"unknown answer matching mode {mode!r}; expected one of {list(MODES)}")
+        self.answers, self.mode = tuple(answers), mode
+        if mode == "string":
+            self.prepared: list[Any] = [tuple(dpr_tokens(_nfd(answer))) for answer in self.answers]
+            self.lengths = {len(tokens) for tokens in self.prepared}
+        elif mode == "regex":
+            self.prepared = [_compiled(answer) for answer in self.answers]
+        else:
+            self.prepared = [squad_normalize(answer) for answer in self.answers]
+
+    def found(self, text: str, *, first: bool = False) -> list[str]:
+        """The answers found in ``text``, in the order given (only the first with ``first``)."""
+        pairs = zip(self.answers, self.prepared)
+        if self.mode == "string":
+            tokens = dpr_tokens(_nfd(text))
+            grams = {tuple(tokens[i : i + n]) for n in self.lengths for i in range(len(tokens) - n + 1)}
+            hits = (answer for answer, wanted in pairs if wanted in grams)
+        elif self.mode == "regex":
+            text = _nfd(text)
+            hits = (answer for answer, pattern in pairs if _searched(answer, pattern, text))
+        else:
+            passage = squad_normalize(text)
+            hits = (answer for answer, wanted in pairs if wanted in passage)
+        return list(itertools.islice(hits, 1) if first else hits)
+
+
+def _compiled(answer: str) -> Any:
+    """The compiled answer pattern, or None for one that does not compile (it matches nothing)."""
+    regex = _regex()
+    try:
+        return regex.compile(_nfd(answer), flags=regex.IGNORECASE | regex.UNICODE | regex.MULTILINE)
+    except (regex.error, ValueError, RecursionError, OverflowError, MemoryError):
+        return None  # ValueError: (?a) or (?L) against the Unicode flag; RecursionError: nested too deep
+
+
+def _searched(answer: str, pattern: Any, text: str) -> bool:
+    if pattern is None:
         return False
-    if mode == "regex":
-        regex = _regex()
-        text = _nfd(text)
-        for answer in answers:
-            try:
-                pattern = regex.compile(_nfd(answer), flags=regex.IGNORECASE | regex.UNICODE | regex.MULTILINE)
-            except regex.error:
-                continue
-            if pattern.search(text) is not None:
-                return True
-        return False
-    if mode == "substring":
-        passage = squad_normalize(text)
-        return any(squad_normalize(answer) in passage for answer in answers)
-    raise RankscopeError(f"unknown answer matching mode {mode!r}; expected one of {list(MODES)}")
+    try:
+        return pattern.search(text, timeout=PATTERN_SECONDS) is not None
+    except TimeoutError:
+        raise AnswerPatternError(
+            f"answer pattern {answer[:60]!r} searched a passage of {len(text):,} characters for more than "
+            f"{PATTERN_SECONDS:g} s (catastrophic backtracking?): rewrite it or use --answer-mode string"
+        ) from None
 
 
 def answer_matches(pairs: pd.DataFrame, answers: Mapping[str, Sequence[str]], mode: str = "string") -> pd.DataFrame:
@@ -105,11 +150,18 @@ def answer_matches(pairs: pd.DataFrame, answers: Mapping[str, Sequence[str]], mo
     of each query); ``answers`` maps a query id to its answer strings. Returns one row
     ``query_id, doc_id, answer`` per answer found (each answer tested on its own).
     """
-    rows = []
+    rows: list[tuple[str, str, str]] = []
+    matchers: dict[str, AnswerMatcher] = {}
     for query_id, doc_id, text in zip(pairs["query_id"], pairs["doc_id"], pairs["text"]):
-        for answer in answers.get(query_id, ()):
-            if has_answer([answer], text, mode):
-                rows.append((query_id, doc_id, answer))
+        if query_id not in answers:
+            continue
+        if query_id not in matchers:
+            matchers[query_id] = AnswerMatcher(answers[query_id], mode)
+        try:
+            found = matchers[query_id].found(text)
+        except AnswerPatternError as exc:
+            raise AnswerPatternError(f"question {query_id!r}, passage {doc_id!r}: {exc}") from None
+        rows.extend((query_id, doc_id, answer) for answer in found)
     return pd.DataFrame(rows, columns=["query_id", "doc_id", "answer"])
 
 

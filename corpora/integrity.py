@@ -17,6 +17,7 @@ import json
 from collections.abc import Mapping
 from pathlib import Path
 
+from rankscope.core import jsonstrict as strict_json
 from rankscope.core.errors import FormatError
 from rankscope.core.fileio import PathLike, atomic_write, read_text
 from rankscope.corpora.dataset import Dataset
@@ -70,10 +71,12 @@ def recorded_checksums(folder: Path) -> dict[str, str]:
     if not path.is_file():
         return {}
     try:
-        record = json.loads(read_text(path))
-    except json.JSONDecodeError as exc:
+        record = strict_json.loads(read_text(path))
+    except (json.JSONDecodeError, strict_json.JSONValueError) as exc:
         raise FormatError(
-            path, exc.lineno, f"not valid JSON ({exc.msg}); remove the folder to download again"
+            path,
+            getattr(exc, "lineno", None),
+            f"not valid JSON ({getattr(exc, 'msg', exc)}); remove the folder to download again",
         ) from None
     files = record.get("files", {}) if isinstance(record, dict) else None
     if not isinstance(files, dict) or not all(isinstance(v, str) for v in files.values()):

@@ -3,7 +3,8 @@
 - Questions JSONL, one object per line: ``{"query_id": "q1", "text": "who ...?",
   "answers": ["...", ...]}``. ``answers`` is a non-empty list of non-empty strings: an answer
   without any token would make DPR's ``has_answer`` count every passage as relevant
-  (:mod:`rankscope.corpora.answers`), so it is refused with the file and line.
+  (:mod:`rankscope.corpora.answers`), so it is refused with the file and line, and so is a question
+  with more than :data:`MAX_ANSWERS` answers (each is looked for in every retrieved passage).
 - Retrieval results JSON as DPR's ``dense_retriever.py`` writes them (a list of
   ``{"question", "answers", "ctxs": [{"id", "title", "text", "score", "has_answer"}]}``;
   the query id is the entry's position, from 0) and as Pyserini's
@@ -25,14 +26,23 @@ from typing import Any
 
 import pandas as pd
 
+from rankscope.core import jsonstrict as strict_json
 from rankscope.core.errors import FormatError
 from rankscope.core.fileio import PathLike, read_text
 from rankscope.corpora.jsonl import read_jsonl, string_field
+
+MAX_ANSWERS = 1_000
+"""The most answers one question may have: each is looked for in every retrieved passage (a pattern
+search each in regex mode), so 100,000 answers ran over 5 minutes; TriviaQA's aliases stay far below."""
 
 
 def _answers(path: PathLike, line: int | None, where: str, value: Any) -> tuple[str, ...]:
     if not isinstance(value, list) or not value:
         raise FormatError(path, line, f"{where}'answers' must be a non-empty list of strings")
+    if len(value) > MAX_ANSWERS:
+        raise FormatError(
+            path, line, f"{where}{len(value):,} answers, more than the {MAX_ANSWERS:,} a question may have"
+        )
     for answer in value:
         if not isinstance(answer, str):
             raise FormatError(path, line, f"{where}answer {json.dumps(answer)[:40]} is not a string")
@@ -74,9 +84,11 @@ class RetrievalResults:
 def read_retrieval_results(path: PathLike) -> RetrievalResults:
     """Read a DPR (list) or Pyserini (object) retrieval results JSON file (see the module doc)."""
     try:
-        data = json.loads(read_text(path))
+        data = strict_json.loads(read_text(path))
     except json.JSONDecodeError as exc:
         raise FormatError(path, exc.lineno, f"invalid JSON ({exc.msg} at column {exc.colno})") from None
+    except strict_json.JSONValueError as exc:
+        raise FormatError(path, None, f"invalid JSON ({exc})") from None
     if isinstance(data, list):
         entries, contexts_key, id_key = [(str(i), e) for i, e in enumerate(data)], "ctxs", "id"
     elif isinstance(data, dict):

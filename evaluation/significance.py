@@ -33,7 +33,7 @@ import numpy as np
 import pandas as pd
 
 from rankscope.core.errors import SchemaError, duplicate_message
-from rankscope.core.params import Param, check_arguments
+from rankscope.core.params import SEED, Param, check_arguments
 from rankscope.core.progress import progress
 from rankscope.evaluation.marks import ALPHA
 
@@ -132,7 +132,7 @@ def wilcoxon_test(system: np.ndarray, baseline: np.ndarray) -> float:
     return float(stats.wilcoxon(system, baseline).pvalue)
 
 
-@check_arguments(n_permutations=_COUNT)
+@check_arguments(n_permutations=_COUNT, seed=SEED)
 def randomization_test(
     system: np.ndarray, baseline: np.ndarray, *, n_permutations: int = 10_000, seed: int = 0
 ) -> float:
@@ -155,7 +155,7 @@ def randomization_test(
     return (extreme + 1) / (n_permutations + 1)
 
 
-@check_arguments(n_resamples=_COUNT, confidence=_FRACTION)
+@check_arguments(n_resamples=_COUNT, confidence=_FRACTION, seed=SEED)
 def bootstrap_ci(
     system: np.ndarray,
     baseline: np.ndarray,
@@ -202,6 +202,7 @@ def adjust_pvalues(p_values: Sequence[float] | np.ndarray, method: str = "holm")
     n_permutations=_COUNT,
     n_bootstrap=_COUNT,
     confidence=_FRACTION,
+    seed=SEED,
 )
 def compare_systems(
     per_query: Mapping[str, pd.Series],

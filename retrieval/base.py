@@ -282,7 +282,9 @@ def query_texts(queries: QueryInput) -> tuple[list[str], list[str]]:
     return table["query_id"].tolist(), table["text"].tolist()
 
 
-K = Param(int, low=1, name="k")
+MAX_K = 2**63 - 1
+"""The largest ``k`` (and ``--depth``): the C kernel's index type; more than any index holds."""
+K = Param(int, low=1, high=MAX_K, name="k")
 """``search``'s ``k``: a float or 0 is a caller mistake, not a cutoff."""
 
 

@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
+from rankscope.core import jsonstrict as strict_json
 from rankscope.core.errors import RankscopeError
 from rankscope.core.outputs import check_output_file
 from rankscope.core.scheduler import add_scheduler
@@ -424,8 +425,8 @@ def _source(directory: Path) -> dict[str, object]:
     if not source_path.is_file():
         raise IndexMismatchError(f"{directory}: no {SOURCE_FILE}, so its corpus is unknown; use a new --index-dir")
     try:
-        source = json.loads(source_path.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        source = strict_json.loads(source_path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError, strict_json.JSONValueError) as exc:
         raise IndexMismatchError(f"{source_path}: not valid JSON ({exc}); use a new --index-dir") from None
     if not isinstance(source, dict):
         raise IndexMismatchError(f"{source_path}: expected a JSON object describing the corpus; use a new --index-dir")

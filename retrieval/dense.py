@@ -89,6 +89,11 @@ class PrecomputedEmbeddings:
             if not matrix_path.is_file():
                 raise FileNotFoundError(f"{matrix_path}: no such file (precomputed embeddings)") from None
             raise FormatError(matrix_path, None, f"not a .npy matrix ({exc})") from None
+        if not isinstance(matrix, np.ndarray):  # np.load opens a zip of arrays (numpy.savez) whatever its name
+            matrix.close()
+            raise FormatError(
+                matrix_path, None, "a .npz archive of arrays, not a .npy matrix (write it with numpy.save)"
+            )
         ids = [line.strip() for line in read_lines(ids_path)]
         if matrix.ndim != 2 or not np.issubdtype(matrix.dtype, np.number) or np.iscomplexobj(matrix):
             raise FormatError(

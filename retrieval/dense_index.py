@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from rankscope.core.errors import RankscopeError
+from rankscope.core.errors import ParameterError, RankscopeError
 from rankscope.core.progress import progress_slices
 from rankscope.retrieval.base import make_run
 from rankscope.retrieval.params import Param
@@ -91,7 +91,7 @@ def build_index(
 ) -> Any:  # a faiss.Index (faiss has no type hints)
     """A FAISS inner-product index holding ``vectors`` (rows = FAISS ids 0..n-1)."""
     if kind not in INDEX_KINDS:
-        raise ValueError(f"faiss_index must be one of {list(INDEX_KINDS)}, got {kind!r}")
+        raise ParameterError(f"faiss_index must be one of {list(INDEX_KINDS)}, got {kind!r}")
     faiss = import_faiss()
     data = np.ascontiguousarray(vectors, dtype=np.float32)
     dim = data.shape[1]
@@ -104,7 +104,10 @@ def build_index(
         index.hnsw.efConstruction = ef_construction
     else:
         if len(data) < nlist:
-            raise ValueError(f"faiss_index=ivf with nlist={nlist} needs at least {nlist} documents, got {len(data)}")
+            raise ParameterError(
+                f"faiss_index=ivf with nlist={nlist} needs at least {nlist} documents, got {len(data)}: "
+                f"lower nlist (about the square root of the documents is usual)"
+            )
         index = faiss.index_factory(dim, f"IVF{nlist},Flat", faiss.METRIC_INNER_PRODUCT)
         index.cp.min_points_per_centroid = 1  # small collections: no warning, the clustering is the same
     with _one_thread(faiss):

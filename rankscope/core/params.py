@@ -42,6 +42,11 @@ _TYPE_NAMES = {bool: "true or false", int: "an int", float: "a float", str: "a s
 _FIELDS = ("name", "kind", "default", "help", "low", "high", "closed", "choices", "optional", "objects", "check")
 
 
+def _number(bound: float) -> str:
+    """A bound as written: an integer in full (``4294967295``, not ``4.29497e+09``), a float short."""
+    return str(bound) if isinstance(bound, int) else f"{bound:g}"
+
+
 class Param(Generic[T]):
     """One parameter and what values it allows.
 
@@ -153,8 +158,8 @@ class Param(Generic[T]):
     def interval(self) -> str:
         """The range in interval notation, ``[0, 1]``, ``(0, inf)``; a missing bound is an open infinity."""
         left, right = ENDS[self.closed]
-        low = "(-inf" if self.low is None else f"{left}{self.low:g}"
-        high = "inf)" if self.high is None else f"{self.high:g}{right}"
+        low = "(-inf" if self.low is None else f"{left}{_number(self.low)}"
+        high = "inf)" if self.high is None else f"{_number(self.high)}{right}"
         return f"{low}, {high}"
 
     def refusal(self, owner: str, shown: str) -> ParameterError:
@@ -301,3 +306,14 @@ def parameter_table(parameters: Iterable[Param[Any]]) -> pd.DataFrame:
         for p in parameters
     ]
     return pd.DataFrame(rows, columns=["parameter", "allowed", "default", "help"])
+
+
+SEED = Param(
+    int,
+    0,
+    "seed of the random generators (tests, folds, sampling): numpy's take 0 to 2**32-1",
+    low=0,
+    high=2**32 - 1,
+    name="seed",
+)
+"""Every public seed: a negative one is a ValueError deep inside numpy, a larger one differs between generators."""

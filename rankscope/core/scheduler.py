@@ -4,7 +4,10 @@
 duration of the command; any other value is the address of a running scheduler
 (``tcp://host:8786``, as ``dask-scheduler`` prints it, or one started by dask-jobqueue or the
 Dask Kubernetes operator). Results never depend on where or on how many workers they ran
-(docs/distributed.md). A scheduler that cannot be reached is a one-line :class:`SchedulerError`.
+(docs/distributed.md). A scheduler that cannot be reached, or a server at the address that does not
+answer as a Dask scheduler within :data:`CONNECT_TIMEOUT` (an HTTP server, a port that accepts and never
+replies, one that replies garbage), is a one-line :class:`SchedulerError`: Dask's own ``Client`` waits
+for the handshake without a limit.
 """
 
 from __future__ import annotations
@@ -14,12 +17,15 @@ import contextlib
 import logging
 import re
 from collections.abc import Iterator
+from concurrent.futures import CancelledError
 from typing import Any
 
 from rankscope.core.errors import RankscopeError
 
 CONNECT_TIMEOUT = 10
 """Seconds to wait for a scheduler at an address before giving up."""
+ANSWER_TIMEOUT = 10
+"""Seconds a server that accepted the connection has to answer as a Dask scheduler."""
 
 _LOCAL = re.compile(r"local:([1-9][0-9]{0,2})")
 
@@ -59,6 +65,7 @@ def connect(spec: str) -> Iterator[Any]:
     except ImportError:
         raise SchedulerError(f'--scheduler {spec} needs Dask: pip install "rankscope[distributed]"') from None
     with contextlib.ExitStack() as stack:
+        stack.enter_context(_dask_logs_quiet())
         if isinstance(target, int):
             cluster = LocalCluster(
                 n_workers=target,
@@ -71,13 +78,76 @@ def connect(spec: str) -> Iterator[Any]:
             stack.enter_context(cluster)
             client = stack.enter_context(Client(cluster))
         else:
+            _identify(target)
             try:
                 client = Client(target, timeout=CONNECT_TIMEOUT)
             except (OSError, TimeoutError, ValueError) as exc:
-                said = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-                raise SchedulerError(f"cannot reach the Dask scheduler at {target}: {said}") from None
+                raise SchedulerError(f"cannot reach the Dask scheduler at {target}: {_said(exc)}") from None
             stack.enter_context(client)
-        yield client
+        try:
+            yield client
+        except (CancelledError, OSError) as exc:  # Dask cancels every task when it loses the scheduler
+            if client.status == "running" and not isinstance(exc, CancelledError):
+                raise
+            raise SchedulerError(
+                f"lost the Dask scheduler at {spec} while working ({_said(exc)}); nothing was written: run the command again"
+            ) from None
+
+
+@contextlib.contextmanager
+def _dask_logs_quiet() -> Iterator[None]:
+    """Dask's loggers below CRITICAL while rankscope holds a client: losing the scheduler logs tracebacks of
+    its reconnection attempts on stderr, and the command says what happened in one line instead."""
+    names = ["distributed", *(n for n in logging.Logger.manager.loggerDict if n.startswith("distributed."))]
+    loggers = [logging.getLogger(name) for name in names]
+    levels = [logger.level for logger in loggers]
+    for logger in loggers:
+        logger.setLevel(logging.CRITICAL)
+    try:
+        yield
+    finally:
+        for logger, level in zip(loggers, levels):
+            logger.setLevel(level)
+
+
+def _identify(address: str) -> None:
+    """Ask the server at ``address`` what it is, all within :data:`CONNECT_TIMEOUT`; refuse anything but a
+    Dask scheduler. Run in a thread of its own so that a caller's running event loop (a notebook) is no matter."""
+    import asyncio
+    from concurrent.futures import ThreadPoolExecutor
+
+    from distributed.comm import connect as open_comm
+
+    async def ask() -> Any:
+        comm = await open_comm(address, timeout=CONNECT_TIMEOUT)
+        try:
+            await comm.write({"op": "identity", "reply": True})
+            return await comm.read()
+        finally:
+            comm.abort()
+
+    async def bounded() -> Any:  # connecting gives up by itself (an OSError) after CONNECT_TIMEOUT
+        return await asyncio.wait_for(ask(), CONNECT_TIMEOUT + ANSWER_TIMEOUT)
+
+    with ThreadPoolExecutor(1) as pool:
+        try:
+            answer = pool.submit(asyncio.run, bounded()).result()
+        except (asyncio.TimeoutError, TimeoutError):
+            raise SchedulerError(
+                f"the server at {address} accepted the connection but did not answer as a Dask scheduler "
+                f"within {ANSWER_TIMEOUT} s (is it a scheduler's address?)"
+            ) from None
+        except Exception as exc:  # whatever the server sent broke Dask's protocol: the address is the problem
+            raise SchedulerError(f"cannot reach the Dask scheduler at {address}: {_said(exc)}") from None
+    if not (isinstance(answer, dict) and answer.get("type") == "Scheduler"):
+        what = answer.get("type") if isinstance(answer, dict) else type(answer).__name__
+        raise SchedulerError(f"the server at {address} is not a Dask scheduler (it said it is a {what})")
+
+
+def _said(exc: BaseException) -> str:
+    """An exception's first line, or its type when it says nothing."""
+    text = str(exc).splitlines()[0] if str(exc) else ""
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
 @contextlib.contextmanager

@@ -26,9 +26,13 @@ from typing import Any, TypeVar
 
 from rankscope.core.errors import RankscopeError
 from rankscope.core.outputs import check_output_folder
+from rankscope.core.params import SEED
 from rankscope.reporting.plots import FIGURE_FORMATS, check_formats
 
 SEARCHES = ("grid", "optuna")
+MAX_TRIALS = 100_000
+"""The most trials of one optuna study: each is a search of every training query (TPE's own cost also
+grows with the trials), so more would run for days; a typo is refused at once."""
 
 
 @dataclass(frozen=True)
@@ -60,6 +64,9 @@ class Execution:
     test: str = "randomization"
     scheduler: str | None = None
 
+    def __post_init__(self) -> None:
+        SEED.validate(self.seed, "Execution")  # before any work: numpy refuses it only once deep inside
+
 
 @dataclass(frozen=True)
 class Search:
@@ -72,8 +79,8 @@ class Search:
     def check(self) -> Search:
         if self.method not in SEARCHES:
             raise RankscopeError(f"--search must be one of {', '.join(SEARCHES)}, got {self.method!r}")
-        if self.method == "optuna" and self.trials < 1:
-            raise RankscopeError(f"--trials must be at least 1, got {self.trials}")
+        if self.method == "optuna" and not 1 <= self.trials <= MAX_TRIALS:
+            raise RankscopeError(f"--trials must be at least 1 and at most {MAX_TRIALS:,}, got {self.trials}")
         return self
 
 

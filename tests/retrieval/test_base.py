@@ -51,9 +51,12 @@ def test_document_texts_joins_title_and_refuses_duplicate_ids() -> None:
         document_texts(pd.DataFrame({"doc_id": ["1", "1"], "text": ["a", "b"]}))
 
 
-@pytest.mark.parametrize("bad", [0, -1, 2.5, True, "10"])
+@pytest.mark.parametrize("bad", [0, -1, 2.5, True, "10", 2**63])
 def test_check_k_refuses_non_positive_integers(bad: object) -> None:
-    with pytest.raises(ValueError, match=r"^search: k=.* is not allowed; k must be an int in \[1, inf\)$"):
+    """Up to 2**63-1, the C kernel's index type (2**63 was an OverflowError there)."""
+    with pytest.raises(
+        ValueError, match=r"^search: k=.* is not allowed; k must be an int in \[1, 9223372036854775807\]$"
+    ):
         check_k(bad)  # type: ignore[arg-type]
 
 

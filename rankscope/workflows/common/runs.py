@@ -92,9 +92,14 @@ def check_specs(specs: Sequence[str]) -> None:
 
 
 def check_depth(depth: int | None) -> None:
-    """Refuse a depth below 1 before any indexing, so the mistake costs no time (None: no depth given)."""
+    """Refuse a depth below 1 (or beyond what a search can take) before any indexing, so the mistake costs
+    no time (None: no depth given)."""
+    from rankscope.retrieval.base import MAX_K
+
     if depth is not None and depth < 1:
         raise RankscopeError(f"--depth must be at least 1, got {depth}")
+    if depth is not None and depth > MAX_K:
+        raise RankscopeError(f"--depth must be at most {MAX_K}, got {depth}")
 
 
 def cutoff_table(

@@ -7,6 +7,9 @@ import numpy as np
 from rankscope.core.errors import RankscopeError
 
 _DECIMALS = 10  # grid values are rounded so 0.1 * 3 prints as 0.3, not 0.30000000000000004
+MAX_POINTS = 100_000
+"""The most values one parameter's range gives, and the most points a grid scores (each point is a search
+of every query): a typo like ``0:100000000:1`` is refused at once instead of running for days."""
 
 
 def parse_range(text: str, name: str = "range") -> np.ndarray:
@@ -28,6 +31,10 @@ def parse_range(text: str, name: str = "range") -> np.ndarray:
         raise RankscopeError(f"--{name} {text!r}: stop {stop:g} is below start {start:g}")
     steps = (stop - start) / step
     n_steps = round(steps)
+    if n_steps + 1 > MAX_POINTS:
+        raise RankscopeError(
+            f"--{name} {text!r}: {n_steps + 1:,} values, more than the {MAX_POINTS:,} a grid may hold; use a larger step"
+        )
     if abs(steps - n_steps) > 1e-9 * max(1.0, steps):
         raise RankscopeError(f"--{name} {text!r}: stop {stop:g} is not start plus a whole number of steps of {step:g}")
     return np.round(start + step * np.arange(n_steps + 1), _DECIMALS)

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import itertools
+import math
 import re
 import textwrap
 import time
@@ -42,7 +43,7 @@ from rankscope.workflows.common.runs import DatasetSource, check_specs, resolve_
 from rankscope.workflows.options import Execution, Output, Search, accepts_old_calls, moved, moved_figures
 from rankscope.workflows.tune.crossval import CrossValidation, assign_folds, best_column, cross_validate
 from rankscope.workflows.tune.gain import GainTest, gain_test
-from rankscope.workflows.tune.grid import parse_values
+from rankscope.workflows.tune.grid import MAX_POINTS, parse_values
 from rankscope.workflows.tune.model_search import optuna_search, point_values
 
 if TYPE_CHECKING:
@@ -566,6 +567,12 @@ def _plan(
             return _Plan(spec, system, defaults, {})
     kinds = {p.name: p.kind for p in system.parameters}
     plan = _Plan(spec, system, defaults, _space(spec, defaults, kinds, params))
+    size = math.prod(len(values) for values in plan.space.values())
+    if every_point and size > MAX_POINTS:
+        raise RankscopeError(
+            f"the grid of {' x '.join(str(len(v)) for v in plan.space.values())} = {size:,} points is more than "
+            f"the {MAX_POINTS:,} tune scores; use larger steps or --search optuna"
+        )
     current = system.get_params()
     checked = plan.points if every_point else [{n: v} for n, values in plan.space.items() for v in values]
     for values in checked:  # a grid value the retriever refuses fails before any indexing
