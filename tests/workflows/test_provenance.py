@@ -70,7 +70,7 @@ def test_compare_records_full_specs_run_file_checksum_and_settings(tmp_path: Pat
         "correction": "holm",
         "alpha": 0.05,
         "seed": 7,
-        "depth": 1000,
+        "depth": None,  # run files are scored as given unless --depth is set
     }
     assert record["created"].endswith("+00:00")
     assert result.to_dict()["provenance"] == record
