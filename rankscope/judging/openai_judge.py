@@ -19,7 +19,15 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from typing import Any
 
 from rankscope.judging.base import FAILED, INVALID, OK, Judge, JudgeError, JudgeIdentity, Judgment, Pair
-from rankscope.judging.prompt import PROMPT_HASH, PROMPT_VERSION, SYSTEM, TEMPLATE, messages, parse_label
+from rankscope.judging.prompt import (
+    FINAL_SCORE_GRAMMAR,
+    PROMPT_HASH,
+    PROMPT_VERSION,
+    SYSTEM,
+    TEMPLATE,
+    messages,
+    parse_label,
+)
 
 NO_KEY = "none"
 """What is sent as the key when ``key_env`` is empty: local servers ignore it, the client needs one."""
@@ -40,6 +48,7 @@ class OpenAIJudge(Judge):
         concurrency: int = 4,
         timeout: float = 60.0,
         retries: int = 5,
+        grammar: int = 0,
     ) -> None:
         try:
             import openai
@@ -54,7 +63,9 @@ class OpenAIJudge(Judge):
         self._arguments = {
             "model": model, "base_url": base_url, "key_env": key_env, "temperature": temperature, "seed": seed,
             "max_tokens": max_tokens, "concurrency": concurrency, "timeout": timeout, "retries": retries,
+            "grammar": grammar,
         }  # fmt: skip
+        self._extra = {"grammar": FINAL_SCORE_GRAMMAR} if grammar else None
         self.model, self.base_url, self.key_env = model, base_url, key_env
         self.temperature, self.seed, self.max_tokens = temperature, seed, max_tokens
         self.concurrency = concurrency
@@ -67,6 +78,7 @@ class OpenAIJudge(Judge):
             prompt_hash=PROMPT_HASH,
             parameters=(
                 ("base_url", base_url),
+                *((("grammar", FINAL_SCORE_GRAMMAR),) if grammar else ()),  # absent when off: older keys stay
                 ("max_tokens", max_tokens),
                 ("seed", seed),
                 ("temperature", temperature),
@@ -86,6 +98,7 @@ class OpenAIJudge(Judge):
                 temperature=self.temperature,
                 seed=self.seed,
                 max_tokens=self.max_tokens,
+                extra_body=self._extra,
             )
             text = _reply_text(reply)
         except self._errors as exc:

@@ -41,6 +41,11 @@ Work through these steps silently:
 Reply with the grade alone on a last line in exactly this form, with no explanation:
 Final score: <0, 1, 2 or 3>"""
 
+FINAL_SCORE_GRAMMAR = 'root ::= "Final score: " [0-3]'
+"""llama.cpp's GBNF for the reply the template asks for and nothing else (``openai:...,grammar=1``): a
+small model that would answer in prose can then only state a grade, which :func:`parse_label` reads
+like any reply (a reply cut short by ``max_tokens`` is still ``invalid``)."""
+
 PROMPT_HASH = hashlib.sha256(f"{PROMPT_VERSION}\n{SYSTEM}\n{TEMPLATE}".encode()).hexdigest()[:16]
 """The first 16 hex digits of the SHA-256 of version, system message and template."""
 

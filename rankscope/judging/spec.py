@@ -69,6 +69,7 @@ OPTIONS: dict[str, tuple[Option, ...]] = {
         Option("concurrency", int, 4, low=1, high=256),
         Option("timeout", float, 60.0, low=0.001),
         Option("retries", int, 5, low=0, high=100),
+        Option("grammar", int, 0, low=0, high=1),
     ),
     "qrels": (
         Option("path", str, ""),

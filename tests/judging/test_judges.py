@@ -127,10 +127,38 @@ def test_the_identity_changes_with_what_changes_labels(stub_server) -> None:
     base = make_judge(f"openai:model=m,base_url={url}").identity
     same = make_judge(f"openai:model=m,base_url={url},concurrency=9,timeout=5,retries=1").identity
     assert base.key == same.key  # how the calls are made is not what they answer
-    for change in ("model=n", "seed=1", "temperature=0.5", "max_tokens=10"):
+    for change in ("model=n", "seed=1", "temperature=0.5", "max_tokens=10", "grammar=1"):
         options = f"base_url={url}," + (change if change.startswith("model") else f"model=m,{change}")
         assert make_judge(f"openai:{options}").identity.key != base.key
     assert base.prompt_hash == PROMPT_HASH
+
+
+def test_grammar_constrains_the_reply_only_when_asked(stub_server) -> None:
+    """grammar=1 sends llama.cpp's GBNF of the template's last line (the stub ignores it, so the reply is
+    read by the same parser); without it nothing extra is sent, and the identity of grammar=0 is the
+    identity judges had before the option existed (their cached labels stay)."""
+    url, log = stub_server
+    pairs = [pair("a" * n, qid=f"q{n}") for n in range(1, 5)]
+    constrained = make_judge(f"openai:model=m,base_url={url},grammar=1")
+    assert constrained.judge(pairs) == [Judgment(n % 4, OK, f"Final score: {n % 4}") for n in range(1, 5)]
+    assert {r["body"]["grammar"] for r in log.requests} == {'root ::= "Final score: " [0-3]'}
+    assert dict(constrained.identity.parameters)["grammar"] == 'root ::= "Final score: " [0-3]'
+    free = make_judge(f"openai:model=m,base_url={url}")
+    free.judge(pairs[:1])
+    assert "grammar" not in log.requests[-1]["body"] and "grammar" not in dict(free.identity.parameters)
+    assert make_judge(f"openai:model=m,base_url={url},grammar=0").identity == free.identity
+    for reply, grade in grammar_language():  # every reply the grammar allows is read as its grade
+        assert parse_label(reply) == grade
+
+
+def grammar_language() -> list[tuple[str, int]]:
+    """The replies FINAL_SCORE_GRAMMAR allows, read off its text (a quoted literal, then a digit range)."""
+    import re
+
+    from rankscope.judging.prompt import FINAL_SCORE_GRAMMAR
+
+    literal, low, high = re.fullmatch(r'root ::= "([^"]*)" \[(\d)-(\d)\]', FINAL_SCORE_GRAMMAR).groups()
+    return [(f"{literal}{grade}", grade) for grade in range(int(low), int(high) + 1)]
 
 
 def test_callable_judge_takes_labels_or_replies_and_records_failures() -> None:
@@ -183,7 +211,7 @@ def test_qrels_judge_answers_from_the_file_and_flips_a_seeded_share(tmp_path: Pa
         ("openai:base_url=http://x", "judge spec 'openai:base_url=http://x': openai needs model=..."),
         (
             "openai:model=m,temp=0",
-            "judge spec 'openai:model=m,temp=0': openai has no option 'temp'; known: model, base_url, key_env, temperature, seed, max_tokens, concurrency, timeout, retries",
+            "judge spec 'openai:model=m,temp=0': openai has no option 'temp'; known: model, base_url, key_env, temperature, seed, max_tokens, concurrency, timeout, retries, grammar",
         ),
         ("openai:model=m,seed=x", "judge spec 'openai:model=m,seed=x': seed=x is not allowed; seed must be an integer"),
         (
