@@ -2,7 +2,8 @@
 
 ``init`` reads the files (text, Markdown, HTML, PDF) and the team's questions into DIR, a BEIR-layout
 folder; a re-run adds new and changed files only. ``pool`` searches the questions with the systems and
-keeps their top documents, ``sample`` draws the pairs people label (docs/collection.md).
+keeps their top documents, ``sample`` draws the pairs people label (then ``rankscope label DIR``), ``export``
+writes the qrels and provenance so that ``compare --dataset DIR`` works (docs/collection.md).
 """
 
 from __future__ import annotations
@@ -53,6 +54,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     sample.add_argument("--budget", type=int, required=True, metavar="N", help="pairs to draw")
     sample.add_argument("--seed", type=int, default=0, help="seed of the draw (default: %(default)s)")
     sample.set_defaults(func=run_sample)
+    export = actions.add_parser(
+        "export", help="write the qrels (human, judge, merged with source), inclusion probabilities and provenance"
+    )
+    export.add_argument("folder", metavar="DIR", help="the collection folder")
+    export.set_defaults(func=run_export)
 
 
 def run_init(args: argparse.Namespace) -> int:
@@ -76,4 +82,11 @@ def run_sample(args: argparse.Namespace) -> int:
     from rankscope.workflows.collection.sample import sample_collection
 
     print(sample_collection(args.folder, args.budget, args.seed).to_text())
+    return 0
+
+
+def run_export(args: argparse.Namespace) -> int:
+    from rankscope.workflows.collection.export import export_collection
+
+    print(export_collection(args.folder).to_text())
     return 0

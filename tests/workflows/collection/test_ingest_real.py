@@ -5,50 +5,16 @@ as pydoc renders it, plus a PDF made from one module's documentation."""
 from __future__ import annotations
 
 import json
-import pydoc
 from pathlib import Path
 
 import pytest
 
 from rankscope.cli import main
-from tests.workflows.collection.files import make_pdf
+from tests.workflows.collection.files import debian_folders, stdlib_docs
 
 pytest.importorskip("pypdf")
 pytest.importorskip("bs4")
 pytest.importorskip("markdown_it")
-
-STDLIB = ("json", "csv", "heapq", "bisect", "textwrap", "string", "shlex", "fractions", "statistics", "difflib",
-          "functools", "itertools", "collections", "pathlib", "gzip", "zipfile", "sqlite3", "argparse", "logging",
-          "datetime", "calendar", "random", "hashlib", "hmac", "secrets", "uuid", "base64", "html", "urllib.parse",
-          "email.message", "contextlib", "dataclasses", "enum", "typing", "decimal", "math", "operator", "copy",
-          "pprint", "tempfile")  # fmt: skip
-
-
-def debian_folders(wanted: int) -> list[Path]:
-    """Package folders of /usr/share/doc holding HTML, text or Markdown, in name order, until they hold
-    ``wanted`` files; those with HTML pages first (libffi's manual, base-passwd's)."""
-    root = Path("/usr/share/doc")
-    if not root.is_dir():
-        pytest.skip("no /usr/share/doc on this machine")
-    folders = [p for p in sorted(root.iterdir()) if p.is_dir() and not p.is_symlink()]
-    chosen, count = [], 0
-    for folder in sorted(folders, key=lambda p: not any(p.rglob("*.html"))):
-        files = [p for p in folder.rglob("*") if p.is_file()]
-        if any(p.suffix in (".html", ".md", ".txt") for p in files) and len(files) < wanted:
-            chosen.append(folder)
-            count += len(files)
-        if count >= wanted:
-            break
-    return chosen
-
-
-def stdlib_docs(folder: Path) -> tuple[Path, list[str]]:
-    """The modules' pydoc text, one file each, and the lines drawn into a 3-page PDF of the first one."""
-    folder.mkdir()
-    for name in STDLIB:
-        (folder / f"{name}.txt").write_text(pydoc.plain(pydoc.render_doc(name)))
-    lines = [line[:90] for line in (folder / "json.txt").read_text().splitlines() if line.strip()][:120]
-    return make_pdf(folder / "json-manual.pdf", ["\n".join(lines[i : i + 40]) for i in (0, 40, 80)], "json"), lines
 
 
 def script_texts(page: str) -> list[str]:
