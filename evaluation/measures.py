@@ -256,7 +256,12 @@ def err(j: Judged, k: int | None = None) -> np.ndarray:
     return j.per_query_sum(stop * np.exp(log_reached) / (pos + 1.0), q)
 
 
-def rbp(j: Judged, k: int | None = None, p: float = 0.8) -> np.ndarray:
-    """RBP = (1 - p) * sum_{i(<=k)} p^(i-1) rel(i), binary relevance (Moffat & Zobel 2008)."""
-    rel = j.relevant if k is None else j.relevant & (j.pos < k)
-    return (1.0 - p) * j.per_query_sum(np.where(rel, np.power(p, j.pos.astype(np.float64)), 0.0))
+def rbp(j: Judged, k: int | None = None, p: float = 0.8, binary: bool = False) -> np.ndarray:
+    """RBP = (1 - p) * sum_{i(<=k)} p^(i-1) gain(i) (Moffat & Zobel 2008).
+
+    ``binary`` (a ``rel=`` given): gain 1 for a relevant document, else 0; otherwise the label itself
+    (labels <= 0 give 0), as ir_measures' ``RBP(p=x)`` without ``rel`` (trectools) and ranx weigh it.
+    """
+    shown = j.pos < k if k is not None else np.ones(len(j.pos), dtype=bool)
+    gain = np.where(j.relevant, 1.0, 0.0) if binary else np.maximum(j.label, 0).astype(np.float64)
+    return (1.0 - p) * j.per_query_sum(np.where(shown, gain * np.power(p, j.pos.astype(np.float64)), 0.0))

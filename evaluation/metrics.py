@@ -63,13 +63,24 @@ class Family:
     binary: bool = True
     quiet: frozenset[str] = frozenset()
     """Parameters left out of the canonical name at their default (iprec's ``trec``)."""
+    example: str = ""
+    """How to write a required parameter, for the refusal of a name without it."""
+    binary_flag: bool = False
+    """The functions take ``binary``: True when the name gives ``rel=`` (RBP: graded without it)."""
+    with_rel: str | None = None
+    """The family a ``rel=`` makes of this one (ir_measures' ``NumRet(rel=1)`` is ``num_rel_ret``)."""
+    variants: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+    """Word-valued parameters naming another family: ``ndcg(dcg=exp-log2)`` is ``ndcg_exp``."""
 
 
 _RECALL = Param(float, None, "the recall level", low=0, high=1, name="recall")
 _TREC_VERSION = Param(
     int, 10, "trec_eval's version: its rounding of recall levels changed in 10", low=9, high=10, name="trec"
 )
-_PERSISTENCE = Param(float, 0.8, "RBP's persistence; 0.8 as in ir_measures", low=0, high=1, closed="neither", name="p")
+_PERSISTENCE = Param(
+    float, None, "RBP's persistence, always written: ir_measures' RBP takes 0.8 by default, trec_eval's rbp 0.9",
+    low=0, high=1, closed="neither", name="p",
+)  # fmt: skip
 _REL = Param(int, None, "relevant means a label >= rel (trec_eval's -l)", low=1, name="rel")
 _THRESHOLD = Param(float, None, "a document counts when its score >= threshold", name="threshold")
 
@@ -107,18 +118,26 @@ register("f1", Family(measures.f1_at, measures.set_f1, measures.set_f1), ["set_f
 register("hit", Family(measures.hit_at, None), [], ["success"])
 register("mrr", Family(measures.reciprocal_rank, measures.reciprocal_rank), ["recip_rank", "rr"])
 register("map", Family(measures.average_precision, measures.average_precision), ["ap"], ["map_cut"])
-register("ndcg", Family(measures.ndcg, measures.ndcg, binary=False), [], ["ndcg_cut"])
+register(
+    "ndcg",
+    Family(measures.ndcg, measures.ndcg, binary=False, variants={"dcg": {"log2": "ndcg", "exp-log2": "ndcg_exp"}}),
+    [],
+    ["ndcg_cut"],
+)
 register("ndcg_exp", Family(measures.ndcg_exp, measures.ndcg_exp, binary=False))
 register("rprec", Family(None, measures.r_precision), ["r_prec", "r-prec"])
 register("bpref", Family(None, measures.bpref))
 register("judged", Family(measures.judged_at, measures.judged_at, binary=False))
-register("num_ret", Family(None, measures.num_ret, binary=False), ["numret"])
+register("num_ret", Family(None, measures.num_ret, binary=False, with_rel="num_rel_ret"), ["numret"])
 register("num_rel", Family(None, measures.num_rel), ["numrel"])
 register("num_rel_ret", Family(None, measures.num_rel_ret), ["numrelret"])
-register("iprec", Family(None, measures.interpolated_precision, params={"recall": _RECALL, "trec": _TREC_VERSION}, at_param="recall", quiet=frozenset({"trec"})),
+register("iprec", Family(None, measures.interpolated_precision, params={"recall": _RECALL, "trec": _TREC_VERSION}, at_param="recall", quiet=frozenset({"trec"}), example="iprec@0.5"),
          ["iprec_at_recall"])  # fmt: skip
 register("err", Family(measures.err, measures.err, binary=False))
-register("rbp", Family(measures.rbp, measures.rbp, params={"p": _PERSISTENCE}))
+register(
+    "rbp",
+    Family(measures.rbp, measures.rbp, params={"p": _PERSISTENCE}, binary_flag=True, example="rbp(p=0.8) or rbp.p=0.9"),
+)
 
 _BUILT_IN = frozenset(ALIASES)
 """Every built-in name and alias: :func:`define` cannot take them."""
@@ -160,6 +179,10 @@ _NAME = re.compile(
 _PARAM = re.compile(rf"(?P<key>[a-z_]+)=(?P<value>{_NUMBER})")
 _CUTOFF = re.compile(r"[1-9][0-9]*")
 _TREC_IPREC = re.compile(r"iprec_at_recall_(?P<level>[01]\.[0-9]+)")
+_TREC_PARAM = re.compile(rf"(?P<base>[a-z_]+)\.(?P<key>[a-z]+)=(?P<value>{_NUMBER})")
+"""trec_eval's ``-m rbp.p=0.95``: a measure's parameter written after a dot."""
+_WORD_PARAM = re.compile(r"(?:^|,)(?P<key>[a-z_]+)=['\"]?(?P<value>[a-z][a-z0-9\-]*)['\"]?(?=,|$)")
+"""A word-valued parameter (``dcg=exp-log2``, quoted or not, as ir_measures writes it)."""
 
 
 @dataclass(frozen=True)
@@ -183,7 +206,9 @@ class Metric:
         family = FAMILIES[self.family]
         if self.rel is not None:
             judged = judged.at_level(self.rel)
-        params = dict(self.params)
+        params: dict[str, Any] = dict(self.params)
+        if family.binary_flag:
+            params["binary"] = self.rel is not None
         if self.k is not None:
             values = family.at_k(judged, self.k, **params)  # type: ignore[misc]
         elif self.threshold is not None:
@@ -242,6 +267,9 @@ def parse_metric(name: str, *, suggest: bool = True) -> Metric:
     trec_iprec = _TREC_IPREC.fullmatch(text)
     if trec_iprec:
         text = f"iprec@{trec_iprec.group('level')}"
+    trec_param = _TREC_PARAM.fullmatch(text)
+    if trec_param and trec_param.group("base") in ALIASES:
+        text = f"{trec_param.group('base')}({trec_param.group('key')}={trec_param.group('value')})"
     match = _NAME.fullmatch(text)
     alias = ALIASES.get(match.group("base")) if match else None
     if match is None or alias is None:
@@ -255,7 +283,11 @@ def parse_metric(name: str, *, suggest: bool = True) -> Metric:
     sep, at = match.group("sep"), match.group("at")
     if sep is not None and sep not in separators:
         raise RankscopeError(f"unknown metric {name!r}: write the cutoff as {base}@{at}")
-    values = _parse_params(name, match.group("params"))
+    base, family, params_text = _variant(name, base, family, match.group("params"))
+    values = _parse_params(name, params_text)
+    if family.with_rel is not None and "rel" in values:
+        base = family.with_rel
+        family = FAMILIES[base]
     if at is not None and family.at_param is not None:
         if family.at_param in values:
             raise RankscopeError(f"metric {name!r}: {family.at_param} is given twice")
@@ -282,6 +314,21 @@ def _suggestion(text: str) -> str:
         except RankscopeError:
             continue
     return did_you_mean(text, known_forms(), cutoff=0.5)
+
+
+def _variant(name: str, base: str, family: Family, text: str | None) -> tuple[str, Family, str | None]:
+    """The family a word-valued parameter names (``ndcg(dcg=exp-log2)`` is ``ndcg_exp``), and the other parameters."""
+    words = [word for word in _WORD_PARAM.finditer(text or "") if word.group("key") in family.variants]
+    if not words:
+        return base, family, text
+    for word in words:
+        key, value = word.group("key"), word.group("value")
+        choices = family.variants[key]
+        if value not in choices:
+            raise RankscopeError(f"metric {name!r}: {key}={value} is not known; {key} is one of {', '.join(choices)}")
+        base = choices[value]
+    rest = ",".join(part for part in (text or "").split(",") if part.split("=")[0] not in family.variants)
+    return base, FAMILIES[base], rest or None
 
 
 def _parse_params(name: str, text: str | None) -> dict[str, str]:
@@ -326,7 +373,7 @@ def _family_params(name: str, base: str, family: Family, values: dict[str, str])
         if key in values:
             params.append((key, param.parse(values[key], f"metric {name!r}")))
         elif param.default is None:
-            raise RankscopeError(f"metric {name!r}: {base} needs {key}, e.g. {base}@0.5")
+            raise RankscopeError(f"metric {name!r}: {base} needs {key} ({param.help}), e.g. {family.example}")
         else:
             params.append((key, param.default))
     return tuple(params)

@@ -110,15 +110,28 @@ def test_err_refuses_grades_beyond_gdeval_scale() -> None:
 
 @pytest.mark.parametrize("seed", range(4))
 @pytest.mark.parametrize(
-    ("name", "p", "k"), [("rbp", 0.8, 10**9), ("rbp(p=0.5)@10", 0.5, 10), ("RBP(p=0.95)", 0.95, 10**9)]
+    ("name", "p", "k", "level"),
+    [
+        ("rbp(p=0.8)", 0.8, 10**9, None),
+        ("rbp(p=0.5)@10", 0.5, 10, None),
+        ("RBP(p=0.95)", 0.95, 10**9, None),
+        ("RBP(p=0.8,rel=1)", 0.8, 10**9, 1),
+        ("rbp(p=0.5,rel=2)@10", 0.5, 10, 2),
+    ],
 )
-def test_rbp_equals_its_definition(seed: int, name: str, p: float, k: int) -> None:
-    """Moffat & Zobel's binary RBP, query by query in the tie-rule order (ir_measures' RBP needs
-    cwl_eval, whose values depend on the other queries' judgments; ranx's weighs by the label)."""
+def test_rbp_equals_its_definition(seed: int, name: str, p: float, k: int, level: int | None) -> None:
+    """Moffat & Zobel's RBP, query by query in the tie-rule order: weighed by the label without ``rel``
+    (ir_measures' RBP(p=x), computed by trectools, and ranx's), by 1 for a label >= rel with it
+    (ir_measures' RBP(p=x,rel=n), computed by cwl_eval). Neither provider is installed with the tests;
+    the random cases hold graded and negative labels, so the two readings differ on them."""
     qrels, run = random_case(seed)
     ours = evaluate(qrels, run, [name]).wide()[parse_metric(name).name]
+
+    def gain(label: int) -> float:
+        return float(max(label, 0)) if level is None else float(label >= level)
+
     reference = definition_by_loop(
-        qrels, run, lambda labels: (1 - p) * sum(p**i for i, g in enumerate(labels[:k]) if g >= 1)
+        qrels, run, lambda labels: (1 - p) * sum(p**i * gain(g) for i, g in enumerate(labels[:k]))
     )
     assert sum(v > 0 for v in reference.values()) >= 3
     for qid, expected in reference.items():
@@ -129,10 +142,22 @@ def test_rbp_equals_its_definition(seed: int, name: str, p: float, k: int) -> No
 def test_rbp_by_hand() -> None:
     qrels = pd.DataFrame({"query_id": "q", "doc_id": ["a", "b", "c"], "relevance": [1, 2, 0]})
     run = pd.DataFrame({"query_id": "q", "doc_id": ["x", "a", "c", "b"], "score": [4.0, 3.0, 2.0, 1.0]})
-    means = evaluate(qrels, run, ["rbp", "rbp(p=0.5)@2", "rbp(rel=2)"]).mean
-    assert means["rbp(p=0.8)"] == pytest.approx(0.2 * (0.8 + 0.8**3))
+    means = evaluate(qrels, run, ["rbp(p=0.8)", "rbp(p=0.5)@2", "rbp(p=0.8,rel=2)", "rbp(p=0.8,rel=1)"]).mean
+    assert means["rbp(p=0.8)"] == pytest.approx(0.2 * (1 * 0.8 + 2 * 0.8**3))  # graded: the label is the gain
     assert means["rbp(p=0.5)@2"] == pytest.approx(0.5 * 0.5)
     assert means["rbp(p=0.8,rel=2)"] == pytest.approx(0.2 * 0.8**3)
+    assert means["rbp(p=0.8,rel=1)"] == pytest.approx(0.2 * (0.8 + 0.8**3))  # binary: 1 for a label >= 1
+
+
+def test_ir_measures_names_give_ir_measures_numbers() -> None:
+    """NumRet(rel=1) and nDCG(dcg=log2) computed by ir_measures (pytrec_eval) and by rankscope alike."""
+    qrels, run = random_case(7)
+    for name in ("NumRet(rel=1)", "NumRet(rel=2)", "nDCG(dcg='log2')@10"):
+        ours = evaluate(qrels, run, [name]).wide()[parse_metric(name).name]
+        reference = ir_per_query(name, qrels, run)
+        assert len(reference) >= 3
+        for qid, expected in reference.items():
+            assert ours.get(qid, 0.0) == pytest.approx(expected, abs=1e-9), (name, qid)
 
 
 @pytest.mark.parametrize("level", [2, 3])

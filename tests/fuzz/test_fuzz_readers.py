@@ -414,3 +414,39 @@ def test_distributed_smart_files_by_path_raise_no_structure_warning(data_dir: Pa
 
     warnings = read_smart(data_dir / collection).warnings
     assert not [w for w in warnings if "jump" in w or "merged" in w], warnings
+
+
+# --- issue 28 item 10: metric names in ir_measures' and trec_eval's words mean what they mean there ---
+SAME_METRIC = {
+    "NumRet(rel=1)": "num_rel_ret(rel=1)",
+    "NumRet(rel=2)": "num_rel_ret(rel=2)",
+    "nDCG(dcg=exp-log2)@10": "ndcg_exp@10",
+    "nDCG(dcg='exp-log2')": "ndcg_exp",
+    "rbp.p=0.9": "rbp(p=0.9)",
+}
+
+
+@pytest.mark.parametrize("name", sorted(SAME_METRIC))
+def test_other_tools_metric_names(folder: Path, name: str) -> None:
+    argv = ["evaluate", str(folder / "qrels"), str(folder / "run.trec"), "--per-query", "-m"]
+    clean = run_cli([*argv, SAME_METRIC[name]])
+    assert clean.kind == "accepted", clean.err
+    check(run_cli([*argv, name]), "accepted", clean=clean)
+
+
+@pytest.mark.parametrize(
+    ("name", "fragment"), [("rbp", "rbp needs p"), ("RBP", "rbp needs p"), ("RBP@10", "rbp needs p")]
+)
+def test_bare_rbp_is_refused(folder: Path, name: str, fragment: str) -> None:
+    """ir_measures' RBP means p = 0.8, trec_eval's rbp p = 0.9: a name without p would be one of them silently."""
+    argv = ["evaluate", str(folder / "qrels"), str(folder / "run.trec"), "-m", name]
+    check(run_cli(argv), "error", fragment)
+
+
+def test_rbp_without_rel_is_graded_as_in_ir_measures(folder: Path) -> None:
+    """Query 1 ranks d1 (label 2) first: graded RBP counts 2, binary RBP 1, so the two names differ."""
+    argv = ["evaluate", str(folder / "qrels"), str(folder / "run.trec"), "--per-query", "--format", "json", "-m"]
+    graded = json.loads(run_cli([*argv, "RBP(p=0.5)@1"]).out)
+    binary = json.loads(run_cli([*argv, "RBP(p=0.5,rel=1)@1"]).out)
+    assert graded["per_query"]["1"]["rbp(p=0.5)@1"] == 0.5 * 2
+    assert binary["per_query"]["1"]["rbp(p=0.5,rel=1)@1"] == 0.5 * 1
