@@ -50,6 +50,17 @@ def parse_aggregation(spec: str) -> tuple[str, int]:
     return method, 0
 
 
+def chunks_of_ids(chunk_ids: pd.Series) -> pd.DataFrame | None:
+    """A chunk table (``chunk_id, doc_id, position``) read from the ids themselves when every id is
+    a chunk id ``DOC#N`` (:func:`rankscope.corpora.chunking.chunk_id`), else None: how a chunk run
+    made elsewhere (``rag``'s ``run.*.trec``) finds its documents without the chunk table."""
+    ids = pd.Series(pd.unique(chunk_ids.astype(str)))
+    parts = ids.str.extract(r"^(?P<doc_id>.+)#(?P<position>0|[1-9][0-9]*)$")
+    if ids.empty or parts["doc_id"].isna().any():
+        return None
+    return pd.DataFrame({"chunk_id": ids, "doc_id": parts["doc_id"], "position": parts["position"].astype("int64")})
+
+
 def with_parents(run: pd.DataFrame, chunks: pd.DataFrame) -> pd.DataFrame:
     """The run (tie-rule order) with each chunk's ``parent`` doc_id and ``position`` attached."""
     run = sort_run(validate(run, "run", "chunk run"))

@@ -27,7 +27,7 @@ from rankscope.evaluation.marks import ALPHA, GRID_CAPTION, TIE_TOLERANCE, legen
 from rankscope.reporting import plots, provenance
 from rankscope.reporting.finish import finish
 from rankscope.reporting.provenance import Provenance
-from rankscope.reporting.report import Report, write_csv, write_runs
+from rankscope.reporting.report import Report, file_stem, write_csv, write_runs
 from rankscope.reporting.tables import records, text_table, wrap_paragraph
 from rankscope.workflows.common.fanout import run_tasks
 from rankscope.workflows.common.runs import check_depth, check_specs, resolve_corpus, resolve_dataset
@@ -44,6 +44,8 @@ WHOLE = "whole"
 DOCUMENT_METRICS = ("ndcg@10", "recall@100")
 """Scored on the MaxP document run (document judgments only)."""
 DISTINCT_AT = 10
+CHUNK_TABLE = ("chunk_id", "doc_id", "position", "start", "end", "tokens")
+"""The columns of ``chunk_table.<chunking>.csv``: each chunk id's document, position and span (characters, tokens)."""
 
 
 def chunked_name(chunking: str, retriever: str) -> str:
@@ -80,6 +82,7 @@ class RagResult:
     provenance: Provenance
     runs: Mapping[str, pd.DataFrame] = field(repr=False)
     files: tuple[Path, ...] = ()
+    chunk_tables: Mapping[str, pd.DataFrame] = field(default_factory=dict, repr=False)
 
     def __repr__(self) -> str:
         """Counts, not the tables (a notebook cell shows one line)."""
@@ -117,8 +120,10 @@ class RagResult:
         return build_report(self)
 
     def write_tables(self, out: Path) -> list[Path]:
-        """summary.csv, per_query.csv, significance.csv, tokens.csv, chunks.csv and a TREC run per
-        system (:func:`~rankscope.reporting.finish.finish` adds the rest)."""
+        """summary.csv, per_query.csv, significance.csv, tokens.csv, chunks.csv (statistics), a TREC run
+        per system and the chunk table of each chunking, ``chunk_table.<chunking>.csv`` (chunk_id,
+        doc_id, position, start, end, tokens: what the runs' ``DOC#N`` ids mean, for other tools)
+        (:func:`~rankscope.reporting.finish.finish` adds the rest)."""
         return [
             write_csv(self.summary, out / "summary.csv"),
             write_csv(self.per_query, out / "per_query.csv", index=False),
@@ -126,6 +131,10 @@ class RagResult:
             write_csv(self.tokens, out / "tokens.csv", index=False),
             write_csv(self.chunks, out / "chunks.csv"),
             *write_runs(self.runs, out),
+            *(
+                write_csv(table, out / f"chunk_table.{file_stem(spec)}.csv", index=False)
+                for spec, table in self.chunk_tables.items()
+            ),
         ]
 
     def to_dict(self) -> dict[str, object]:
@@ -242,7 +251,7 @@ def rag(
     answer_mode = "string" if given_answers is None else given_answers.mode
     answers = None if given_answers is None else given_answers.file
     from rankscope.corpora.answers import MODES
-    from rankscope.corpora.chunking import parse_chunking
+    from rankscope.corpora.chunking import chunk_corpus, parse_chunking
     from rankscope.corpora.qa_files import read_questions
     from rankscope.evaluation.budget import check_budgets
     from rankscope.evaluation.significance import compare_results
@@ -319,6 +328,9 @@ def rag(
             depth=depth,
         ),
         runs=runs,
+        chunk_tables={
+            spec: chunk_corpus(data.corpus, spec, counter)[list(CHUNK_TABLE)] for spec in specs if spec != WHOLE
+        },
     )
     return finish(result, out_path, figures)
 

@@ -233,6 +233,24 @@ def produce_run(system: System, dataset: Dataset, depth: int | None) -> SystemRu
     return SystemRun(system.name, run, retriever, diagnostics, system.description)
 
 
+def _documents_of_chunks(
+    run: pd.DataFrame, known: np.ndarray, dataset: Dataset
+) -> tuple[pd.DataFrame, np.ndarray, str]:
+    """A chunk run (ids ``DOC#N`` naming the corpus' documents) as a document run by MaxP, a
+    document scored by its best retrieved chunk, with the note saying so; any other run unchanged."""
+    from rankscope.evaluation.chunk_runs import aggregate_run, chunks_of_ids
+
+    chunks = chunks_of_ids(run["doc_id"])
+    if chunks is None or not chunks["doc_id"].isin(dataset.corpus["doc_id"]).any():
+        return run, known, ""
+    documents = aggregate_run(run, chunks, "maxp")
+    note = (
+        f"a chunk run (ids DOC#N: {len(chunks)} chunks of {chunks['doc_id'].nunique()} documents), "
+        "scored per document by MaxP: a document's score is its best retrieved chunk's"
+    )
+    return documents, documents["doc_id"].isin(dataset.corpus["doc_id"]).to_numpy(), note
+
+
 def checked_run(
     name: str, run: pd.DataFrame, dataset: Dataset, depth: int | None
 ) -> tuple[pd.DataFrame, tuple[str, ...]]:
@@ -254,6 +272,9 @@ def checked_run(
         known = np.ones(len(ordered), dtype=bool)
     else:
         known = ordered["doc_id"].isin(dataset.corpus["doc_id"]).to_numpy()
+    if not known.any():
+        ordered, known, note = _documents_of_chunks(ordered, known, dataset)
+        notes += [note] if note else []
     if not known.any():
         raise RankscopeError(
             f"run {name!r} names no document of the corpus of {dataset.name!r} "
