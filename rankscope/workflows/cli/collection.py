@@ -32,6 +32,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     init.add_argument(
         "--chunking", metavar="SPEC", help="split documents: words:SIZE[:OVERLAP], sentences:MAX, paragraphs:MAX"
     )
+    init.add_argument(
+        "--generate",
+        type=int,
+        metavar="N",
+        help="also have a model write N questions, one per document drawn with --seed",
+    )
+    init.add_argument(
+        "--judge-model", metavar="SPEC", help="the model writing them: openai:model=M,base_url=U[,key_env=VAR,...]"
+    )
+    init.add_argument(
+        "--seed", type=int, default=0, help="seed drawing the documents to question (default: %(default)s)"
+    )
     init.set_defaults(func=run_init)
     pool = actions.add_parser(
         "pool", help="pool the systems' top documents for every question; records who put each where"
@@ -64,7 +76,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run_init(args: argparse.Namespace) -> int:
     from rankscope.workflows.collection.ingest import init_collection
 
-    print(init_collection(args.folder, args.docs, queries=args.queries, chunking=args.chunking).to_text())
+    result = init_collection(
+        args.folder,
+        args.docs,
+        queries=args.queries,
+        chunking=args.chunking,
+        generate=args.generate,
+        judge_model=args.judge_model,
+        seed=args.seed,
+    )
+    print(result.to_text())
     return 0
 
 

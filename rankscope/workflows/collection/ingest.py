@@ -22,6 +22,7 @@ from rankscope.core.fileio import atomic_write
 from rankscope.corpora.jsonl import read_jsonl, write_jsonl
 from rankscope.workflows.collection.layout import (
     CORPUS,
+    GENERATED_DROPPED,
     INGEST,
     QUERIES,
     UNREADABLE,
@@ -69,11 +70,16 @@ def init_collection(
     *,
     queries: str | Path | None = None,
     chunking: str | None = None,
+    generate: int | None = None,
+    judge_model: str | None = None,
+    seed: int = 0,
 ) -> IngestResult:
     """Ingest the files under ``docs`` into the collection ``folder`` (made or updated; see the module doc).
 
     ``queries`` is the team's own questions (text lines, JSONL or CSV: :mod:`.queries`); ``chunking`` a
-    chunking spec (``words:200:50``, ``sentences:300``, ``paragraphs:500``), fixed at the first run.
+    chunking spec (``words:200:50``, ``sentences:300``, ``paragraphs:500``), fixed at the first run;
+    ``generate`` questions are written by the model ``judge_model`` from documents drawn with ``seed``
+    (:mod:`.generate`).
     """
     from rankscope.corpora.chunking import parse_chunking
 
@@ -130,6 +136,10 @@ def init_collection(
     query_rows = list(_rows(folder / QUERIES))
     if queries is not None:
         query_rows, notes = merge_queries(query_rows, read_queries(queries))
+    if generate is not None:
+        ordered = sorted(documents.values(), key=lambda row: row["_id"])
+        query_rows, made = _generated(folder, query_rows, ordered, generate, judge_model, seed)
+        notes += made
     if not documents:
         raise CollectionError(
             f"no document could be read from {', '.join(map(str, docs))} ({len(unreadable)} unreadable)"
@@ -220,3 +230,27 @@ def _refuse_collisions(rows: list[dict[str, Any]], documents: dict[str, Any], so
 
 def _rows(path: Path) -> list[dict[str, Any]]:
     return [row for _, row in read_jsonl(path)] if path.is_file() else []
+
+
+def _generated(
+    folder: Path,
+    query_rows: list[dict[str, Any]],
+    documents: list[dict[str, Any]],
+    count: int,
+    spec: str | None,
+    seed: int,
+) -> tuple[list[dict[str, Any]], list[str]]:
+    """``query_rows`` with ``count`` generated questions added (their targets saved as labels), and the
+    notes saying what was dropped (also in ``generated_dropped.jsonl``)."""
+    from rankscope.workflows.collection.generate import generate_questions, record_targets
+
+    if spec is None:
+        raise CollectionError("--generate needs --judge-model openai:model=M,base_url=U")
+    made = generate_questions(documents, count, spec, seed)
+    known = {row["_id"] for row in query_rows}
+    rows = query_rows + [row for row in made.queries if row["_id"] not in known]
+    folder.mkdir(parents=True, exist_ok=True)
+    record_targets(folder, made.queries, {row["_id"]: row["text"] for row in documents})
+    write_jsonl(made.dropped, folder / GENERATED_DROPPED)
+    notes = [f"generated {len(made.queries)} questions from {count} documents ({len(made.dropped)} dropped)"]
+    return rows, notes + [f"  dropped: {row['question'][:60]!r}: {row['reason']}" for row in made.dropped]
