@@ -125,7 +125,11 @@ def run_datasets(args: argparse.Namespace) -> int:
         raise RankscopeError("--out, --fields and --split go with 'rankscope datasets export NAME --out DIR'")
     from rankscope.corpora.paths import cache_root, data_root
 
-    rows = [_known_row(name) for name in COLLECTIONS] + [_folder_row(folder) for folder in args.extra]
+    given = [_folder_row(folder) for folder in args.extra]
+    refused = [row["error"] for row in given if row.get("error")]
+    if refused:  # the folder the user named is unusable: said as every command says it, not inside the table
+        raise RankscopeError(refused[0])
+    rows = [_known_row(name) for name in COLLECTIONS] + given
     if args.format == "json":
         json.dump(rows, sys.stdout, indent=2)
         sys.stdout.write("\n")

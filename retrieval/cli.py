@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, cast
 from rankscope.core import jsonstrict as strict_json
 from rankscope.core.errors import RankscopeError
 from rankscope.core.outputs import check_output_file
+from rankscope.core.printable import printable
 from rankscope.core.scheduler import add_scheduler
 from rankscope.corpora.cli import add_analyzer, add_fields, add_split, add_strict, load_reported
 from rankscope.retrieval.storage import META_FILE, reading_index, replacing_index
@@ -313,7 +314,7 @@ def show_results(retriever: Retriever, texts: list[str], documents: Documents, k
     lines = []
     for query_id, text in zip(as_queries(texts)["query_id"], texts):
         terms = set(analyzer.tokenize(text))
-        lines.append(f"query {query_id}: {text}")
+        lines.append(f"query {printable(query_id)}: {printable(text)}")
         hits = run[run["query_id"] == query_id]
         if hits.empty:
             lines.append("  (no document matches)")
@@ -323,11 +324,11 @@ def show_results(retriever: Retriever, texts: list[str], documents: Documents, k
                     f"  {rank:>3}  {doc_id}  {score:.4f}  (text not found: the corpus the index names is gone)"
                 )
                 continue
-            title = " ".join(str(known.at[doc_id, "title"]).split()) or "(no title)"
-            lines.append(f"  {rank:>3}  {doc_id}  {score:.4f}  {title}")
+            title = " ".join(printable(str(known.at[doc_id, "title"])).split()) or "(no title)"
+            lines.append(f"  {rank:>3}  {printable(doc_id)}  {score:.4f}  {title}")
             body = str(known.at[doc_id, "text"])
             shown, matched = snippet(body, terms, word_terms([body], analyzer))
-            lines.append(f"       {highlight(shown, matched, '[', ']', str)}")
+            lines.append(f"       {printable(highlight(shown, matched, '[', ']', str))}")
     return "\n".join(lines)
 
 

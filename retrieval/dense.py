@@ -75,6 +75,12 @@ class PrecomputedEmbeddings:
 
     def __init__(self, folder: str | Path) -> None:
         self.folder = Path(folder)
+        if self.folder.exists() and not self.folder.is_dir():
+            raise FormatError(
+                self.folder,
+                None,
+                "embeddings= names a file; give the folder holding docs.npy, docs.ids, queries.npy, queries.ids",
+            )
         self.docs = self._read("docs")
         self.queries = self._read("queries")
         dims = {matrix.shape[1] for matrix, _ in (self.docs, self.queries)}

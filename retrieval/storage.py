@@ -46,6 +46,7 @@ import numpy as np
 
 from rankscope.core import jsonstrict as strict_json
 from rankscope.core.errors import FormatError, RankscopeError
+from rankscope.core.fileio import naming_errors
 from rankscope.core.jsonstrict import JSONValueError
 from rankscope.core.version import __version__
 
@@ -183,20 +184,21 @@ def replacing_index(directory: str | os.PathLike[str]) -> Iterator[Path]:
         return
     if directory.is_dir() and any(directory.iterdir()) and not (directory / META_FILE).is_file():
         raise IndexFormatError(given, None, f"not empty and not an index (no {META_FILE}); refusing to overwrite")
-    directory.parent.mkdir(parents=True, exist_ok=True)
-    with _writer_lock(directory, given):
-        _remove_leftovers(directory)
-        staging = Path(tempfile.mkdtemp(prefix=f".{directory.name}.", suffix=".staging", dir=directory.parent))
-        _STAGING.add(staging)
-        try:
-            yield staging
-            _STAGING.discard(staging)
-            _swap_in(staging, directory)
-        except BaseException:
-            shutil.rmtree(staging, ignore_errors=True)
-            raise
-        finally:
-            _STAGING.discard(staging)
+    with naming_errors(given):  # a full disk names the index folder, not its staging sibling
+        directory.parent.mkdir(parents=True, exist_ok=True)
+        with _writer_lock(directory, given):
+            _remove_leftovers(directory)
+            staging = Path(tempfile.mkdtemp(prefix=f".{directory.name}.", suffix=".staging", dir=directory.parent))
+            _STAGING.add(staging)
+            try:
+                yield staging
+                _STAGING.discard(staging)
+                _swap_in(staging, directory)
+            except BaseException:
+                shutil.rmtree(staging, ignore_errors=True)
+                raise
+            finally:
+                _STAGING.discard(staging)
 
 
 @contextlib.contextmanager
@@ -383,9 +385,18 @@ def verify_index(directory: str | os.PathLike[str]) -> None:
         verify_index(sub)
 
 
-def _file_sha256(path: Path) -> str:
-    if not path.is_file():
+def _require_index_file(path: Path) -> None:
+    """An index file must be a regular file: a directory or a FIFO in its place is said as such, not 'missing'."""
+    if path.is_file():
+        return
+    if not path.exists():
         raise IndexFormatError(path, None, "missing from the index directory")
+    kind = "a directory" if path.is_dir() else "not a regular file (a FIFO, device or socket)"
+    raise IndexFormatError(path, None, f"is {kind} where the index keeps a file; rebuild the index")
+
+
+def _file_sha256(path: Path) -> str:
+    _require_index_file(path)
     digest = hashlib.sha256()
     with path.open("rb") as handle:
         while chunk := handle.read(1 << 20):
@@ -535,8 +546,7 @@ def _read_array(directory: Path, name: str, info: Mapping[str, Any]) -> np.ndarr
 
 
 def _load_npy(path: Path) -> np.ndarray:
-    if not path.is_file():
-        raise IndexFormatError(path, None, "missing from the index directory")
+    _require_index_file(path)
     try:
         return np.load(path, mmap_mode="r", allow_pickle=False)
     except (ValueError, OSError, EOFError) as exc:

@@ -10,6 +10,7 @@ good one used to be.
 from __future__ import annotations
 
 import contextlib
+import errno
 import gzip
 import io
 import mmap
@@ -131,35 +132,70 @@ def read_lines(path: PathLike) -> list[str]:
     return lines
 
 
+_FULL = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO, errno.EROFS}
+"""Errors of a write that the system raises without a file name (a full disk, a quota, a read-only mount)."""
+
+
+@contextlib.contextmanager
+def naming_errors(path: PathLike) -> Iterator[None]:
+    """OSErrors of the block name the user's ``path``: a full disk's ``ENOSPC`` comes from ``write()`` with no
+    file name, and an error inside the temporary sibling rankscope writes first (``.NAME.*``, swapped in as
+    ``path`` at the end) named that sibling, a path the user never gave."""
+    try:
+        yield
+    except OSError as exc:
+        shown = _user_path(Path(path), exc)
+        if shown is None:
+            raise
+        raise OSError(exc.errno, exc.strerror, shown) from None
+
+
+def _user_path(path: Path, exc: OSError) -> str | None:
+    """The path to name for ``exc``, or None to leave it as raised."""
+    if exc.errno is None:
+        return None
+    if exc.filename is None:
+        return str(path) if exc.errno in _FULL else None
+    named = Path(os.path.abspath(os.fsdecode(exc.filename)))
+    target = Path(os.path.abspath(path))
+    for ancestor in (named, *named.parents):
+        if ancestor.parent == target.parent and ancestor.name.startswith(f".{target.name}."):
+            inside = named.relative_to(ancestor)
+            return str(Path(path) / inside) if inside.parts else str(path)
+    return None
+
+
 @contextlib.contextmanager
 def atomic_write(path: PathLike, mode: str = "w", encoding: str = "utf-8") -> Iterator[IO]:
     """Open a temporary file beside ``path`` and move it into place only on success.
 
     ``mode`` is ``"w"`` (text, LF line endings) or ``"wb"``. ``.gz`` paths are
     gzip-compressed. On any exception the temporary file is removed and the
-    previous content of ``path`` (if any) is untouched.
+    previous content of ``path`` (if any) is untouched; an OSError names ``path``
+    (:func:`naming_errors`), never the temporary file.
     """
     if mode not in ("w", "wb"):
         raise ValueError(f"atomic_write mode must be 'w' or 'wb', got {mode!r}")
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; a saved report should be readable
-        with contextlib.ExitStack() as stack:
-            raw = stack.enter_context(os.fdopen(fd, "wb"))
-            sink: IO = raw
-            if path.suffix == ".gz":
-                sink = cast(IO, stack.enter_context(gzip.GzipFile(fileobj=raw, mode="wb", mtime=0)))
-            if mode == "w":
-                sink = stack.enter_context(io.TextIOWrapper(sink, encoding=encoding, newline="\n"))
-            yield sink
-            sink.flush()
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise
+    with naming_errors(path):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        try:
+            os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; a saved report should be readable
+            with contextlib.ExitStack() as stack:
+                raw = stack.enter_context(os.fdopen(fd, "wb"))
+                sink: IO = raw
+                if path.suffix == ".gz":
+                    sink = cast(IO, stack.enter_context(gzip.GzipFile(fileobj=raw, mode="wb", mtime=0)))
+                if mode == "w":
+                    sink = stack.enter_context(io.TextIOWrapper(sink, encoding=encoding, newline="\n"))
+                yield sink
+                sink.flush()
+            os.replace(tmp, path)
+        except BaseException:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(tmp)
+            raise
 
 
 def _umask() -> int:

@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from rankscope.core.errors import RankscopeError
+from rankscope.core.fileio import naming_errors
 
 REPORT_MARK = "summary.json"
 """Every workflow folder holds it; an existing folder without it is the user's, never replaced."""
@@ -31,6 +32,7 @@ class OutputPathError(RankscopeError):
 def check_output_file(path: str | os.PathLike[str] | None, option: str = "--out") -> Path:
     """``path`` as a Path, if a file can be written there: not empty, not a directory or a device, a writable folder."""
     target = _non_empty(path, option)
+    _no_dangling_link(target, option)
     if target.is_dir():
         raise OutputPathError(f"{option} {target}: is a directory; give a file name")
     if target.exists() and not target.is_file():
@@ -44,6 +46,7 @@ def check_output_file(path: str | os.PathLike[str] | None, option: str = "--out"
 def check_output_folder(path: str | os.PathLike[str] | None, option: str = "--out") -> Path:
     """``path`` as a Path, if a report folder can be (re)placed there: new, empty, or a previous report."""
     target = _non_empty(path, option)
+    _no_dangling_link(target, option)
     if target.exists() and not target.is_dir():
         raise OutputPathError(f"{option} {target}: exists and is not a folder")
     if target.is_dir() and any(target.iterdir()) and not (target / REPORT_MARK).is_file():
@@ -69,7 +72,7 @@ def output_folder(path: Path) -> Iterator[Path]:
 
 def write_folder(path: Path, write: Callable[[Path], list[Path]]) -> tuple[Path, ...]:
     """Call ``write(folder)`` on a temporary folder swapped in as ``path``; the written files, under ``path``."""
-    with output_folder(path) as folder:
+    with naming_errors(path), output_folder(path) as folder:
         written = write(folder)
     return tuple(path / file.relative_to(folder) for file in written)
 
@@ -96,6 +99,16 @@ def _non_empty(path: str | os.PathLike[str] | None, option: str) -> Path:
     if path is None or not str(path).strip():
         raise OutputPathError(f"{option} is empty; give a path")
     return Path(path).expanduser()
+
+
+def _no_dangling_link(target: Path, option: str) -> None:
+    """A symbolic link to nothing is refused by name: writing would replace the link (a file) or fail with
+    'Not a directory' on a path the user never gave (a folder)."""
+    if target.is_symlink() and not target.exists():
+        raise OutputPathError(
+            f"{option} {target}: a symbolic link to {os.readlink(target)}, which does not exist; "
+            "give another path or remove the link"
+        )
 
 
 def _check_parent(target: Path, option: str) -> None:

@@ -23,6 +23,8 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 import pandas as pd
 
+from rankscope.core.printable import printable
+
 
 def cell(value: object, digits: int = 4) -> str:
     """One value as text: floats with ``digits`` decimals, missing values as an empty cell."""
@@ -30,7 +32,7 @@ def cell(value: object, digits: int = 4) -> str:
         return ""
     if isinstance(value, float):
         return f"{value:.{digits}f}"
-    return str(value)
+    return printable(str(value))  # ids and texts from users' files: no escape sequence reaches a terminal
 
 
 def _rows(frame: pd.DataFrame, digits: int, index: bool) -> tuple[list[str], list[list[str]]]:

@@ -41,7 +41,12 @@ def test_json_output(env: Path, capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_extra_folders_and_errors(env: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["datasets", "--format", "json", str(env / "cisi"), str(tmp_path)]) == 1
+    assert main(["datasets", "--format", "json", str(env / "cisi")]) == 0
     rows = json.loads(capsys.readouterr().out)
-    assert rows[-2]["documents"] == 1460
-    assert "cannot tell the format" in rows[-1]["error"]
+    assert rows[-1]["documents"] == 1460
+    # a folder the user named that cannot be read is one line on stderr and exit 2, as every command says it
+    # (issue 33 item 5: it was an error row in the table and exit 1)
+    assert main(["datasets", "--format", "json", str(env / "cisi"), str(tmp_path)]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and len(captured.err.splitlines()) == 1
+    assert captured.err.startswith("rankscope datasets: error: ") and "cannot tell the format" in captured.err
