@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+import rankscope as rs
 from rankscope.cli import main
 from rankscope.core.errors import RankscopeError
 from rankscope.core.suggest import did_you_mean
@@ -64,4 +65,6 @@ def test_did_you_mean_for_collections_and_retrievers() -> None:
         load_dataset("cransfield")
     with pytest.raises(RankscopeError, match=r"unknown retriever 'tfdif'; did you mean 'tfidf'\?; known: "):
         make_retriever("tfdif")
+    with pytest.raises(RankscopeError, match=r"did you mean 'tfidf'\?"):  # before compare's count of systems
+        rs.compare("cranfield", ["tfdif"])
     assert did_you_mean("zzzz", ["bm25", "tfidf"]) == ""  # nothing close: no guess

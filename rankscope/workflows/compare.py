@@ -225,6 +225,7 @@ def compare(
     ``seed``, ``scheduler`` and ``figures`` still work, with a DeprecationWarning.
     """
     if isinstance(retrievers, (Mapping, list, tuple)) and len(retrievers) == 1:
+        resolve_systems(retrievers)  # a mistyped spec is said first (did you mean ...?)
         raise RankscopeError(
             f"compare needs at least two systems, got {list(retrievers)}; diagnose studies one "
             "(rankscope evaluate QRELS RUN --out DIR reports one run)"
