@@ -136,14 +136,32 @@ def _exp_gain(label: np.ndarray) -> np.ndarray:
     return np.exp2(label.astype(np.float64)) - 1.0
 
 
-def ndcg(j: Judged, k: int | None = None) -> np.ndarray:
+def ndcg(j: Judged, k: int | None = None, gains: tuple[tuple[int, float], ...] = ()) -> np.ndarray:
     """nDCG@k = DCG@k / IDCG@k with DCG@k = sum_{i<=k} gain(label_i) / log2(i + 1), gain = label.
 
     trec_eval's ndcg / ndcg_cut.k (what BEIR and Pyserini report): linear gain, labels
     <= 0 give 0, the ideal ranking sorts all positive judgments of the query by label
     (retrieved or not), and the relevance level plays no part. 0 when IDCG = 0.
+    ``gains`` ((label, gain) pairs; other labels keep their value) is ir_measures' ``nDCG(gains=...)``:
+    trec_eval's nDCG of the qrels with those gains as labels (the ideal ranking sorted by gain).
     """
-    return _ndcg(j, k, _linear_gain)
+    if not gains:
+        return _ndcg(j, k, _linear_gain)
+    table = dict(gains)
+
+    def gain_of(labels: np.ndarray) -> np.ndarray:
+        values, where = np.unique(labels, return_inverse=True)
+        mapped = np.array([table.get(int(v), float(v)) for v in values], dtype=np.float64)
+        return np.maximum(mapped, 0.0)[where.reshape(-1)] if len(values) else np.zeros(0)
+
+    dcg = _dcg(j, k, np.where(j.label > 0, gain_of(j.label), 0.0), j.q, j.pos)
+    ideal_gain = gain_of(j.ideal_label)
+    order = np.lexsort((-ideal_gain, j.ideal_q))
+    ideal_q = j.ideal_q[order]
+    starts = np.flatnonzero(np.r_[True, ideal_q[1:] != ideal_q[:-1]]) if len(ideal_q) else np.zeros(0, np.int64)
+    first = np.repeat(starts, np.diff(np.r_[starts, len(ideal_q)]))
+    ideal = _dcg(j, k, ideal_gain[order], ideal_q, np.arange(len(ideal_q)) - first)
+    return _ratio(dcg, ideal)
 
 
 def ndcg_exp(j: Judged, k: int | None = None) -> np.ndarray:

@@ -71,6 +71,8 @@ class Family:
     """The family a ``rel=`` makes of this one (ir_measures' ``NumRet(rel=1)`` is ``num_rel_ret``)."""
     variants: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
     """Word-valued parameters naming another family: ``ndcg(dcg=exp-log2)`` is ``ndcg_exp``."""
+    gains: bool = False
+    """Takes ir_measures' ``gains={label:gain,...}`` (a label's gain in place of the label)."""
 
 
 _RECALL = Param(float, None, "the recall level", low=0, high=1, name="recall")
@@ -120,7 +122,13 @@ register("mrr", Family(measures.reciprocal_rank, measures.reciprocal_rank), ["re
 register("map", Family(measures.average_precision, measures.average_precision), ["ap"], ["map_cut"])
 register(
     "ndcg",
-    Family(measures.ndcg, measures.ndcg, binary=False, variants={"dcg": {"log2": "ndcg", "exp-log2": "ndcg_exp"}}),
+    Family(
+        measures.ndcg,
+        measures.ndcg,
+        binary=False,
+        variants={"dcg": {"log2": "ndcg", "exp-log2": "ndcg_exp"}},
+        gains=True,
+    ),
     [],
     ["ndcg_cut"],
 )
@@ -194,7 +202,7 @@ class Metric:
     k: int | None = None
     threshold: float | None = None
     rel: int | None = None
-    params: tuple[tuple[str, float], ...] = ()
+    params: tuple[tuple[str, Any], ...] = ()
 
     @property
     def built_in(self) -> bool:
@@ -284,6 +292,7 @@ def parse_metric(name: str, *, suggest: bool = True) -> Metric:
     if sep is not None and sep not in separators:
         raise RankscopeError(f"unknown metric {name!r}: write the cutoff as {base}@{at}")
     base, family, params_text = _variant(name, base, family, match.group("params"))
+    gains, params_text = _gains(name, base, family, params_text)
     values = _parse_params(name, params_text)
     if family.with_rel is not None and "rel" in values:
         base = family.with_rel
@@ -299,9 +308,11 @@ def parse_metric(name: str, *, suggest: bool = True) -> Metric:
         raise RankscopeError(f"metric {name!r}: {base} takes no score threshold")
     threshold = None if threshold_text is None else _THRESHOLD.parse(threshold_text, f"metric {name!r}")
     rel = _relevance_level(name, base, family, values.pop("rel", None))
-    params = _family_params(name, base, family, values)
+    params: tuple[tuple[str, Any], ...] = _family_params(name, base, family, values)
     if k is None and threshold is None and family.whole is None:
         raise RankscopeError(f"metric {name!r} needs a cutoff, e.g. {base}@10")
+    if gains:
+        params = (*params, ("gains", gains))
     return Metric(_canonical(base, family, k, threshold, rel, params), base, k, threshold, rel, params)
 
 
@@ -329,6 +340,38 @@ def _variant(name: str, base: str, family: Family, text: str | None) -> tuple[st
         base = choices[value]
     rest = ",".join(part for part in (text or "").split(",") if part.split("=")[0] not in family.variants)
     return base, FAMILIES[base], rest or None
+
+
+_GAINS = re.compile(r"(?:^|,)gains=\{(?P<pairs>[^{}]*)\}(?=,|$)")
+_GAIN_PAIR = re.compile(r"(?P<label>-?[0-9]{1,18}):(?P<gain>-?[0-9]{1,18})")
+
+
+def _gains(name: str, base: str, family: Family, text: str | None) -> tuple[tuple[tuple[int, int], ...], str | None]:
+    """ir_measures' ``gains={0:0,1:1,2:3}`` as sorted (label, gain) pairs, and the other parameters.
+
+    Integers, as ir_measures (whose pytrec_eval backend reads integer labels) takes them; a label <= 0 given a
+    positive gain is refused: here, as in trec_eval, such a label is never relevant."""
+    found = _GAINS.search(text or "")
+    if found is None:
+        return (), text
+    if not family.gains:
+        raise RankscopeError(f"metric {name!r}: {base} takes no gains")
+    pairs: dict[int, int] = {}
+    for item in found.group("pairs").split(","):
+        pair = _GAIN_PAIR.fullmatch(item.strip())
+        if pair is None:
+            raise RankscopeError(f"metric {name!r}: gains are written {{label:gain,...}} with integers, found {item!r}")
+        label, gain = int(pair.group("label")), int(pair.group("gain"))
+        if label in pairs:
+            raise RankscopeError(f"metric {name!r}: gains name label {label} twice")
+        if label <= 0 < gain:
+            raise RankscopeError(
+                f"metric {name!r}: gains give label {label} the gain {gain}; a label <= 0 is never relevant"
+            )
+        pairs[label] = gain
+    identity = {label: gain for label, gain in pairs.items() if label != gain}  # ir_measures' name drops them too
+    rest = (text or "")[: found.start()] + (text or "")[found.end() :]
+    return tuple(sorted(identity.items())), rest.strip(",") or None
 
 
 def _parse_params(name: str, text: str | None) -> dict[str, str]:
@@ -385,7 +428,7 @@ def _canonical(
     k: int | None,
     threshold: float | None,
     rel: int | None,
-    params: tuple[tuple[str, float], ...],
+    params: tuple[tuple[str, Any], ...],
 ) -> str:
     """The one name of a parsed metric: ``precision(rel=2)@10``, ``rbp(p=0.8)``, ``iprec@0.5``."""
     pairs = [
@@ -397,9 +440,16 @@ def _canonical(
         pairs.append(("rel", rel))
     if threshold is not None:
         pairs.append(("threshold", threshold))
-    text = base + (f"({','.join(f'{key}={_number(v)}' for key, v in sorted(pairs))})" if pairs else "")
+    text = base + (f"({','.join(f'{key}={_shown(v)}' for key, v in sorted(pairs))})" if pairs else "")
     at = dict(params).get(family.at_param) if family.at_param else k
     return text if at is None else f"{text}@{_number(at)}"
+
+
+def _shown(value: Any) -> str:
+    """A parameter's value in a canonical name: a number, or gains as ``{2:3,3:7}``."""
+    if isinstance(value, tuple):
+        return "{" + ",".join(f"{label}:{gain}" for label, gain in value) + "}"
+    return _number(value)
 
 
 def _number(value: float) -> str:

@@ -34,6 +34,7 @@ from rankscope.evaluation.metrics import Metric, known_forms, parse_metric, pars
         ("NumRet(rel=1)", Metric("num_rel_ret(rel=1)", "num_rel_ret", rel=1)),
         ("nDCG(dcg=exp-log2)@10", Metric("ndcg_exp@10", "ndcg_exp", k=10)),
         ("nDCG(dcg='log2')", Metric("ndcg", "ndcg")),
+        ("nDCG(gains={0:0,1:1,2:3})@5", Metric("ndcg(gains={2:3})@5", "ndcg", k=5, params=(("gains", ((2, 3),)),))),
         ("rbp(p=0.95)@100", Metric("rbp(p=0.95)@100", "rbp", k=100, params=(("p", 0.95),))),
         ("iprec@0.3", Metric("iprec@0.3", "iprec", params=(("recall", 0.3), ("trec", 10)))),
         ("precision(rel=2)@10", Metric("precision(rel=2)@10", "precision", k=10, rel=2)),

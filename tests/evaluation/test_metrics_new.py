@@ -190,3 +190,16 @@ def test_ignore_self_drops_the_query_itself() -> None:
     assert evaluate(qrels, run, ["mrr"]).mean == {"mrr": 0.5}
     assert evaluate(qrels, run, ["mrr"], ignore_self=True).mean == {"mrr": 1.0}
     assert len(run) == 4  # not modified
+
+
+@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("name", ["nDCG(gains={0:0,1:1,2:3,3:7})@10", "nDCG(gains={1:5,2:1})", "nDCG(gains={3:0})@5"])
+def test_ndcg_gains_match_ir_measures(seed: int, name: str) -> None:
+    """ir_measures' nDCG(gains=...) (pytrec_eval on the qrels with the gains as labels), query by query;
+    {1:5,2:1} reverses the ideal order of labels 1 and 2, {3:0} drops label 3 from it."""
+    qrels, run = random_case(seed)
+    ours = evaluate(qrels, run, [name]).wide()[parse_metric(name).name]
+    reference = ir_per_query(name, qrels, run)
+    assert sum(v > 0 for v in reference.values()) >= 3
+    for qid, expected in reference.items():
+        assert ours.get(qid, 0.0) == pytest.approx(expected, abs=1e-9), qid

@@ -423,6 +423,7 @@ SAME_METRIC = {
     "nDCG(dcg=exp-log2)@10": "ndcg_exp@10",
     "nDCG(dcg='exp-log2')": "ndcg_exp",
     "rbp.p=0.9": "rbp(p=0.9)",
+    "nDCG(gains={0:0,1:1,2:2})@10": "ndcg@10",
 }
 
 
@@ -435,7 +436,13 @@ def test_other_tools_metric_names(folder: Path, name: str) -> None:
 
 
 @pytest.mark.parametrize(
-    ("name", "fragment"), [("rbp", "rbp needs p"), ("RBP", "rbp needs p"), ("RBP@10", "rbp needs p")]
+    ("name", "fragment"),
+    [
+        ("rbp", "rbp needs p"),
+        ("RBP", "rbp needs p"),
+        ("RBP@10", "rbp needs p"),
+        ("nDCG(gains={0:1})", "gains give label 0 the gain 1"),
+    ],
 )
 def test_bare_rbp_is_refused(folder: Path, name: str, fragment: str) -> None:
     """ir_measures' RBP means p = 0.8, trec_eval's rbp p = 0.9: a name without p would be one of them silently."""
