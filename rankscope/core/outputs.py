@@ -44,9 +44,16 @@ def check_output_file(path: str | os.PathLike[str] | None, option: str = "--out"
 
 
 def check_output_folder(path: str | os.PathLike[str] | None, option: str = "--out") -> Path:
-    """``path`` as a Path, if a report folder can be (re)placed there: new, empty, or a previous report."""
+    """``path`` as a Path, if a report folder can be (re)placed there: new, empty, or a previous report;
+    never a symbolic link (the swap would replace the link with a folder, and the earlier report it
+    pointed to elsewhere would silently stay as it was)."""
     target = _non_empty(path, option)
     _no_dangling_link(target, option)
+    if target.is_symlink():
+        raise OutputPathError(
+            f"{option} {target}: is a symbolic link (to {os.readlink(target)}); a report folder is replaced "
+            "whole, so give the folder's own path or a new one"
+        )
     if target.exists() and not target.is_dir():
         raise OutputPathError(f"{option} {target}: exists and is not a folder")
     if target.is_dir() and any(target.iterdir()) and not (target / REPORT_MARK).is_file():

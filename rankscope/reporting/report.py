@@ -22,7 +22,7 @@ import pandas as pd
 
 from rankscope.core.fileio import PathLike, atomic_write
 from rankscope.reporting.plots import FIGURE_FORMATS, Plot
-from rankscope.reporting.tables import cell, markdown_table
+from rankscope.reporting.tables import cell, markdown_table, md_block, md_escape
 
 _STYLE = """
 body { font-family: system-ui, -apple-system, "Segoe UI", sans-serif; max-width: 1360px;
@@ -141,26 +141,26 @@ def image_file(name: str, formats: Sequence[str]) -> str:
 
 def to_markdown(report: Report, formats: Sequence[str] = FIGURE_FORMATS) -> str:
     """Markdown; plots are linked by file name (:func:`image_file`), so write them beside it (:func:`write_report`)."""
-    return "\n".join([f"# {report.title}", "", *_markdown_blocks(report.blocks, formats)])
+    return "\n".join([f"# {md_escape(report.title)}", "", *_markdown_blocks(report.blocks, formats)])
 
 
 def _markdown_blocks(blocks: Sequence[Block], formats: Sequence[str]) -> list[str]:
     out: list[str] = []
     for block in blocks:
         if block.kind == "heading":
-            out += [f"## {block.text}", ""]
+            out += [f"## {md_escape(block.text)}", ""]
         elif block.kind == "paragraph":
-            out += [block.text, ""]
+            out += [md_block(block.text), ""]
         elif block.kind == "bullets":
-            out += [f"- {item}" for item in block.items] + [""]
+            out += [f"- {md_escape(item)}" for item in block.items] + [""]
         elif block.kind == "table":
             out += [markdown_table(block.frame, index=block.index), ""]
             if block.text:
-                out += [block.text, ""]
+                out += [md_block(block.text), ""]
         elif block.kind == "image":
-            file = image_file(block.name, formats)
-            link = f"[{block.text}]({file})" if file.endswith(".pdf") else f"![{block.text}]({file})"
-            out += [link, "", f"*{block.text}*", ""]
+            file, text = image_file(block.name, formats), md_escape(block.text)
+            link = f"[{text}]({file})" if file.endswith(".pdf") else f"![{text}]({file})"
+            out += [link, "", f"*{text}*", ""]
         elif block.kind == "raw":
             out += [block.text, ""]
         elif block.kind == "row":
@@ -296,8 +296,32 @@ def file_stem(spec: str) -> str:
     return re.sub(r"[^A-Za-z0-9.=+-]+", "_", spec).strip("_") or "retriever"
 
 
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+"""What a spreadsheet reads as the start of a formula in a CSV cell (OWASP's CSV injection list)."""
+_NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
+
+
+def spreadsheet_safe(value: object) -> object:
+    """A text cell a spreadsheet would run as a formula (``=HYPERLINK(...)``, ``@SUM(...)``,
+    ``-2+3+cmd|...``) with a ``'`` in front, which spreadsheets show as text; numbers, text that is a
+    plain number (an id ``-5``) and every other value unchanged."""
+    if isinstance(value, str) and value.startswith(FORMULA_START) and not _NUMBER.fullmatch(value):
+        return "'" + value
+    return value
+
+
 def write_csv(frame: pd.DataFrame, path: Path, index: bool = True) -> Path:
-    """A CSV written atomically; floats use the shortest text that reads back to the same number."""
+    """A CSV written atomically; floats use the shortest text that reads back to the same number. Text
+    cells that would start a spreadsheet formula get a leading ``'`` (:func:`spreadsheet_safe`): every
+    CSV a workflow writes is meant to be opened in a spreadsheet (docs/workflows.md)."""
+    safe = frame.copy()
+    for column in safe.columns:
+        if not pd.api.types.is_numeric_dtype(safe[column]):
+            safe[column] = safe[column].map(spreadsheet_safe)
+    if index and not isinstance(safe.index, pd.MultiIndex) and not pd.api.types.is_numeric_dtype(safe.index):
+        safe.index = safe.index.map(spreadsheet_safe)
+    if not isinstance(safe.columns, pd.MultiIndex):
+        safe.columns = safe.columns.map(spreadsheet_safe)
     with atomic_write(path) as handle:
-        frame.to_csv(handle, index=index, lineterminator="\n")
+        safe.to_csv(handle, index=index, lineterminator="\n")
     return path

@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 import shutil
 import sys
 import textwrap
@@ -163,19 +164,46 @@ def _block_text(
     return "\n".join([*lines(header), rule, *(line for row in body for line in lines(row))])
 
 
+_MD_INLINE = re.compile(r"[\\`*\[\]|~]|(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])")
+_MD_BLOCK_START = re.compile(r"^(\s*)(?:([#>+=-])|(\d+)([.)]))")
+
+
+def md_escape(text: str) -> str:
+    """``text`` as literal Markdown text on one line: HTML's ``& < >`` as entities (a title's
+    ``<script>`` or ``<img onerror=...>`` stays text) and Markdown's link, image, emphasis, code,
+    strike-through and table punctuation backslash-escaped (an id ``[x](javascript:...)`` is no
+    link); an underscore inside a word (``recall_loss``) is left as it is, as Markdown does."""
+    text = " ".join(str(text).split("\n")).replace("\r", " ")
+    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return _MD_INLINE.sub(lambda m: "\\" + m[0], text)
+
+
+def md_block(text: str) -> str:
+    """:func:`md_escape`, and a leading ``#``, ``-``, ``+``, ``=`` or ``1.`` escaped too: a paragraph,
+    heading or list item starting with user text never becomes another kind of block."""
+    return _MD_BLOCK_START.sub(
+        lambda m: f"{m[1]}\\{m[2]}" if m[2] else f"{m[1]}{m[3]}\\{m[4]}", md_escape(text), count=1
+    )
+
+
 def markdown_table(frame: pd.DataFrame, digits: int = 4, index: bool = True) -> str:
-    """A GitHub-flavoured pipe table; ``|`` inside cells is escaped."""
+    """A GitHub-flavoured pipe table, every cell literal text (:func:`md_escape`)."""
     header, body = _rows(frame, digits, index)
     return pipe_table(header, body)
 
 
-def pipe_table(header: Sequence[str], body: Iterable[Sequence[object]], digits: int = 4) -> str:
-    """A pipe table from a header and rows of values (formatted by :func:`cell`), for callers without a frame."""
+def pipe_table(
+    header: Sequence[str], body: Iterable[Sequence[object]], digits: int = 4, raw: frozenset[str] = frozenset()
+) -> str:
+    """A pipe table from a header and rows of values (formatted by :func:`cell`, then escaped by
+    :func:`md_escape`), for callers without a frame; ``raw`` columns hold Markdown already."""
+    raws = [name in raw for name in header]
 
-    def line(cells: Iterable[object]) -> str:
-        return "| " + " | ".join(cell(c, digits).replace("|", "\\|").replace("\n", " ") for c in cells) + " |"
+    def line(cells: Iterable[object], kinds: Sequence[bool]) -> str:
+        return "| " + " | ".join(str(c) if keep else md_escape(cell(c, digits)) for c, keep in zip(cells, kinds)) + " |"
 
-    return "\n".join([line(header), "|" + "---|" * len(header), *(line(r) for r in body)])
+    plain = [False] * len(header)
+    return "\n".join([line(header, plain), "|" + "---|" * len(header), *(line(r, raws) for r in body)])
 
 
 def records(frame: pd.DataFrame, index: bool = True) -> list[dict[str, object]]:

@@ -74,6 +74,8 @@ def test_compare_records_full_specs_run_file_checksum_and_settings(tmp_path: Pat
     }
     assert record["created"].endswith("+00:00")
     assert result.to_dict()["provenance"] == record
+    deep = compare(DATA, {"bm25": "bm25:k1=0.9", "mine": run_file}, ["map"], depth=5).provenance.to_dict()
+    assert deep["settings"]["depth"] == 5
     # the CSV files stay plain tables: pandas reads them with no options
     assert list(pd.read_csv(out / "summary.csv").columns) == ["retriever", "ndcg@10", "map"]
     tex = (out / "summary.tex").read_text()

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from rankscope.reporting.report import html_table
-from rankscope.reporting.tables import markdown_table, pipe_table
+from rankscope.reporting.tables import markdown_table, md_block, md_escape, pipe_table
 from rankscope.retrieval.analysis import Analyzer
 from rankscope.retrieval.snippets import highlight, snippet, word_terms
 from rankscope.workflows.diagnose.misses import rank_label
@@ -30,6 +30,8 @@ if TYPE_CHECKING:
 
 TOP = 5
 """Top results shown per system and query."""
+SNIPPET = frozenset({"snippet"})
+"""The result column whose cells hold markup already (escaped text, query terms highlighted)."""
 UNJUDGED = "unjudged"
 """The grade shown for a document nobody judged (a blank cell read as a missing value)."""
 LIMIT = 300
@@ -238,7 +240,7 @@ def drilldown_html(result: DiagnoseResult, index: pd.DataFrame, pages: list[Quer
         for name, top in page.results:
             out += [
                 f"<h4>Top {TOP} of {esc(name)}</h4>",
-                html_table(RESULT_COLUMNS, _marked(top, "<mark>", "</mark>", esc), raw=frozenset({"snippet"})),
+                html_table(RESULT_COLUMNS, _marked(top, "<mark>", "</mark>", esc), raw=SNIPPET),
             ]
         out += ['<p><a href="#drilldown">back to the query index</a></p>', "</section>"]
     out.append("</div>")
@@ -247,12 +249,13 @@ def drilldown_html(result: DiagnoseResult, index: pd.DataFrame, pages: list[Quer
 
 def drilldown_markdown(result: DiagnoseResult, index: pd.DataFrame, pages: list[QueryPage]) -> str:
     """The same as :func:`drilldown_html` in Markdown: query terms in snippets in **bold**."""
-    out = [_caption(result) + _note(index, pages), "", markdown_table(index, index=False), ""]
+    out = [md_block(_caption(result) + _note(index, pages)), "", markdown_table(index, index=False), ""]
     for page in pages:
+        text = md_escape(result.query_text(page.query_id))
         out += [
-            f"### {_heading(result, page)}",
+            f"### {md_escape(_heading(result, page))}",
             "",
-            f"*{result.query_text(page.query_id)}*",
+            f"*{text}*" if text else "",
             "",
             pipe_table(["system", *result.metrics], page.metrics),
             "",
@@ -260,7 +263,8 @@ def drilldown_markdown(result: DiagnoseResult, index: pd.DataFrame, pages: list[
             "",
         ]
         for name, top in page.results:
-            out += [f"Top {TOP} of {name}:", "", pipe_table(RESULT_COLUMNS, _marked(top, "**", "**", str)), ""]
+            marked = _marked(top, "**", "**", md_escape)
+            out += [f"Top {TOP} of {md_escape(name)}:", "", pipe_table(RESULT_COLUMNS, marked, raw=SNIPPET), ""]
     return "\n".join(out)
 
 
