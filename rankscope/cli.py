@@ -42,6 +42,9 @@ COMMANDS: dict[str, str] = {
 module, so a one-line error (a bad spec, a missing file) comes back without loading the rest."""
 
 
+VERBOSE_HELP = "print notes too (a known collection's handled quirks)"
+
+
 def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     """The parser for ``argv``: only its sub-command's module when it names one, else all of them (help)."""
     parser = argparse.ArgumentParser(
@@ -50,7 +53,7 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"rankscope {__version__}")
     parser.add_argument("--quiet", action="store_true", help="no progress bars")
-    parser.add_argument("--verbose", action="store_true", help="print notes too (a known collection's handled quirks)")
+    parser.add_argument("--verbose", action="store_true", help=VERBOSE_HELP)
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     words = sys.argv[1:] if argv is None else list(argv)
     named = [word for word in words if word in COMMANDS][:1]
@@ -62,7 +65,19 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
         modules = list(dict.fromkeys(COMMANDS.values()))  # `rankscope --help` lists them all
     for module in modules:
         importlib.import_module(module).register(subparsers)
+    _accept_hub_flags_after(parser)
     return parser
+
+
+def _accept_hub_flags_after(parser: argparse.ArgumentParser) -> None:
+    """Give every (nested) sub-command ``--quiet`` and ``--verbose``, so ``rankscope evaluate --quiet ...``
+    works as ``rankscope --quiet evaluate ...`` does; SUPPRESS keeps the hub's value when they are absent."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for command in action.choices.values():
+                command.add_argument("--quiet", action="store_true", default=argparse.SUPPRESS, help="no progress bars")
+                command.add_argument("--verbose", action="store_true", default=argparse.SUPPRESS, help=VERBOSE_HELP)
+                _accept_hub_flags_after(command)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -279,3 +279,26 @@ def test_diagnose_studies_the_system_named_first(
     assert status == 0, err
     assert (out / "report.md").read_text().startswith(f"# rankscope diagnose: x vs tfidf on {data.name}\n")
     assert list(json.loads((out / "summary.json").read_text())["retrievers"]) == ["x", "tfidf"]
+
+
+def test_every_command_takes_the_hubs_flags_after_its_name(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`rankscope evaluate --quiet ...` was refused ('unrecognized arguments'): only the workflow commands
+    took --quiet after their name. Every command and sub-command now does, and it turns progress off."""
+    import argparse
+
+    def commands(parser: argparse.ArgumentParser, path: tuple[str, ...]) -> list[tuple[str, ...]]:
+        found = []
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                for name, command in action.choices.items():
+                    flags = {flag for each in command._actions for flag in each.option_strings}
+                    assert {"--quiet", "--verbose"} <= flags, (*path, name)
+                    found += [(*path, name), *commands(command, (*path, name))]
+        return found
+
+    everything = commands(build_parser([]), ())
+    assert ("evaluate",) in everything and ("engines", "install") in everything
+    monkeypatch.setattr(progress, "_quiet", None)
+    # a file that is no qrels: main returns 2 for it, where an unrecognised --quiet raised SystemExit
+    assert main(["evaluate", "--quiet", __file__, __file__]) == 2
+    assert progress._quiet is True

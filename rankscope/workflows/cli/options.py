@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -29,14 +28,6 @@ FIGURES = Option(
     settings={"nargs": "+", "choices": FIGURE_FORMATS, "metavar": "FORMAT", "default": list(Output.figures)},
 )
 SEED = Option(("--seed",), "seed for tests, folds and sampling (default: %(default)s)", "seed", {"type": int})
-# accepted after the command too; SUPPRESS keeps the hub's value when absent, and the hub
-# (rankscope.cli.main) turns args.quiet into set_quiet for every command
-QUIET = Option(("--quiet",), "no progress bars", settings={"action": "store_true", "default": argparse.SUPPRESS})
-VERBOSE = Option(
-    ("--verbose",),
-    "print notes too (a known collection's handled quirks)",
-    settings={"action": "store_true", "default": argparse.SUPPRESS},
-)
 STRICT = Added(add_strict)
 SPLIT = Added(add_split)
 FIELDS = Added(add_fields)
@@ -69,7 +60,7 @@ def output_format(formats: Sequence[str]) -> Option:
 def common(formats: Sequence[str]) -> tuple[Adds, ...]:
     """Options every workflow command has: dataset and its split, output folder, analyzer, figures, seed, --strict,
     --fields, terminal format, --quiet, --verbose."""
-    return (DATASET, SPLIT, OUT, ANALYZER, FIGURES, SEED, STRICT, FIELDS, output_format(formats), QUIET, VERBOSE)
+    return (DATASET, SPLIT, OUT, ANALYZER, FIGURES, SEED, STRICT, FIELDS, output_format(formats))
 
 
 def systems_from_args(
