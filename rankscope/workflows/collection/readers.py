@@ -8,6 +8,8 @@ standard library's HTML parser, markdown-it-py); a missing one names the ``pip i
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -142,18 +144,38 @@ def _markdown(text: str) -> tuple[str, str]:
     return title, "\n\n".join(parts)
 
 
+@contextmanager
+def _pypdf_log_kept_off_stderr() -> Iterator[None]:
+    """pypdf logs its repairs ("EOF marker not found") as warnings, which Python prints on stderr when
+    the program set up no logging: a second line beside the command's own. A damaged file is listed as
+    unreadable with its reason, so the log adds nothing; it goes to a handler that drops it."""
+    import logging
+
+    logger = logging.getLogger("pypdf")
+    handler = logging.NullHandler()
+    propagate = logger.propagate
+    logger.addHandler(handler)
+    logger.propagate = False
+    try:
+        yield
+    finally:
+        logger.removeHandler(handler)
+        logger.propagate = propagate
+
+
 def _pdf(path: Path, data: bytes) -> list[Extracted]:
     """One document per page with text; a file whose pages hold none (a scan) is unreadable."""
     import io
 
     pypdf = _needs("pypdf", "pypdf")
     try:
-        reader = pypdf.PdfReader(io.BytesIO(data))
-        if reader.is_encrypted:
-            raise Unreadable("encrypted PDF")
-        meta = reader.metadata
-        name = str(meta.title).strip() if meta is not None and meta.title else path.name
-        pages = [_tidy(page.extract_text() or "") for page in reader.pages]
+        with _pypdf_log_kept_off_stderr():
+            reader = pypdf.PdfReader(io.BytesIO(data))
+            if reader.is_encrypted:
+                raise Unreadable("encrypted PDF")
+            meta = reader.metadata
+            name = str(meta.title).strip() if meta is not None and meta.title else path.name
+            pages = [_tidy(page.extract_text() or "") for page in reader.pages]
     except Unreadable:
         raise
     except Exception as exc:  # pypdf raises many classes for damaged files; each is a reason to list

@@ -169,3 +169,24 @@ def test_the_cli_adds_questions_and_refuses_a_changed_one(tmp_path: Path, capsys
         capsys.readouterr().err
         == f"rankscope collection: error: --docs {tmp_path / 'nowhere'}: no such file or folder\n"
     )
+
+
+def test_a_damaged_pdf_is_listed_not_logged_on_stderr(tmp_path: Path) -> None:
+    """pypdf logs its repairs ('EOF marker not found') as warnings, which Python printed on stderr beside
+    the command's own lines when nothing set up logging (a real command line; pytest's handlers hide it)."""
+    import subprocess
+    import sys
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "broken.pdf").write_bytes(b"%PDF-1.4 this is not a pdf")
+    (docs / "notes.txt").write_text("Tides rise twice a day.\n")
+    command = "import sys; from rankscope.cli import main; raise SystemExit(main(sys.argv[1:]))"
+    done = subprocess.run(
+        [sys.executable, "-c", command, "--quiet", "collection", "init", str(tmp_path / "c"), "--docs", str(docs)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == "" and "1 unreadable" in done.stdout
