@@ -6,6 +6,8 @@ One source for ``rankscope compare`` (terminal, Markdown, HTML and LaTeX tables)
 
 from __future__ import annotations
 
+import re
+
 import pandas as pd
 
 ALPHA = 0.05
@@ -15,6 +17,30 @@ LEGEND = (
     "* best on this metric; + significantly better than the baseline, - significantly worse "
     "(paired {test} test, Holm-corrected over the {what} per metric, p < {alpha})"
 )
+
+
+PAPER_NAMES = {
+    "ndcg": "nDCG",
+    "precision": "P",
+    "recall": "Recall",
+    "mrr": "MRR",
+    "map": "MAP",
+    "hit": "Hit",
+    "judged": "Judged",
+    "success": "Success",
+    "rbp": "RBP",
+    "rprec": "R-Prec",
+    "maxp": "MaxP",
+}
+"""Metric families as papers write them (trec_eval's and ranx's tables use the same forms)."""
+_LABEL = re.compile(r"[a-z_]+")
+
+
+def paper_label(metric: str) -> str:
+    """A metric as papers write it in tables: ``ndcg@10`` is nDCG@10, ``precision@10`` P@10, ``map``
+    MAP, ``mrr@10`` MRR@10, ``maxp ndcg@10`` MaxP nDCG@10; an unknown family as it is. Tables and
+    LaTeX show these; files, JSON and the Python API keep rankscope's names."""
+    return _LABEL.sub(lambda m: PAPER_NAMES.get(m[0], m[0]), metric)
 
 
 def legend(test: str, what: str = "retrievers") -> str:
@@ -52,6 +78,7 @@ def mark_summary(
             out.at[system, metric] = f"{value:.{digits}f}{mark}"
     out.index = [f"{s} (baseline)" if s == baseline else s for s in summary.index]
     out.index.name = index_name
+    out.columns = [paper_label(str(metric)) for metric in summary.columns]
     return out
 
 

@@ -177,6 +177,11 @@ class Retriever(ABC):
             )
         return f"[{spec}]"
 
+    def notes(self) -> list[str]:
+        """What a reader of this configuration's results must know (a weak default model and what to
+        install instead): printed by ``rankscope retrievers`` and in compare's systems table. None by default."""
+        return []
+
     def diagnostics(self) -> dict[str, float]:
         """Numbers about the last index/search a reader must see beside the metrics (e.g. the
         out-of-vocabulary rate of word vectors, the recall of an approximate index); none by default."""
@@ -223,6 +228,15 @@ def _made(spec: str) -> Retriever:
     from rankscope.retrieval.registry import make_retriever
 
     return make_retriever(spec)
+
+
+def part_notes(parts: Sequence[object]) -> list[str]:
+    """The notes of a composite's parts (specs or retrievers; other objects have none), each once."""
+    notes: list[str] = []
+    for part in parts:
+        retriever = _made(part) if isinstance(part, str) else part
+        notes += [n for n in getattr(retriever, "notes", list)() if n not in notes]
+    return notes
 
 
 def document_texts(corpus: pd.DataFrame) -> tuple[list[str], list[str]]:

@@ -342,7 +342,8 @@ def run_retrievers(args: argparse.Namespace) -> int:
         cls = retriever_class(name)
         summary = (cls.__doc__ or "").strip().splitlines()[0] if cls.__doc__ else ""
         table = parameter_table(cls.parameters)
-        blocks.append(f"{name}: {summary}\n" + (_aligned(table) if len(table) else "  (no parameters)"))
+        notes = "".join(f"\n  note: {note}" for note in cls().notes())  # what its defaults leave weak
+        blocks.append(f"{name}: {summary}\n" + (_aligned(table) if len(table) else "  (no parameters)") + notes)
     print("\n\n".join(blocks))
     return 0
 

@@ -51,7 +51,7 @@ from rankscope.retrieval.dense_index import (
     sha256,
     to_bytes,
 )
-from rankscope.retrieval.encoders import SIMILARITIES, CallableEncoder, Encoder, get_encoder
+from rankscope.retrieval.encoders import SIMILARITIES, CallableEncoder, Encoder, get_encoder, static_model_note
 from rankscope.retrieval.params import Param, SpecError
 from rankscope.retrieval.pooling import l2_normalise
 from rankscope.retrieval.registry import register
@@ -282,6 +282,10 @@ class DenseRetriever(FaissSearch, Retriever):
             self.doc_vectors_[rows].astype(np.float64) @ vectors[i] if i in vectors else np.zeros(len(rows))
             for i, rows in enumerate(positions)
         ]
+
+    def notes(self) -> list[str]:
+        """The default static model is weak: say so, and what to use instead."""
+        return [static_model_note()] if self.model == "model2vec" else []
 
     def diagnostics(self) -> dict[str, float]:
         """The recall of an approximate index against exact search at the last search's depth."""

@@ -45,7 +45,15 @@ import numpy as np
 
 from rankscope.core.errors import SchemaError, duplicate_message
 from rankscope.corpora.schema import sort_run, validate
-from rankscope.retrieval.base import QueryInput, Retriever, UnknownDocumentError, check_k, document_texts, query_texts
+from rankscope.retrieval.base import (
+    QueryInput,
+    Retriever,
+    UnknownDocumentError,
+    check_k,
+    document_texts,
+    part_notes,
+    query_texts,
+)
 from rankscope.retrieval.params import Param
 from rankscope.retrieval.registry import (
     SpecError,
@@ -257,6 +265,10 @@ class HybridRetriever(Retriever):
             for attribute in ("retrievers_", "doc_ids_", "runs_"):
                 self.__dict__.pop(attribute, None)
         return self
+
+    def notes(self) -> list[str]:
+        """Its parts' notes (a default dense part is weak, and so pulls the fusion down)."""
+        return part_notes(split_retrievers(self.retrievers))
 
     def index(self, corpus: pd.DataFrame) -> HybridRetriever:
         """Index every sub-retriever on the corpus."""

@@ -39,6 +39,7 @@ from rankscope.retrieval.base import (
     check_k,
     document_texts,
     make_run,
+    part_notes,
     query_texts,
 )
 from rankscope.retrieval.params import Param
@@ -108,6 +109,10 @@ class RerankRetriever(Retriever):
             for attribute in ("first_", "by_", "texts_"):
                 self.__dict__.pop(attribute, None)
         return self
+
+    def notes(self) -> list[str]:
+        """Its stages' notes (the default reranker is the static dense model)."""
+        return part_notes([self.first, self.by])
 
     def index(self, corpus: pd.DataFrame) -> RerankRetriever:
         """Index the first stage, and ``by`` when it is a spec or a retriever; keep the texts for text scorers."""

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import pandas as pd
 
+from rankscope.evaluation.marks import paper_label
+
 _SPECIAL = {
     "\\": r"\textbackslash{}",
     "&": r"\&",
@@ -40,7 +42,7 @@ def summary_table(
     for significantly better/worse than ``baseline``.
     """
     columns = "l" + "r" * len(summary.columns)
-    header = " & ".join(["System", *(escape(m) for m in summary.columns)]) + r" \\"
+    header = " & ".join(["System", *(escape(paper_label(str(m))) for m in summary.columns)]) + r" \\"
     rows = []
     for system in summary.index:
         name = escape(system) + (" (baseline)" if system == baseline else "")

@@ -25,15 +25,16 @@ SIGNIFICANCE = pd.DataFrame(
 def test_best_and_significance_marks() -> None:
     marked = mark_summary(SUMMARY, SIGNIFICANCE, "bm25")
     assert list(marked.index) == ["tfidf", "bm25 (baseline)", "w2v"]
-    assert marked["ndcg@10"].tolist() == ["0.3000-", "0.4000*", "0.4000*"]  # tie: both best
-    assert marked["map"].tolist() == ["0.2500*", "0.2000", "0.1000-"]  # tfidf best but not significant
+    assert list(marked.columns) == ["nDCG@10", "MAP"]  # as papers write them
+    assert marked["nDCG@10"].tolist() == ["0.3000-", "0.4000*", "0.4000*"]  # tie: both best
+    assert marked["MAP"].tolist() == ["0.2500*", "0.2000", "0.1000-"]  # tfidf best but not significant
 
 
 def test_significant_improvement_marked_plus() -> None:
     sig = SIGNIFICANCE.assign(significant=[False, False, True, False])
     marked = mark_summary(SUMMARY, sig, "bm25", digits=2)
-    assert marked.loc["tfidf", "map"] == "0.25*+"
-    assert marked.loc["tfidf", "ndcg@10"] == "0.30"
+    assert marked.loc["tfidf", "MAP"] == "0.25*+"
+    assert marked.loc["tfidf", "nDCG@10"] == "0.30"
 
 
 def test_float_noise_tie_marks_both() -> None:
@@ -53,7 +54,7 @@ def test_latex_table_bolds_the_best_and_raises_the_marks() -> None:
         r"\label{tab:rankscope-compare}",
         r"\begin{tabular}{lrr}",
         r"\toprule",
-        r"System & ndcg@10 & map \\",
+        r"System & nDCG@10 & MAP \\",
     ]
     assert body[8:11] == [
         r"tfidf & 0.3000$^{-}$ & \textbf{0.2500} \\",

@@ -77,7 +77,7 @@ def test_compare_by_hand(tmp_path) -> None:
     result = compare(DATA, ["A", "B"], ["mrr@10", "hit@1"], baseline="A", out=tmp_path, depth=5)
     assert result.summary.loc["A", "mrr@10"] == pytest.approx(0.4375)
     assert result.summary.loc["B", "hit@1"] == pytest.approx(0.75)
-    assert result.marked().loc["B", "hit@1"].startswith("0.7500*")
+    assert result.marked().loc["B", "Hit@1"].startswith("0.7500*")  # headed as papers write it
     for spec in ("A", "B"):
         rerun = evaluate(DATA.qrels, read_trec_run(tmp_path / f"run.{spec}.trec"), ["mrr@10", "hit@1"])
         summary = pd.read_csv(tmp_path / "summary.csv", index_col="retriever")

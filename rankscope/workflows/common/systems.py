@@ -230,7 +230,8 @@ def produce_run(system: System, dataset: Dataset, depth: int | None) -> SystemRu
     retriever = system.fresh_retriever().index(dataset.corpus)
     run = retriever.search(dataset.queries, k=SEARCH_DEPTH if depth is None else depth)
     diagnostics = retriever.diagnostics() if hasattr(retriever, "diagnostics") else {}
-    return SystemRun(system.name, run, retriever, diagnostics, system.description)
+    notes = tuple(retriever.notes()) if hasattr(retriever, "notes") else ()
+    return SystemRun(system.name, run, retriever, diagnostics, system.description, notes)
 
 
 def _documents_of_chunks(
