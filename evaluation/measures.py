@@ -104,6 +104,35 @@ def bpref(j: Judged) -> np.ndarray:
     return _ratio(j.per_query_sum(term, j.q[rel]), j.num_rel)
 
 
+INFAP_EPSILON = 0.00001
+"""trec_eval's INFAP_EPSILON: keeps the estimated precision above a relevant document finite."""
+
+
+def inferred_ap(j: Judged) -> np.ndarray:
+    """infAP (Yilmaz & Aslam 2006), trec_eval's estimator (m_infAP.c), for a judged random sample of a pool.
+
+    Documents retrieved but absent from the qrels are outside the pool and count as non-relevant;
+    a negative label means "in the pool, not judged" (trec_eval's -1, any negative label in
+    trec_eval 9.0 and later). For the relevant document at rank i > 1 with, above it, r relevant,
+    n judged non-relevant and u pooled-but-unjudged documents, the term is
+    1/i + ((i-1)/i) * ((r+n+u)/(i-1)) * ((r+eps)/(r+n+2 eps)), 1 at rank 1; infAP = sum / R.
+    With every pooled document judged it equals AP.
+    """
+    rel = j.relevant
+    judged = j.label >= 0
+    columns = np.stack([rel, judged & ~rel, ~judged]).astype(np.int64)
+    first_row = np.arange(len(j.q)) - group_positions(j.q, j.n_queries)  # of each row's query
+    before = np.cumsum(columns, axis=1) - columns  # strictly above, across queries
+    r, n, u = (before - before[:, first_row])[:, rel]
+    i = j.pos[rel].astype(np.float64)  # 0-based rank, trec_eval's j
+    above = np.maximum(i, 1.0)  # rank 1 takes the first branch; no division by 0 there
+    term = 1.0 / (i + 1.0) + (i / (i + 1.0)) * ((r + n + u) / above) * (
+        (r + INFAP_EPSILON) / (r + n + 2 * INFAP_EPSILON)
+    )
+    term = np.where(i == 0, 1.0, term)
+    return _ratio(j.per_query_sum(term, j.q[rel]), j.num_rel)
+
+
 def _dcg(j: Judged, k: int | None, gain: np.ndarray, q: np.ndarray, pos: np.ndarray) -> np.ndarray:
     weight = gain / np.log2(pos + 2.0)
     if k is not None:

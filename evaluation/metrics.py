@@ -135,6 +135,7 @@ register(
 register("ndcg_exp", Family(measures.ndcg_exp, measures.ndcg_exp, binary=False))
 register("rprec", Family(None, measures.r_precision), ["r_prec", "r-prec"])
 register("bpref", Family(None, measures.bpref))
+register("infap", Family(None, measures.inferred_ap))
 register("judged", Family(measures.judged_at, measures.judged_at, binary=False))
 register("num_ret", Family(None, measures.num_ret, binary=False, with_rel="num_rel_ret"), ["numret"])
 register("num_rel", Family(None, measures.num_rel), ["numrel"])

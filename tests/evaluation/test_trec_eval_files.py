@@ -66,8 +66,8 @@ def test_evaluate_gives_trec_eval_numbers(trec_eval_dir: Path, output: str, caps
     for trec_name, ours in names.items():
         value = result["mean"][ours] * (result["n_queries"] if trec_name in COUNTS else 1)
         assert round(value, 4) == pytest.approx(expected[trec_name], abs=1e-9), trec_name
-    # out.test holds 30 measures, 27 of them shared (not runid, num_q, gm_map); out.test.a 99, 62 shared
-    assert len(names) == (27 if output == "out.test" else 62)
+    # out.test holds 30 measures, 27 of them shared (not runid, num_q, gm_map); out.test.a 99, 63 shared (infAP too)
+    assert len(names) == (27 if output == "out.test" else 63)
 
 
 def test_unjudged_share_is_one_minus_judged(trec_eval_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:

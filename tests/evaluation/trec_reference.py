@@ -26,6 +26,7 @@ TREC_NAMES = {
     "map@10": ("map_cut.10", "map_cut_10"),
     "rprec": ("Rprec", "Rprec"),
     "bpref": ("bpref", "bpref"),
+    "infap": ("infAP", "infAP"),
     "precision": ("set_P", "set_P"),
     "recall": ("set_recall", "set_recall"),
     "f1": ("set_F", "set_F"),
