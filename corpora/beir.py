@@ -5,8 +5,8 @@
 - qrels: tab-separated with the header ``query-id corpus-id score``; integer scores.
 
 As BEIR's own loader does, a split holds the queries named in its qrels file; the
-other queries of ``queries.jsonl`` (other splits) are not loaded, and the
-Dataset's warnings say how many were left out. Any of the files may be gzipped
+other queries of ``queries.jsonl`` (another split's, or in a collection folder questions
+nobody has judged yet) are not loaded, and the Dataset's warnings say how many were left out. Any of the files may be gzipped
 (``corpus.jsonl.gz``).
 """
 
@@ -60,7 +60,7 @@ def read_beir(folder: PathLike, split: str = "test", name: str | None = None) ->
     if not in_split.all():
         warnings.append(
             f"{int((~in_split).sum())} of {len(all_queries)} queries in {queries_path.name} are not in "
-            f"qrels/{qrels_path.name} (other splits; not loaded)"
+            f"qrels/{qrels_path.name} (another split's, or not judged yet; not loaded)"
         )
     return Dataset(
         name=name or folder.name,

@@ -47,7 +47,10 @@ def test_beir_reads_split_and_reports_queries_of_other_splits(tmp_path: Path) ->
     assert ds.corpus.values.tolist() == [["d1", "First", "alpha beta"], ["d2", "", "gamma"], ["3", "", "délta"]]
     assert ds.queries.values.tolist() == [["q1", "alpha?"], ["q2", "gamma?"]]
     assert ds.qrels.values.tolist() == [["q1", "d1", 1], ["q1", "d2", 0], ["q2", "d2", 2]]
-    assert "1 of 3 queries in queries.jsonl are not in qrels/test.tsv (other splits; not loaded)" in ds.warnings
+    assert (
+        "1 of 3 queries in queries.jsonl are not in qrels/test.tsv (another split's, or not judged yet; not loaded)"
+        in ds.warnings
+    )
     assert beir_splits(tmp_path / "mini") == ["test"]
     with pytest.raises(FileNotFoundError, match=r"no qrels/dev.tsv; splits found: \['test'\]"):
         read_beir(tmp_path / "mini", split="dev")
