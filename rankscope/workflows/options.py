@@ -33,6 +33,13 @@ SEARCHES = ("grid", "optuna")
 MAX_TRIALS = 100_000
 """The most trials of one optuna study: each is a search of every training query (TPE's own cost also
 grows with the trials), so more would run for days; a typo is refused at once."""
+REPEATS = 5
+"""Fold seeds of repeated cross-validation by default: ``seed``, ``seed + 1``, ... (Bouckaert & Frank
+2004 repeat 10-fold CV ten times so that a comparison replicates; on a scored grid a repeat only
+re-chooses, it never searches again, so five cost nothing noticeable and give a spread)."""
+MAX_REPEATS = 1000
+"""The most fold seeds: choosing is cheap on a scored grid, but each seed of an optuna search runs its
+own studies."""
 
 
 @dataclass(frozen=True)
@@ -70,17 +77,22 @@ class Execution:
 
 @dataclass(frozen=True)
 class Search:
-    """How tune searches: ``grid`` scores every point; ``optuna`` runs ``trials`` trials of TPE per
-    study (one seeded study per training fold; needs the tune extra)."""
+    """How tune searches and cross-validates: ``grid`` scores every point; ``optuna`` runs ``trials``
+    trials of TPE per study (one seeded study per training fold of each fold seed; needs the tune extra);
+    ``repeats`` fold seeds (the execution's seed, then the next ones) give the cross-validated gain and
+    its spread (:mod:`rankscope.workflows.tune.crossval`)."""
 
     method: str = "grid"
     trials: int = 50
+    repeats: int = REPEATS
 
     def check(self) -> Search:
         if self.method not in SEARCHES:
             raise RankscopeError(f"--search must be one of {', '.join(SEARCHES)}, got {self.method!r}")
         if self.method == "optuna" and not 1 <= self.trials <= MAX_TRIALS:
             raise RankscopeError(f"--trials must be at least 1 and at most {MAX_TRIALS:,}, got {self.trials}")
+        if not 1 <= self.repeats <= MAX_REPEATS:
+            raise RankscopeError(f"--repeats must be at least 1 and at most {MAX_REPEATS}, got {self.repeats}")
         return self
 
 

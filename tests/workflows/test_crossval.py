@@ -7,7 +7,13 @@ import pandas as pd
 import pytest
 
 from rankscope.core.errors import RankscopeError
-from rankscope.workflows.tune.crossval import assign_folds, best_column, cross_validate
+from rankscope.workflows.tune.crossval import (
+    assign_folds,
+    best_column,
+    cross_validate,
+    fold_seeds,
+    repeated_cross_validate,
+)
 from rankscope.workflows.tune.grid import parse_range
 
 
@@ -96,3 +102,38 @@ def test_parse_range_inclusive() -> None:
 def test_parse_range_refuses_bad_input(text: str, message: str) -> None:
     with pytest.raises(RankscopeError, match=message):
         parse_range(text, "k1")
+
+
+def test_repeats_equal_independent_single_runs_with_their_seeds() -> None:
+    """Repeated CV under seeds 3..6 is four single runs with those seeds: their means, their
+    held-out values averaged per query, and the standard deviation of the four means."""
+    rng = np.random.default_rng(0)
+    ids = pd.Index([f"q{i}" for i in range(30)], name="query_id")
+    values = pd.DataFrame(rng.uniform(size=(30, 6)), index=ids, columns=[f"p{j}" for j in range(6)])
+    seeds = fold_seeds(3, 4)
+    assert seeds == (3, 4, 5, 6)
+    repeated = repeated_cross_validate(values, 5, seeds)
+    singles = [cross_validate(values, 5, seed) for seed in seeds]
+    for run, single in zip(repeated.runs, singles):
+        pd.testing.assert_series_equal(run.held_out, single.held_out)
+        pd.testing.assert_frame_equal(run.choices, single.choices)
+    means = [single.mean for single in singles]
+    assert repeated.means.tolist() == means and repeated.mean == pytest.approx(np.mean(means))
+    assert repeated.spread == pytest.approx(np.std(means, ddof=1)) and repeated.spread > 0
+    average = np.mean([single.held_out.to_numpy() for single in singles], axis=0)
+    np.testing.assert_allclose(repeated.held_out.to_numpy(), average)
+    assert repeated.held_out.mean() == pytest.approx(repeated.mean)
+    assert repeated_cross_validate(values, 5, (3,)).spread is None
+
+
+def test_fold_seeds_do_not_move_a_choice_every_fold_agrees_on() -> None:
+    """Known truth: 'good' beats the rest on every query, so every fold of every seed picks it and
+    the gain has no spread over seeds; on pure noise (no column truly better) the seeds disagree."""
+    rng = np.random.default_rng(1)
+    ids = pd.Index([f"q{i}" for i in range(40)], name="query_id")
+    base = rng.uniform(size=40)
+    values = pd.DataFrame({"default": base, "worse": base - 0.1, "good": base + 0.05}, index=ids)
+    repeated = repeated_cross_validate(values, 5, fold_seeds(0, 5))
+    assert repeated.spread == 0 and repeated.mean == pytest.approx(values["good"].mean())
+    noise = pd.DataFrame(rng.uniform(size=(40, 20)), index=ids)
+    assert repeated_cross_validate(noise, 5, fold_seeds(0, 5)).spread > 0.005

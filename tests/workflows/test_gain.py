@@ -39,3 +39,19 @@ def test_queries_are_paired_by_id_not_position() -> None:
     tuned = pd.Series([0.9, 0.1], index=["b", "a"])
     base = pd.Series([0.1, 0.9], index=["a", "b"])
     assert gain_test(tuned, base).n_differing == 0
+
+
+def test_a_gain_whose_sign_changes_with_the_fold_seed_is_within_noise() -> None:
+    """The same significant test over queries as above; one fold seed of three gave a loss."""
+    tuned = _series([0.2] * 8 + [0.5, 0.5])
+    base = _series([0.1] * 8 + [0.5, 0.5])
+    steady = gain_test(tuned, base, seed_gains=[0.07, 0.08, 0.09])
+    assert steady.verdict() == "more than noise: a real gain"
+    assert (
+        steady.seed_sd == pytest.approx(0.01) and steady.spread() == "sd 0.0100 over 3 fold seeds (+0.0700 to +0.0900)"
+    )
+    flipping = gain_test(tuned, base, seed_gains=[0.12, 0.13, -0.01])
+    assert flipping.significant and not flipping.seed_stable
+    assert flipping.verdict() == "within noise: the gain's sign changes with the fold seed"
+    assert flipping.to_dict()["seed_gains"] == [0.12, 0.13, -0.01]
+    assert gain_test(tuned, base).seed_sd is None and gain_test(tuned, base).spread() == ""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import numpy as np
 import pandas as pd
@@ -45,15 +46,25 @@ def test_grid_matches_fresh_indexes_and_cv_is_honest(tmp_path) -> None:
     best = int(np.argmax(result.grid["mean"].to_numpy()))
     assert result.best["score"] == result.grid.loc[best, "mean"]
     assert result.in_sample_gain == pytest.approx(result.grid.loc[best, "mean"] - default)
-    # re-derive the cross-validated score: choose on the other folds, score the held-out fold
-    held_out = []
-    for fold in range(3):
-        test = result.cv.folds.index[result.cv.folds == fold]
-        train = result.per_query.drop(index=test)
-        chosen = int(np.argmax(train.mean().to_numpy()))
-        held_out += result.per_query.loc[test, chosen].tolist()
-    assert result.cv.mean == pytest.approx(np.mean(held_out))
-    assert result.cv_gain == pytest.approx(np.mean(held_out) - default)
+    # re-derive the cross-validated score under each of the 5 fold seeds (1..5), independently:
+    # folds drawn by a seeded permutation, chosen on the other folds, scored on the held-out fold
+    ids = sorted(result.per_query.index)
+    seed_means = []
+    for seed in range(1, 6):
+        fold_of = pd.Series(0, index=ids)
+        fold_of.iloc[np.random.default_rng(seed).permutation(len(ids))] = np.arange(len(ids)) % 3
+        held_out = []
+        for fold in range(3):
+            test = fold_of.index[fold_of == fold]
+            train = result.per_query.drop(index=test)
+            chosen = int(np.argmax(train.mean().to_numpy()))
+            held_out += result.per_query.loc[test, chosen].tolist()
+        seed_means.append(np.mean(held_out))
+    assert result.repeated.seeds == (1, 2, 3, 4, 5)
+    assert result.cv.mean == pytest.approx(seed_means[0])  # the first fold seed is the execution's
+    assert result.cv_gain == pytest.approx(np.mean(seed_means) - default)
+    assert result.gain.seed_sd == pytest.approx(np.std(seed_means, ddof=1))
+    assert result.gain.seed_gains == pytest.approx([m - default for m in seed_means])
     grid = pd.read_csv(tmp_path / "grid.csv")
     assert len(grid) == 9 and grid["mean"].tolist() == pytest.approx(result.grid["mean"].tolist())
     summary = json.loads((tmp_path / "summary.json").read_text())
@@ -73,6 +84,8 @@ def test_grid_matches_fresh_indexes_and_cv_is_honest(tmp_path) -> None:
     text = result.to_text()
     assert f"in-sample gain {result.in_sample_gain:+.4f}" in text
     assert f"cross-validated gain {result.cv_gain:+.4f}" in text
+    assert f"sd {result.gain.seed_sd:.4f} over 5 fold seeds" in text
+    assert pd.read_csv(tmp_path / "fold_seeds.csv")["gain"].tolist() == pytest.approx(list(result.gain.seed_gains))
 
 
 def test_tune_refuses_retrievers_without_k1_and_b() -> None:
@@ -105,7 +118,7 @@ def test_any_numeric_parameter_tunes_and_matches_fresh_retrievers() -> None:
     assert gain.gain == pytest.approx(result.cv_gain, abs=1e-12) and gain.n_queries == len(result.per_query)
     assert gain.ci_low <= gain.gain <= gain.ci_high
     text = result.to_text()
-    assert "error bar on it      95% CI [" in text and "paired randomization test" in text
+    assert re.search(r"error bar on it {2,}95% CI \[", text) and "paired randomization test" in text
     # the summary lines align: the metric's column starts at one place, whatever the points' widths
     head = text.splitlines()[1:4]
     assert [line.split()[0] for line in head] == ["defaults", "best", "3-fold"]

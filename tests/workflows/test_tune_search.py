@@ -27,11 +27,11 @@ def test_each_folds_study_sees_only_its_training_queries() -> None:
     def score(point: tuple[int, ...]) -> pd.Series:
         return pd.Series(np.where(in_fold_0, 3.0, -1.0) * point[0], index=folds.index)
 
-    outcome = optuna_search(space, score, folds, trials=20, seed=0)
-    assert outcome.chosen[0] == (0,)
+    outcome = optuna_search(space, score, [folds], trials=20, seed=0)
+    assert len(outcome.chosen) == 1 and outcome.chosen[0][0] == (0,)
     assert max(outcome.values, key=lambda p: outcome.values[p].mean()) == (9,)  # the in-sample study found it
     # folds 1 and 2 train on fold 0 (3x) and one other fold (-x): mean x, so they choose x = 9
-    assert outcome.chosen[1] == outcome.chosen[2] == (9,)
+    assert outcome.chosen[0][1] == outcome.chosen[0][2] == (9,)
     assert list(outcome.values) == sorted(outcome.values)
 
 
@@ -70,8 +70,9 @@ def test_optuna_is_deterministic_and_finds_the_grid_optimum(tmp_path) -> None:
     # 20 trials per study reach all 9 points here (12 reach 6): the fold choices are then the grid's too
     assert len(first.grid) == 9
     pd.testing.assert_series_equal(first.cv.held_out, grid.cv.held_out)
-    assert first.to_dict()["search"] == {"method": "optuna", "sampler": "TPE", "studies": 4, "trials": 20, "seed": 1}
-    assert "searched by optuna TPE (4 studies of 20 trials, 9 points scored)" in first.to_text()
+    assert first.to_dict()["search"] == {"method": "optuna", "sampler": "TPE", "studies": 16, "trials": 20, "seed": 1}
+    # one study per fold of each of the 5 fold seeds, one on all queries
+    assert "searched by optuna TPE (16 studies of 20 trials, 9 points scored)" in first.to_text()
     assert "a 3 x 3 grid (9 points)" in first.to_text()
     assert (tmp_path / "grid.csv").exists() and (tmp_path / "summary.json").exists()
 

@@ -31,7 +31,7 @@ def call(args: argparse.Namespace, tune: Callable[..., Finished]) -> Finished:
         params={**shorthands, **params},
         metric=args.metric,
         folds=args.folds,
-        search=Search(args.search, args.trials),
+        search=Search(args.search, args.trials, args.repeats),
         execution=Execution(seed=args.seed, scheduler=args.scheduler),
     )
 
@@ -58,6 +58,13 @@ COMMAND = Command(
         Option(("--b",), f"start:stop:step, inclusive; same as --param b=... (default grid: {DEFAULT_B})"),
         Option(("--metric",), "metric to maximise (default: %(default)s)", "metric"),
         Option(("--folds",), "cross-validation folds over queries (default: %(default)s)", "folds", {"type": int}),
+        Option(
+            ("--repeats",),
+            "fold seeds of repeated cross-validation (--seed, then the next ones): the gain is their mean, "
+            "printed with its spread over them (default: %(default)s)",
+            "repeats",
+            {"type": int},
+        ),
         scheduler("grid points are scored there in chunks, one per worker; the results are the same, bit for bit"),
         Option(
             ("--search",),

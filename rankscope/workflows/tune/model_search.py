@@ -35,24 +35,26 @@ Point = tuple[int, ...]
 @dataclass(frozen=True)
 class SearchOutcome:
     """``values``: every point any study scored (in grid order) with its per-query values;
-    ``chosen[fold]``: the best point of the study on that fold's training queries."""
+    ``chosen[i][fold]``: the best point of the study on that fold's training queries under the i-th
+    fold assignment."""
 
     values: dict[Point, pd.Series]
-    chosen: dict[int, Point]
+    chosen: list[dict[int, Point]]
 
 
 def optuna_search(
     space: Mapping[str, Sequence[object]],
     score: Callable[[Point], pd.Series],
-    folds: pd.Series,
+    folds: Sequence[pd.Series],
     trials: int,
     seed: int,
     tick: Callable[[], object] = lambda: None,
 ) -> SearchOutcome:
-    """Run one TPE study of ``trials`` trials per fold (on its training queries) and one on all queries
-    (whose points join those the in-sample best is chosen from).
+    """Run one TPE study of ``trials`` trials per fold of each assignment in ``folds`` (one per fold
+    seed; on its training queries) and one on all queries (whose points join those the in-sample best
+    is chosen from). Points are scored once, whichever studies propose them.
 
-    ``score(point)`` gives a point's per-query values (index query_id, the index of ``folds``);
+    ``score(point)`` gives a point's per-query values (index query_id, the index of each of ``folds``);
     ``tick`` is called after every trial (a progress bar).
     """
     optuna = _import_optuna()
@@ -90,10 +92,11 @@ def optuna_search(
         return min(means, key=lambda p: (-means[p], p))
 
     with _quiet(optuna):
-        chosen = {
-            int(fold): study_best(folds.index[folds.to_numpy() != fold]) for fold in sorted(set(folds.to_numpy()))
-        }
-        study_best(folds.index)  # the in-sample search: its points join those the best is chosen from
+        chosen = [
+            {int(fold): study_best(fold_of.index[fold_of.to_numpy() != fold]) for fold in sorted(set(fold_of))}
+            for fold_of in folds
+        ]
+        study_best(folds[0].index)  # the in-sample search: its points join those the best is chosen from
     return SearchOutcome(values={p: cache[p] for p in sorted(cache)}, chosen=chosen)
 
 

@@ -41,7 +41,14 @@ from rankscope.reporting.tables import records, terminal_width, text_table
 from rankscope.workflows.common.fanout import Timing, grid_scores, per_query_score
 from rankscope.workflows.common.runs import DatasetSource, check_specs, resolve_dataset
 from rankscope.workflows.options import Execution, Output, Search, accepts_old_calls, moved, moved_figures
-from rankscope.workflows.tune.crossval import CrossValidation, assign_folds, best_column, cross_validate
+from rankscope.workflows.tune.crossval import (
+    CrossValidation,
+    RepeatedCrossValidation,
+    assign_folds,
+    best_column,
+    fold_seeds,
+    repeated_cross_validate,
+)
 from rankscope.workflows.tune.gain import GainTest, gain_test
 from rankscope.workflows.tune.grid import MAX_POINTS, parse_values
 from rankscope.workflows.tune.model_search import optuna_search, point_values
@@ -61,8 +68,10 @@ SHORTHANDS = ("k1", "b")
 class TuneResult:
     """A tuning run. ``grid``: one row per point (the tuned parameters, then ``mean``) in grid
     order (first parameter outermost); ``per_query``: index query_id, one column per point;
-    ``default``: the parameters in effect before tuning and their ``score``; ``gain``: the
-    cross-validated per-query gain over the defaults, with its interval and test. With
+    ``default``: the parameters in effect before tuning and their ``score``; ``cv``: the
+    cross-validation under the first fold seed (``seed``), ``repeated``: under every fold seed;
+    ``gain``: the cross-validated per-query gain over the defaults (held-out values averaged over the
+    fold seeds), with its interval, test and spread over the seeds. With
     ``search="optuna"``, ``grid`` holds the points the studies scored (in grid order), ``space``
     every parameter's values and ``trials`` the trials of each study."""
 
@@ -73,6 +82,7 @@ class TuneResult:
     per_query: pd.DataFrame
     default: dict[str, object]
     cv: CrossValidation
+    repeated: RepeatedCrossValidation
     seed: int
     gain: GainTest
     provenance: Provenance
@@ -106,7 +116,13 @@ class TuneResult:
 
     @property
     def cv_gain(self) -> float:
-        return self.cv.mean - cast(float, self.default["score"])
+        """The cross-validated gain: the mean over the fold seeds of each seed's gain."""
+        return self.repeated.mean - cast(float, self.default["score"])
+
+    def repeats_table(self) -> pd.DataFrame:
+        """Per fold seed: the cross-validated score and gain (index seed)."""
+        means = self.repeated.means
+        return pd.DataFrame({"score": means, "gain": means - cast(float, self.default["score"])})
 
     def fold_table(self) -> pd.DataFrame:
         """Per fold: the parameters chosen on the other folds, its training and held-out means."""
@@ -117,7 +133,15 @@ class TuneResult:
     def to_dict(self) -> dict[str, object]:
         """The result as plain data (what ``--format json`` prints and summary.json holds)."""
         best, folds = self.best, len(self.cv.choices)
-        cross_validated = {"folds": folds, "seed": self.seed, "score": self.cv.mean, "gain": self.cv_gain}
+        cross_validated = {
+            "folds": folds,
+            "seed": self.seed,
+            "fold_seeds": list(self.repeated.seeds),
+            "score": self.repeated.mean,
+            "gain": self.cv_gain,
+            "gain_sd_over_fold_seeds": self.gain.seed_sd,
+            "per_fold_seed": records(self.repeats_table().reset_index()),
+        }
         return {
             "dataset": self.dataset,
             "retriever": self.retriever,
@@ -144,11 +168,14 @@ class TuneResult:
             sizes = [len(self.space[p]) if self.space else self.grid[p].nunique() for p in self.params]
             shape = f"a {' x '.join(map(str, sizes))} grid ({int(np.prod(sizes))} points)"
         if self.search == "optuna":
-            studies = len(self.cv.choices) + 1
+            studies = len(self.cv.choices) * len(self.repeated.seeds) + 1
             shape += (
                 f" searched by optuna TPE ({studies} studies of {self.trials} trials, {len(self.grid)} points scored)"
             )
+        seeds = self.repeated.seeds
         folds = f"{len(self.cv.choices)}-fold CV (seed {self.seed})"
+        if len(seeds) > 1:
+            folds = f"{len(self.cv.choices)}-fold CV x {len(seeds)} seeds ({seeds[0]}-{seeds[-1]})"
         rows = [  # label, where, what: each column padded so the numbers line up
             ("defaults", _point(d, self.params), f"{m} {d['score']:.4f}"),
             (
@@ -159,9 +186,12 @@ class TuneResult:
             (
                 folds,
                 "held-out",
-                f"{m} {self.cv.mean:.4f}  cross-validated gain {self.cv_gain:+.4f}  <- expect this on new queries",
+                f"{m} {self.repeated.mean:.4f}  cross-validated gain {self.cv_gain:+.4f}  "
+                "<- expect this on new queries",
             ),
         ]
+        if self.gain.seed_sd is not None:
+            rows.append(("fold-seed spread", "of the gain", self.gain.spread()))
         label = max(len(r[0]) for r in rows + [("error bar on it", "", "")])
         where = max(len(r[1]) for r in rows)
         lines = [
@@ -204,13 +234,17 @@ class TuneResult:
 
     def write_tables(self, out: Path) -> list[Path]:
         """grid.csv and folds.csv (:func:`~rankscope.reporting.finish.finish` adds the rest)."""
-        return [write_csv(self.grid, out / "grid.csv", index=False), write_csv(self.fold_table(), out / "folds.csv")]
+        return [
+            write_csv(self.grid, out / "grid.csv", index=False),
+            write_csv(self.fold_table(), out / "folds.csv"),
+            write_csv(self.repeats_table(), out / "fold_seeds.csv"),
+        ]
 
     def search_settings(self) -> dict[str, object]:
         """How the points were chosen: the whole grid, or optuna studies (one per fold, one on all queries)."""
         if self.search == "grid":
             return {"method": "grid"}
-        studies = len(self.cv.choices) + 1
+        studies = len(self.cv.choices) * len(self.repeated.seeds) + 1
         return {"method": "optuna", "sampler": "TPE", "studies": studies, "trials": self.trials, "seed": self.seed}
 
     def notes(self) -> list[str]:
@@ -355,9 +389,18 @@ def tune(
     data = resolve_dataset(dataset)
     seed = execution.seed
     record = provenance.record(
-        "tune", data, described, metric=metric, folds=folds, seed=seed, depth=depth, search=search.method, grid=grids
+        "tune",
+        data,
+        described,
+        metric=metric,
+        folds=folds,
+        seed=seed,
+        repeats=search.repeats,
+        depth=depth,
+        search=search.method,
+        grid=grids,
     )
-    task = _Task(data, metric, depth, folds, seed, record)
+    task = _Task(data, metric, depth, folds, seed, record, fold_seeds(seed, search.repeats))
     if search.method == "optuna":
         result = _tune_by_search(task, plans[0], search.trials)
     elif choice:
@@ -377,6 +420,15 @@ class _Task:
     folds: int
     seed: int
     record: Provenance
+    seeds: tuple[int, ...]
+    """The fold seeds of repeated cross-validation, ``seed`` first."""
+
+    def judged(self, repeated: RepeatedCrossValidation, at_defaults: pd.Series) -> dict[str, object]:
+        """The cross-validations and the gain test of the held-out values against the defaults."""
+        default = float(at_defaults.mean())
+        gains = [mean - default for mean in repeated.means]
+        gain = gain_test(repeated.held_out, at_defaults, self.seed, seed_gains=gains)
+        return {"cv": repeated.runs[0], "repeated": repeated, "gain": gain}
 
     def result(self, retriever: str, grid: pd.DataFrame, per_query: pd.DataFrame, **fields: object) -> TuneResult:
         """The TuneResult of a scored grid (``fields``: the defaults, cross-validation and the rest)."""
@@ -448,14 +500,13 @@ def _cross_validated(
     timing: Timing,
 ) -> TuneResult:
     assert base.at_defaults is not None  # set when its grid was scored
-    cv = cross_validate(per_query, task.folds, task.seed)
+    repeated = repeated_cross_validate(per_query, task.folds, task.seeds)
     return task.result(
         retriever,
         grid,
         per_query,
         default={**default, "score": float(base.at_defaults.mean())},
-        cv=cv,
-        gain=gain_test(cv.held_out, base.at_defaults, task.seed),
+        **task.judged(repeated, base.at_defaults),
         provenance=task.record,
         timing=timing,
     )
@@ -488,7 +539,8 @@ def _tune_by_search(task: _Task, plan: _Plan, trials: int) -> TuneResult:
     system.index(data.corpus)
     index_s = time.perf_counter() - started
     at_defaults = score(system)
-    fold_of = assign_folds(list(at_defaults.index), folds, seed)  # before the search: it must not see held-out folds
+    # before the search: it must not see held-out folds
+    fold_of = [assign_folds(list(at_defaults.index), folds, fold_seed) for fold_seed in task.seeds]
     seconds: list[float] = []
 
     def score_point(point: tuple[int, ...]) -> pd.Series:
@@ -498,7 +550,7 @@ def _tune_by_search(task: _Task, plan: _Plan, trials: int) -> TuneResult:
         seconds.append(time.perf_counter() - started)
         return scores
 
-    ticks = iter(progress(range((folds + 1) * trials), desc="trials", unit="trial"))
+    ticks = iter(progress(range((folds * len(task.seeds) + 1) * trials), desc="trials", unit="trial"))
     outcome = optuna_search(plan.space, score_point, fold_of, trials, seed, tick=lambda: next(ticks, None))
     del plan.system
     points = list(outcome.values)  # in grid order, so ties go to the first in grid order as on a grid
@@ -506,14 +558,14 @@ def _tune_by_search(task: _Task, plan: _Plan, trials: int) -> TuneResult:
     per_query = pd.DataFrame({i: outcome.values[p] for i, p in enumerate(points)})
     grid = pd.DataFrame([point_values(plan.space, p) for p in points]).rename_axis("point")
     grid["mean"] = per_query.mean(axis=0).to_numpy()
-    cv = cross_validate(per_query, folds, seed, chosen={f: column[p] for f, p in outcome.chosen.items()})
+    chosen = [{f: column[p] for f, p in choices.items()} for choices in outcome.chosen]
+    repeated = repeated_cross_validate(per_query, folds, task.seeds, chosen)
     return task.result(
         plan.spec,
         grid,
         per_query,
         default={**{n: _plain(plan.defaults[n]) for n in plan.names}, "score": float(at_defaults.mean())},
-        cv=cv,
-        gain=gain_test(cv.held_out, at_defaults, seed),
+        **task.judged(repeated, at_defaults),
         provenance=replace(task.record, settings={**task.record.settings, "trials": trials}),
         search="optuna",
         trials=trials,
