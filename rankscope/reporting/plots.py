@@ -469,3 +469,41 @@ def marginals(
         axes[i].set_ylabel(metric)
     _legend_below(fig, axes, ncol=3)
     return _done(fig, f"{metric} by each parameter", dataset)
+
+
+LABELLED_MAX = 60  # up to this many systems the interval plot names each one on its y axis
+
+
+def rank_intervals(table: pd.DataFrame, metric: str, *, dataset: str) -> Plot:
+    """Each system's mean interval (left) and rank interval (right), one row per system sorted by
+    mean (best on top), coloured by tier. ``table`` is :class:`rankscope.evaluation.tiers.Tiers`'
+    ``table`` (index system; ``tier``, ``mean``, ``mean_low``, ``mean_high``, ``rank``, ``rank_low``,
+    ``rank_high``). Beyond :data:`LABELLED_MAX` systems the rows are drawn unnamed (the table names them)."""
+    count = len(table)
+    fig, axes = _figure(9.0, min(2.2 + 0.22 * min(count, LABELLED_MAX), 16.0), ncols=2)
+    y = np.arange(count)[::-1]
+    tiers = table["tier"].to_numpy()
+    from matplotlib.colors import to_hex
+
+    palette = {
+        name: to_hex(cast(Any, colour)) for name, colour in _colours([f"tier {t}" for t in sorted(set(tiers))]).items()
+    }
+    colours = [palette[f"tier {t}"] for t in tiers]
+    panels = (("mean", "mean_low", "mean_high", metric), ("rank", "rank_low", "rank_high", "rank"))
+    for ax, (centre, low, high, label) in zip(axes, panels):
+        middle = table[centre].to_numpy(dtype=np.float64)
+        ax.hlines(y, table[low], table[high], colors=colours, linewidth=2 if count <= LABELLED_MAX else 1)
+        ax.scatter(middle, y, c=colours, s=12 if count <= LABELLED_MAX else 3, zorder=3)
+        ax.set_xlabel(label)
+        ax.grid(alpha=0.3, axis="x")
+    if count <= LABELLED_MAX:
+        axes[0].set_yticks(y, [str(name) for name in table.index], fontsize="small")
+        axes[1].set_yticks(y, ["" for _ in y])
+    else:
+        for ax in axes:
+            ax.set_yticks([])
+    from matplotlib.lines import Line2D
+
+    handles = [Line2D([], [], color=palette[name], linewidth=2) for name in palette]
+    _fitted_legend(fig, handles, list(palette), ncol=6)
+    return _done(fig, f"{metric}: mean and rank intervals, tiers", dataset)

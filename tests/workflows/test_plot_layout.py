@@ -137,3 +137,26 @@ def test_diagnose_report_puts_each_plot_beside_its_table() -> None:
     assert first_plot < first_worst  # plots come before the long per-query tables, not after them
     misses = next(b for b in rows if b.children[1].name == "misses.bm25")
     assert misses.children[0].frame.index.name == "K"  # the table that plot draws: misses per K
+
+
+@pytest.mark.parametrize("count", [5, 80])
+def test_rank_intervals_draw_every_system_sorted_by_mean_coloured_by_tier(count: int) -> None:
+    from rankscope.evaluation.tiers import rank_tiers
+
+    rng = np.random.default_rng(count)
+    values = pd.DataFrame(rng.normal(0, 0.2, (40, count)) + np.linspace(0, 1, count))
+    values.columns = [f"sys{k}" for k in range(count)]
+    found = rank_tiers(values, n_resamples=100)
+    fig = laid_out(plots.rank_intervals(found.table, "nDCG@10", dataset="d"))
+    means, ranks = fig.axes
+    segments = means.collections[0].get_segments()
+    assert len(segments) == count  # one interval per system
+    heights = [segment[0][1] for segment in segments]
+    assert heights == sorted(heights, reverse=True)  # the table's order: best on top
+    lows = [segment[0][0] for segment in segments]
+    np.testing.assert_allclose(lows, found.table["mean_low"])
+    np.testing.assert_allclose([s[1][0] for s in ranks.collections[0].get_segments()], found.table["rank_high"])
+    labels = [t.get_text() for t in means.get_yticklabels()]
+    assert labels == (list(found.table.index) if count <= plots.LABELLED_MAX else [])
+    assert [t.get_text() for t in fig.legends[0].get_texts()] == [f"tier {t}" for t in sorted(set(found.table["tier"]))]
+    assert_legend_outside_axes(fig)
