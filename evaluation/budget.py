@@ -32,6 +32,7 @@ import numpy as np
 import pandas as pd
 
 from rankscope.core.errors import RankscopeError, SchemaError
+from rankscope.core.phases import phase
 from rankscope.corpora.schema import sort_run, validate
 from rankscope.evaluation.results import EvaluationResult
 
@@ -96,6 +97,7 @@ def tokens_to_first(run: pd.DataFrame, lengths: pd.Series, evidence: Evidence) -
     return first.reindex(evidence.totals.index).astype(np.float64).rename("tokens_to_first")
 
 
+@phase("evaluate")
 def budget_evaluate(
     run: pd.DataFrame, lengths: pd.Series, evidence: Evidence, budgets: Sequence[int]
 ) -> EvaluationResult:

@@ -27,6 +27,7 @@ import pandas as pd
 
 from rankscope.core.errors import RankscopeError, SchemaError
 from rankscope.core.params import Param, check_arguments
+from rankscope.core.phases import phase
 from rankscope.corpora.foreign import as_table, named_runs
 from rankscope.corpora.schema import validate
 from rankscope.corpora.trec import CodedTable, coded_table
@@ -67,6 +68,7 @@ def evaluate(
     allow_disjoint: bool = ...,
 ) -> EvaluationResult: ...
 @check_arguments(relevance_level=RELEVANCE_LEVEL)
+@phase("evaluate")
 def evaluate(
     qrels: Any,
     run: Any,

@@ -34,6 +34,7 @@ import pandas as pd
 
 from rankscope.core.errors import SchemaError, duplicate_message
 from rankscope.core.params import SEED, Param, check_arguments
+from rankscope.core.phases import phase
 from rankscope.core.progress import progress
 from rankscope.evaluation.marks import ALPHA
 
@@ -259,6 +260,7 @@ def compare_systems(
     return frame
 
 
+@phase("evaluate")
 def compare_results(
     results: Mapping[str, EvaluationResult],
     baseline: str,

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Protocol, TypeVar
 
 from rankscope.core.outputs import write_folder
+from rankscope.core.phases import phase
 from rankscope.reporting import provenance
 from rankscope.reporting.plots import FIGURE_FORMATS
 from rankscope.reporting.report import Report, write_report, write_text
@@ -43,6 +44,7 @@ class Finished(Protocol):
 R = TypeVar("R", bound=Finished)
 
 
+@phase("report")
 def finish(result: R, out: Path | None, figures: Sequence[str] = FIGURE_FORMATS) -> R:
     """``result`` as it is without ``out``; with it, the result after writing its folder (``files`` set)."""
     if out is None:

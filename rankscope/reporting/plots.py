@@ -23,6 +23,7 @@ import numpy as np
 import pandas as pd
 
 from rankscope.core.errors import RankscopeError
+from rankscope.core.phases import phase
 from rankscope.reporting.tables import wrap_cell
 
 if TYPE_CHECKING:  # matplotlib is imported when a plot is drawn, not with rankscope
@@ -71,7 +72,9 @@ class Plot:
         """The figure as ``png``, ``svg`` or ``pdf`` bytes."""
         import matplotlib
 
-        if fmt not in self._rendered:
+        if fmt in self._rendered:
+            return self._rendered[fmt]
+        with phase("figures"):
             check_formats([fmt])
             if not self._rendered:
                 # solve the layout once (text measured as on the PNG canvas) and keep it for every format:

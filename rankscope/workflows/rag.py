@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 
 from rankscope.core.errors import RankscopeError
+from rankscope.core.phases import phase
 from rankscope.core.progress import progress
 from rankscope.corpora.dataset import Dataset
 from rankscope.evaluation.marks import ALPHA, GRID_CAPTION, TIE_TOLERANCE, legend, mark_summary, significance_grid
@@ -363,8 +364,11 @@ def rag_system(
     from rankscope.evaluation.chunk_runs import aggregate_run, distinct_documents
     from rankscope.retrieval.registry import make_retriever
 
-    chunks = chunk_corpus(data.corpus, chunking, counter)
-    run = make_retriever(spec).index(chunks_as_corpus(chunks)).search(queries, k=depth)
+    with phase("index"):
+        chunks = chunk_corpus(data.corpus, chunking, counter)
+        retriever = make_retriever(spec).index(chunks_as_corpus(chunks))
+    with phase("search"):
+        run = retriever.search(queries, k=depth)
     lengths = chunks.set_index("chunk_id")["tokens"]
     evidence = _evidence(run, chunks, data, questions, answer_mode)
     result = budget_evaluate(run, lengths, evidence, budgets)

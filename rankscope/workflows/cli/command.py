@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from rankscope.core.outputs import check_output_folder
+from rankscope.core.phases import phase
 from rankscope.corpora.cli import load_reported
 from rankscope.reporting.finish import Finished, finish
 from rankscope.reporting.tables import to_json
@@ -128,6 +129,7 @@ class Command:
         return present(self.call(args, function), args, out)
 
 
+@phase("report")
 def present(result: Finished, args: argparse.Namespace, out: Path | None) -> int:
     """Print ``result`` in ``args.format``, then write its folder to ``out`` (checked before computing)."""
     if args.format == "json":

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import numpy as np
 import pandas as pd
 
+from rankscope.core.phases import phase
 from rankscope.workflows.common.systems import System, SystemRun, produce_run
 
 if TYPE_CHECKING:
@@ -74,7 +75,8 @@ def score_points(
     """Index ``system`` (modified in place) and, for each point, its per-query ``metric`` at ``depth``;
     the seconds spent (the points' only for those that set parameters, not the defaults)."""
     started = time.perf_counter()
-    system.index(corpus)
+    with phase("index"):
+        system.index(corpus)
     index_s = time.perf_counter() - started
     scored, seconds = [], []
     for point in points:
@@ -95,7 +97,9 @@ def per_query_score(
     """The indexed ``system``'s per-query ``metric``, searching every query to ``depth``."""
     from rankscope.evaluation import evaluate
 
-    return evaluate(qrels, system.search(queries, k=depth), [metric]).wide()[metric]
+    with phase("search"):
+        run = system.search(queries, k=depth)
+    return evaluate(qrels, run, [metric]).wide()[metric]
 
 
 def grid_scores(

@@ -13,6 +13,7 @@ from typing import TypeAlias, cast
 import pandas as pd
 
 from rankscope.core.errors import RankscopeError
+from rankscope.core.phases import phase
 from rankscope.corpora.dataset import Dataset
 from rankscope.reporting.report import file_stem
 
@@ -32,6 +33,7 @@ DatasetSource: TypeAlias = "str | os.PathLike[str] | Dataset | pd.DataFrame | Ca
 judgments alone: a qrels table or qrels file (:meth:`Dataset.qrels_only`, for runs made elsewhere)."""
 
 
+@phase("load")
 def resolve_dataset(dataset: DatasetSource) -> Dataset:
     """A Dataset as given, made by the given loader, judgments alone (a qrels table, or a path to a
     qrels file), or loaded by name/folder through :func:`corpora.load_dataset`.
@@ -53,6 +55,7 @@ def resolve_dataset(dataset: DatasetSource) -> Dataset:
     return load_dataset(dataset)
 
 
+@phase("load")
 def resolve_corpus(dataset: DatasetSource) -> Dataset:
     """:func:`resolve_dataset`, except that a folder holding no judgments gives its corpus alone
     (``rag`` with answers: the questions give the queries, their answers the evidence)."""

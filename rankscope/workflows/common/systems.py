@@ -30,6 +30,7 @@ import numpy as np
 import pandas as pd
 
 from rankscope.core.errors import RankscopeError
+from rankscope.core.phases import phase
 from rankscope.corpora.dataset import Dataset
 from rankscope.corpora.foreign import as_table
 from rankscope.corpora.schema import sort_run, validate
@@ -227,8 +228,10 @@ def produce_run(system: System, dataset: Dataset, depth: int | None) -> SystemRu
             f"system {system.name!r} is a retriever, which needs a corpus to index; {dataset.name!r} holds "
             "judgments only: give runs (--run NAME=PATH, or run tables in Python)"
         )
-    retriever = system.fresh_retriever().index(dataset.corpus)
-    run = retriever.search(dataset.queries, k=SEARCH_DEPTH if depth is None else depth)
+    with phase("index"):
+        retriever = system.fresh_retriever().index(dataset.corpus)
+    with phase("search"):
+        run = retriever.search(dataset.queries, k=SEARCH_DEPTH if depth is None else depth)
     diagnostics = retriever.diagnostics() if hasattr(retriever, "diagnostics") else {}
     notes = tuple(retriever.notes()) if hasattr(retriever, "notes") else ()
     return SystemRun(system.name, run, retriever, diagnostics, system.description, notes)

@@ -31,6 +31,7 @@ import numpy as np
 import pandas as pd
 
 from rankscope.core.errors import RankscopeError
+from rankscope.core.phases import phase
 from rankscope.core.progress import progress
 from rankscope.core.scheduler import connect
 from rankscope.reporting import plots, provenance
@@ -536,7 +537,8 @@ def _tune_by_search(task: _Task, plan: _Plan, trials: int) -> TuneResult:
 
     system = plan.system
     started = time.perf_counter()
-    system.index(data.corpus)
+    with phase("index"):
+        system.index(data.corpus)
     index_s = time.perf_counter() - started
     at_defaults = score(system)
     # before the search: it must not see held-out folds

@@ -1,0 +1,127 @@
+"""How long a user waits for each workflow command: whole cold processes, split into phases.
+
+Run: ``RANKSCOPE_DATA=FOLDER python benchmarks/bench_workflows.py [--datasets cranfield cisi]
+[--repeats 3] [--commands diagnose compare rag tune] [--json FILE]``
+
+Each command runs ``--repeats`` times as a fresh ``python`` process with ``--out`` (a new folder each
+time) and ``--quiet``, as a user types it. The process runs under a small runner (this file with
+``--child``) that sets ``RANKSCOPE_PHASES`` (:mod:`rankscope.core.phases`: the workflows mark load,
+index, search, evaluate, report and figures) and counts every import as the phase ``import``
+wherever it happens (a module imported lazily inside the search counts as import, not search).
+``start`` is the interpreter's own start-up (wall time before the runner's first line), ``other`` the
+time inside the command that no phase claims (argument parsing, tables, diagnosis logic). The table
+gives the median of each column over the repeats, so the phases need not add up to the wall
+time exactly.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+COMMANDS: dict[str, list[str]] = {
+    "diagnose": ["diagnose", "--retriever", "bm25", "--vs", "tfidf"],
+    "compare": ["compare", "--retrievers", "tfidf", "bm25"],
+    "rag": ["rag", "--chunking", "words:200:50", "sentences:300", "--retrievers", "bm25"],
+    "tune": ["tune", "--folds", "5"],
+}
+"""The commands timed, as issue 30 states them: diagnose bm25 vs tfidf, compare tfidf and bm25, rag with
+two chunkings (whole documents are always added) x bm25, tune's default grid with 5 folds."""
+
+PHASES = ("start", "import", "load", "index", "search", "evaluate", "report", "figures", "other")
+
+
+def child(phase_file: str, argv: list[str]) -> int:
+    """Run ``rankscope ARGV`` in this process with every import counted as the phase ``import``."""
+    import builtins
+    import importlib
+
+    os.environ["RANKSCOPE_PHASES"] = phase_file
+    from rankscope.core import phases
+
+    importing = [False]
+
+    def timed(function):
+        def wrapper(*args, **kwargs):
+            if importing[0]:
+                return function(*args, **kwargs)
+            importing[0] = True
+            try:
+                with phases.phase("import"):
+                    return function(*args, **kwargs)
+            finally:
+                importing[0] = False
+
+        return wrapper
+
+    builtins.__import__ = timed(builtins.__import__)
+    importlib.import_module = timed(importlib.import_module)
+    with phases.phase("other"):
+        from rankscope.cli import main
+
+        return main(argv)
+
+
+def run_once(argv: list[str], out: Path) -> dict[str, float]:
+    """One cold process of ``rankscope ARGV --out OUT --quiet``: wall seconds and each phase's."""
+    phase_file = out.with_suffix(".phases.json")
+    command = [sys.executable, __file__, "--child", str(phase_file), "--", *argv, "--out", str(out), "--quiet"]
+    env = {**os.environ, "RANKSCOPE_QUIET": "1"}
+    env.pop("RANKSCOPE_PHASES", None)  # the child sets it after its first line
+    started = time.perf_counter()
+    done = subprocess.run(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    wall = time.perf_counter() - started
+    if done.returncode != 0:
+        sys.exit(f"bench_workflows: {' '.join(argv)} failed ({done.returncode}):\n{done.stderr}")
+    seconds = json.loads(phase_file.read_text(encoding="utf-8"))
+    return {"wall": wall, "start": wall - sum(seconds.values()), **seconds}
+
+
+def measure(datasets: list[str], commands: list[str], repeats: int, folder: Path) -> list[dict[str, object]]:
+    """The median of each column over ``repeats`` runs of every command on every dataset."""
+    rows: list[dict[str, object]] = []
+    for dataset in datasets:
+        for name in commands:
+            argv = [*COMMANDS[name], "--dataset", dataset]
+            runs = [run_once(argv, folder / f"{dataset}-{name}-{i}") for i in range(repeats)]
+            row: dict[str, object] = {"command": name, "dataset": dataset}
+            for column in ("wall", *PHASES):
+                row[column] = statistics.median(run.get(column, 0.0) for run in runs)
+            rows.append(row)
+            print(_line(row), flush=True)
+    return rows
+
+
+def _line(row: dict[str, object]) -> str:
+    numbers = " | ".join(f"{row[c]:.2f}" for c in ("wall", *PHASES))  # type: ignore[str-format]
+    return f"| {row['command']} | {row['dataset']} | {numbers} |"
+
+
+def main() -> None:
+    if len(sys.argv) > 2 and sys.argv[1] == "--child":
+        sys.exit(child(sys.argv[2], sys.argv[4:]))
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--datasets", nargs="+", default=["cranfield", "cisi"])
+    parser.add_argument("--commands", nargs="+", default=list(COMMANDS), choices=list(COMMANDS))
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--json", type=Path, help="also write the rows here")
+    args = parser.parse_args()
+    print(f"load average before: {' '.join(f'{x:.1f}' for x in os.getloadavg())}; median of {args.repeats} runs, s")
+    print(f"| command | dataset | wall | {' | '.join(PHASES)} |")
+    print(f"|---|---|{'---:|' * (len(PHASES) + 1)}")
+    with tempfile.TemporaryDirectory() as tmp:
+        rows = measure(args.datasets, args.commands, args.repeats, Path(tmp))
+    print(f"load average after: {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
+    if args.json:
+        args.json.write_text(json.dumps(rows, indent=1) + "\n", encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()
