@@ -8,7 +8,9 @@ time) and ``--quiet``, as a user types it. The process runs under a small runner
 ``--child``) that sets ``RANKSCOPE_PHASES`` (:mod:`rankscope.core.phases`: the workflows mark load,
 index, search, evaluate, report and figures) and counts every import as the phase ``import``
 wherever it happens (a module imported lazily inside the search counts as import, not search).
-``start`` is the interpreter's own start-up (wall time before the runner's first line), ``other`` the
+``cpu`` is the process's user + system CPU seconds: on a busy machine the wall time stretches with the
+load, the CPU time much less, so compare versions by runs side by side or by CPU. ``start`` is the
+interpreter's own start-up (wall time before the runner's first line), ``other`` the
 time inside the command that no phase claims (argument parsing, tables, diagnosis logic). The table
 gives the median of each column over the repeats, so the phases need not add up to the wall
 time exactly.
@@ -19,6 +21,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -75,13 +78,16 @@ def run_once(argv: list[str], out: Path) -> dict[str, float]:
     command = [sys.executable, __file__, "--child", str(phase_file), "--", *argv, "--out", str(out), "--quiet"]
     env = {**os.environ, "RANKSCOPE_QUIET": "1"}
     env.pop("RANKSCOPE_PHASES", None)  # the child sets it after its first line
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     done = subprocess.run(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     wall = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
     if done.returncode != 0:
         sys.exit(f"bench_workflows: {' '.join(argv)} failed ({done.returncode}):\n{done.stderr}")
     seconds = json.loads(phase_file.read_text(encoding="utf-8"))
-    return {"wall": wall, "start": wall - sum(seconds.values()), **seconds}
+    return {"wall": wall, "cpu": cpu, "start": wall - sum(seconds.values()), **seconds}
 
 
 def measure(datasets: list[str], commands: list[str], repeats: int, folder: Path) -> list[dict[str, object]]:
@@ -92,7 +98,7 @@ def measure(datasets: list[str], commands: list[str], repeats: int, folder: Path
             argv = [*COMMANDS[name], "--dataset", dataset]
             runs = [run_once(argv, folder / f"{dataset}-{name}-{i}") for i in range(repeats)]
             row: dict[str, object] = {"command": name, "dataset": dataset}
-            for column in ("wall", *PHASES):
+            for column in ("wall", "cpu", *PHASES):
                 row[column] = statistics.median(run.get(column, 0.0) for run in runs)
             rows.append(row)
             print(_line(row), flush=True)
@@ -100,7 +106,7 @@ def measure(datasets: list[str], commands: list[str], repeats: int, folder: Path
 
 
 def _line(row: dict[str, object]) -> str:
-    numbers = " | ".join(f"{row[c]:.2f}" for c in ("wall", *PHASES))  # type: ignore[str-format]
+    numbers = " | ".join(f"{row[c]:.2f}" for c in ("wall", "cpu", *PHASES))  # type: ignore[str-format]
     return f"| {row['command']} | {row['dataset']} | {numbers} |"
 
 
@@ -114,8 +120,8 @@ def main() -> None:
     parser.add_argument("--json", type=Path, help="also write the rows here")
     args = parser.parse_args()
     print(f"load average before: {' '.join(f'{x:.1f}' for x in os.getloadavg())}; median of {args.repeats} runs, s")
-    print(f"| command | dataset | wall | {' | '.join(PHASES)} |")
-    print(f"|---|---|{'---:|' * (len(PHASES) + 1)}")
+    print(f"| command | dataset | wall | cpu | {' | '.join(PHASES)} |")
+    print(f"|---|---|{'---:|' * (len(PHASES) + 2)}")
     with tempfile.TemporaryDirectory() as tmp:
         rows = measure(args.datasets, args.commands, args.repeats, Path(tmp))
     print(f"load average after: {' '.join(f'{x:.1f}' for x in os.getloadavg())}")

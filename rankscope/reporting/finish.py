@@ -18,7 +18,7 @@ from typing import Protocol, TypeVar
 from rankscope.core.outputs import write_folder
 from rankscope.core.phases import phase
 from rankscope.reporting import provenance
-from rankscope.reporting.plots import FIGURE_FORMATS
+from rankscope.reporting.plots import DEFAULT_FIGURES
 from rankscope.reporting.report import Report, write_report, write_text
 from rankscope.reporting.tables import to_json
 
@@ -45,7 +45,7 @@ R = TypeVar("R", bound=Finished)
 
 
 @phase("report")
-def finish(result: R, out: Path | None, figures: Sequence[str] = FIGURE_FORMATS) -> R:
+def finish(result: R, out: Path | None, figures: Sequence[str] = DEFAULT_FIGURES) -> R:
     """``result`` as it is without ``out``; with it, the result after writing its folder (``files`` set)."""
     if out is None:
         return result

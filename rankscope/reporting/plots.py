@@ -34,6 +34,11 @@ if TYPE_CHECKING:  # matplotlib is imported when a plot is drawn, not with ranks
 
 _DPI = 110
 FIGURE_FORMATS = ("png", "svg", "pdf")
+"""Every format a plot renders to (``--figure-format`` accepts these)."""
+DEFAULT_FIGURES = ("png", "svg")
+"""What a report folder holds by default: PNG and SVG. PDF only on request (``--figure-format png svg pdf``):
+its TrueType subsetting (fontTools, journals' requirement) cost more than the PNG and SVG together, and
+its import alone about a second, on every command that wrote a folder (docs/speed.md)."""
 OVERLAY_MAX = 4  # up to this many systems share one panel; more get one panel each (small multiples)
 _SAVE: dict[str, dict[str, Any]] = {
     "png": {"metadata": {"Software": None}},
@@ -76,7 +81,8 @@ class Plot:
             return self._rendered[fmt]
         with phase("figures"):
             check_formats([fmt])
-            if not self._rendered:
+            first = not self._rendered
+            if first and fmt != "png":
                 # solve the layout once (text measured as on the PNG canvas) and keep it for every format:
                 # the files agree with each other, and no format pays for the layout again
                 self.figure.draw_without_rendering()
@@ -86,6 +92,8 @@ class Plot:
             # several SVGs are inlined in one HTML page (clip paths are referenced by id)
             with matplotlib.rc_context({**_RC, "svg.hashsalt": self.title}):
                 self.figure.savefig(buffer, format=fmt, **_SAVE[fmt])
+            if first and fmt == "png":  # the PNG's draw solved the layout on that canvas: kept for the rest
+                self.figure.set_layout_engine("none")
             self._rendered[fmt] = buffer.getvalue()
         return self._rendered[fmt]
 

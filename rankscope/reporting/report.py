@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 
 from rankscope.core.fileio import PathLike, atomic_write
-from rankscope.reporting.plots import FIGURE_FORMATS, Plot
+from rankscope.reporting.plots import DEFAULT_FIGURES, Plot
 from rankscope.reporting.tables import cell, markdown_table, md_block, md_escape
 
 _STYLE = """
@@ -139,7 +139,7 @@ def image_file(name: str, formats: Sequence[str]) -> str:
     return f"{name}.{next(f for f in ('png', 'svg', 'pdf') if f in formats)}"
 
 
-def to_markdown(report: Report, formats: Sequence[str] = FIGURE_FORMATS) -> str:
+def to_markdown(report: Report, formats: Sequence[str] = DEFAULT_FIGURES) -> str:
     """Markdown; plots are linked by file name (:func:`image_file`), so write them beside it (:func:`write_report`)."""
     return "\n".join([f"# {md_escape(report.title)}", "", *_markdown_blocks(report.blocks, formats)])
 
@@ -256,7 +256,7 @@ def _is_number(value: object) -> bool:
     return isinstance(value, (int, float, np.number)) and not isinstance(value, bool)
 
 
-def write_report(report: Report, out_dir: PathLike, formats: Sequence[str] = FIGURE_FORMATS) -> list[Path]:
+def write_report(report: Report, out_dir: PathLike, formats: Sequence[str] = DEFAULT_FIGURES) -> list[Path]:
     """Write report.md, report.html and every plot in each of ``formats`` into ``out_dir``; return the paths."""
     out_dir = Path(out_dir)
     written = []

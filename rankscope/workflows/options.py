@@ -27,7 +27,7 @@ from typing import Any, TypeVar
 from rankscope.core.errors import RankscopeError
 from rankscope.core.outputs import check_output_folder
 from rankscope.core.params import SEED
-from rankscope.reporting.plots import FIGURE_FORMATS, check_formats
+from rankscope.reporting.plots import DEFAULT_FIGURES, check_formats
 
 SEARCHES = ("grid", "optuna")
 MAX_TRIALS = 100_000
@@ -48,7 +48,7 @@ class Output:
     formats (png, svg, pdf; report.html always holds the plots as inline SVG)."""
 
     folder: str | Path | None = None
-    figures: tuple[str, ...] = FIGURE_FORMATS
+    figures: tuple[str, ...] = DEFAULT_FIGURES
 
     @classmethod
     def of(cls, out: str | Path | Output | None) -> Output:

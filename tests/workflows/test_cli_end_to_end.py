@@ -44,9 +44,10 @@ def test_compare_writes_everything(compared: tuple[Path, str]) -> None:
         "run.bm25.trec",
         "report.md",
         "report.html",
-        *(f"{plot}.{fmt}" for plot in ("hit_recall_at_k", "per_query_difference") for fmt in ("png", "svg", "pdf")),
+        *(f"{plot}.{fmt}" for plot in ("hit_recall_at_k", "per_query_difference") for fmt in ("png", "svg")),
     ):
         assert (out / name).stat().st_size > 0, name
+    assert not list(out.glob("*.pdf"))  # PDF only on request (--figure-format ... pdf)
 
 
 def test_compare_summary_equals_evaluate_on_written_runs(compared: tuple[Path, str], monkeypatch) -> None:
@@ -113,6 +114,9 @@ def test_tune_cli(data_dir: Path, tmp_path: Path, monkeypatch, capsys) -> None:
         "3",
         "--out",
         str(tmp_path),
+        "--figures",
+        "png",
+        "pdf",
     ]
     printed = run_cli(argv, data_dir, monkeypatch, capsys)
     assert "in-sample gain" in printed and "cross-validated gain" in printed
@@ -124,7 +128,8 @@ def test_tune_cli(data_dir: Path, tmp_path: Path, monkeypatch, capsys) -> None:
     assert at_default == pytest.approx(summary["default"]["score"], abs=1e-12)
     assert summary["best"]["score"] == pytest.approx(grid["mean"].max())
     assert len(pd.read_csv(tmp_path / "folds.csv")) == 3
-    assert (tmp_path / "heatmap.png").stat().st_size > 0 and (tmp_path / "heatmap.pdf").stat().st_size > 0
+    assert (tmp_path / "heatmap.png").stat().st_size > 0 and (tmp_path / "heatmap.pdf").read_bytes()[:5] == b"%PDF-"
+    assert not (tmp_path / "heatmap.svg").exists()
 
 
 @pytest.mark.slow
@@ -178,7 +183,7 @@ def test_diagnose_cli_on_cisi(data_dir: Path, tmp_path: Path, monkeypatch, capsy
     assert set(failures["reason"]) <= {"vocabulary mismatch", "outscored", "not in the corpus"}
     html = (tmp_path / "report.html").read_text()
     assert html.count("<section id=") == 76 and "not within 100" in html and "<mark>" in html
-    for name in ("report.md", "report.html", "first_relevant_rank.svg", "misses.bm25.pdf", "misses.tfidf.png"):
+    for name in ("report.md", "report.html", "first_relevant_rank.svg", "misses.bm25.svg", "misses.tfidf.png"):
         assert (tmp_path / name).stat().st_size > 0
 
 

@@ -60,6 +60,9 @@ def test_plot_renders_png_svg_pdf_with_the_dataset_in_the_title() -> None:
     again = plots.cutoff_curves(CURVES, dataset="cranfield")
     assert [again.render(f) for f in ("png", "svg", "pdf")] == [png, svg, pdf]
     assert b"CreationDate" not in pdf and b"<dc:date>" not in svg
+    # the layout is solved once whichever format comes first: the files do not depend on the order
+    reversed_order = plots.cutoff_curves(CURVES, dataset="cranfield")
+    assert [reversed_order.render(f) for f in ("pdf", "svg", "png")] == [pdf, svg, png]
 
 
 @pytest.mark.slow
