@@ -3,9 +3,9 @@
     RANKSCOPE_DATA=../shared/corpora python benchmarks/judge_restart.py \
         --dataset cisi --systems bm25 tfidf dense:model=model2vec --depth 10 --human-sample 30
 
-A stub OpenAI-compatible server in this process answers every chat request after ``--delay`` seconds
-with ``Final score: N`` (N from a hash of the prompt, so a repeated question gets the same answer)
-and logs each request. ``rankscope judge --judge openai:...`` runs as a subprocess against it; once
+A stub OpenAI-compatible server in this process (``rankscope.judging.stub_server``) answers every
+chat request after ``--delay`` seconds with ``Final score: N`` (N from a hash of the prompt, so a
+repeated question gets the same answer) and logs each request. ``rankscope judge --judge openai:...`` runs as a subprocess against it; once
 the judgments cache has committed half of ``--expect`` calls (default: the pooled pairs, counted by
 a first run of the qrels judge), the process is killed with SIGKILL and the same command is run
 again to the end. Printed: the calls committed before the kill, the second run's calls and cache
@@ -16,56 +16,16 @@ server's log the requests repeated (at most the ones in flight at the kill).
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import signal
 import sqlite3
 import subprocess
 import sys
 import tempfile
-import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
-
-def stub_server(delay: float, log: list[str]) -> ThreadingHTTPServer:
-    """A chat-completions server on 127.0.0.1 answering ``Final score: N`` after ``delay`` seconds."""
-
-    class Handler(BaseHTTPRequestHandler):
-        def log_message(self, *args: object) -> None:
-            pass
-
-        def do_POST(self) -> None:  # noqa: N802 (http.server's name)
-            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-            prompt = body["messages"][-1]["content"]
-            log.append(prompt)
-            time.sleep(delay)
-            grade = hashlib.sha256(prompt.encode()).digest()[0] % 4
-            reply = {
-                "id": "x",
-                "object": "chat.completion",
-                "created": 0,
-                "model": body["model"],
-                "choices": [
-                    {
-                        "index": 0,
-                        "message": {"role": "assistant", "content": f"Final score: {grade}"},
-                        "finish_reason": "stop",
-                    }
-                ],  # fmt: skip
-            }
-            data = json.dumps(reply).encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    server.daemon_threads = True
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    return server
+from rankscope.judging.stub_server import StubServer
 
 
 def committed(cache: Path) -> int:
@@ -98,11 +58,13 @@ def main() -> None:
         done = subprocess.run([*base, "--judge", "qrels:flip=0.2", "--judgments", str(work / "qrels_cache")],
                               capture_output=True, text=True, check=True)  # fmt: skip
         expect = json.loads(done.stdout)["distinct_asked"]
-    log: list[str] = []
-    server = stub_server(args.delay, log)
-    url = f"http://127.0.0.1:{server.server_address[1]}/v1"
-    cache = work / "cache"
-    command = [*base, "--judge", f"openai:model=stub,base_url={url},concurrency={args.concurrency}"]
+    with StubServer(delay=args.delay) as server:
+        restart(base, server, work / "cache", expect, args.concurrency)
+
+
+def restart(base: list[str], server: StubServer, cache: Path, expect: int, concurrency: int) -> None:
+    """Run the judge against ``server``, kill it once half of ``expect`` calls are committed, run it again."""
+    command = [*base, "--judge", f"openai:model=stub,base_url={server.url},concurrency={concurrency}"]
     command += ["--judgments", str(cache)]
     started = time.monotonic()
     running = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -112,7 +74,7 @@ def main() -> None:
         time.sleep(0.02)
     running.send_signal(signal.SIGKILL)
     running.wait()
-    before, sent_before = committed(cache), len(log)
+    before, sent_before = committed(cache), len(server.requests)
     print(f"killed with SIGKILL after {time.monotonic() - started:.1f} s: {before} calls committed of {expect}, "
           f"{sent_before} requests sent")  # fmt: skip
     done = subprocess.run(command, capture_output=True, text=True, check=True)
@@ -120,13 +82,13 @@ def main() -> None:
     with sqlite3.connect(cache / "judgments.sqlite") as db:
         per_key = db.execute("SELECT COUNT(*), MAX(n) FROM (SELECT COUNT(*) AS n FROM calls GROUP BY key)").fetchone()
         labels = db.execute("SELECT COUNT(*) FROM labels").fetchone()[0]
+    log = server.prompts()
     repeated = len(log) - len(set(log))
     print(f"restart: {summary['calls']} calls, {summary['cache_hits']} cache hits "
           f"(sum {summary['calls'] + summary['cache_hits']} = {summary['distinct_asked']} distinct pairs)")  # fmt: skip
     print(f"from the cache: {per_key[0]} keys called, at most {per_key[1]} call per key; {labels} labels kept")
     print(f"from the server: {len(log)} requests, {len(set(log))} distinct prompts, {repeated} asked again "
-          f"(in flight at the kill: at most --concurrency {args.concurrency})")  # fmt: skip
-    server.shutdown()
+          f"(in flight at the kill: at most --concurrency {concurrency})")  # fmt: skip
 
 
 if __name__ == "__main__":

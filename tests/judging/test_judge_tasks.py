@@ -44,7 +44,7 @@ def test_qrels_judge_on_two_workers_gives_one_process_labels(dask_client, tmp_pa
 
 @pytest.mark.slow
 def test_openai_judge_on_two_workers_asks_each_text_once(dask_client, stub_server, tmp_path: Path) -> None:
-    url, log = stub_server
+    url, log = stub_server.url, stub_server
     judge = make_judge(f"openai:model=m,base_url={url},concurrency=2")
     some = _pairs()[::7]
     pairs = some + [Pair("other", d.doc_id, d.query, d.document) for d in some[:20]]  # same texts: asked once

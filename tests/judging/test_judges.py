@@ -53,19 +53,19 @@ def test_prompt_follows_the_published_structure_and_is_hashed() -> None:
 
 
 def test_openai_judge_labels_sends_temperature_0_and_a_seed(stub_server, monkeypatch) -> None:
-    url, log = stub_server
+    url, log = stub_server.url, stub_server
     monkeypatch.setenv("STUB_KEY", "sk-secret-123")
     judge = make_judge(f"openai:model=stub-model,base_url={url},key_env=STUB_KEY,seed=7,concurrency=2")
     pairs = [pair("a" * n, qid=f"q{n}") for n in range(1, 9)]
     got = judge.judge(pairs)
     assert got == [Judgment(n % 4, OK, f"Final score: {n % 4}") for n in range(1, 9)]
     assert len(log.requests) == 8
-    body = log.requests[0]["body"]
+    body = log.requests[0].body
     assert (body["model"], body["temperature"], body["seed"], body["max_tokens"]) == ("stub-model", 0.0, 7, 64)
-    asked = {r["body"]["messages"][1]["content"] for r in log.requests}
+    asked = {r.body["messages"][1]["content"] for r in log.requests}
     assert asked == {messages(p.query, p.document)[1]["content"] for p in pairs}
     assert body["messages"][0] == messages("", "")[0]
-    assert {r["headers"]["authorization"] for r in log.requests} == {"Bearer sk-secret-123"}
+    assert {r.headers["authorization"] for r in log.requests} == {"Bearer sk-secret-123"}
     assert 1 <= log.most_in_flight <= 2
     for shown in (repr(judge), str(judge.identity), str(judge.identity.to_dict()), judge.identity.key):
         assert "sk-secret" not in shown
@@ -74,7 +74,7 @@ def test_openai_judge_labels_sends_temperature_0_and_a_seed(stub_server, monkeyp
 
 
 def test_concurrency_is_bounded(stub_server) -> None:
-    url, log = stub_server
+    url, log = stub_server.url, stub_server
     log.delay = 0.2
     judge = make_judge(f"openai:model=m,base_url={url},concurrency=3")
     assert [j.status for j in judge.judge([pair(f"q{i}") for i in range(9)])] == [OK] * 9
@@ -82,25 +82,25 @@ def test_concurrency_is_bounded(stub_server) -> None:
 
 
 def test_429_with_retry_after_is_waited_out_then_answered(stub_server) -> None:
-    url, log = stub_server
+    url, log = stub_server.url, stub_server
     judge = make_judge(f"openai:model=m,base_url={url}")
     (got,) = judge.judge([pair("RATE me")])
     assert got == Judgment(len("RATE me") % 4, OK, "Final score: 3")
     first, second = log.requests
     # the client's own backoff is under 0.5 s before the first retry: a 2 s gap is the server's Retry-After
-    assert second["time"] - first["time"] >= 1.9
+    assert second.time - first.time >= 1.9
 
 
 def test_a_timeout_is_retried_then_failed(stub_server) -> None:
-    url, log = stub_server
+    url, log = stub_server.url, stub_server
     judge = make_judge(f"openai:model=m,base_url={url},timeout=0.3,retries=1")
     (got,) = judge.judge([pair("SLOW one")])
     assert got.status == FAILED and got.label is None and "Timeout" in got.raw
-    assert log.count("SLOW") == 2  # the first try and one retry
+    assert sum("SLOW" in prompt for prompt in log.prompts()) == 2  # the first try and one retry
 
 
 def test_garbage_replies_are_invalid_never_zero(stub_server) -> None:
-    url, log = stub_server
+    url = stub_server.url
     judge = make_judge(f"openai:model=m,base_url={url},retries=0")
     ramble, seven, junk, fine = judge.judge([pair("RAMBLE"), pair("SEVEN"), pair("JUNK"), pair("abcd")])
     assert ramble == Judgment(None, INVALID, "The passage seems somewhat related, I would say it is relevant.")
@@ -110,7 +110,7 @@ def test_garbage_replies_are_invalid_never_zero(stub_server) -> None:
 
 
 def test_a_server_quoting_the_key_has_it_scrubbed(stub_server, monkeypatch) -> None:
-    url, _ = stub_server
+    url = stub_server.url
     monkeypatch.setenv("STUB_KEY", "sk-secret-456")
     judge = make_judge(f"openai:model=m,base_url={url},key_env=STUB_KEY,retries=0")
     (got,) = judge.judge([pair("ECHOKEY")])
@@ -123,7 +123,7 @@ def test_a_server_that_is_not_there_fails_each_pair() -> None:
 
 
 def test_the_identity_changes_with_what_changes_labels(stub_server) -> None:
-    url, _ = stub_server
+    url = stub_server.url
     base = make_judge(f"openai:model=m,base_url={url}").identity
     same = make_judge(f"openai:model=m,base_url={url},concurrency=9,timeout=5,retries=1").identity
     assert base.key == same.key  # how the calls are made is not what they answer
@@ -137,15 +137,15 @@ def test_grammar_constrains_the_reply_only_when_asked(stub_server) -> None:
     """grammar=1 sends llama.cpp's GBNF of the template's last line (the stub ignores it, so the reply is
     read by the same parser); without it nothing extra is sent, and the identity of grammar=0 is the
     identity judges had before the option existed (their cached labels stay)."""
-    url, log = stub_server
+    url, log = stub_server.url, stub_server
     pairs = [pair("a" * n, qid=f"q{n}") for n in range(1, 5)]
     constrained = make_judge(f"openai:model=m,base_url={url},grammar=1")
     assert constrained.judge(pairs) == [Judgment(n % 4, OK, f"Final score: {n % 4}") for n in range(1, 5)]
-    assert {r["body"]["grammar"] for r in log.requests} == {'root ::= "Final score: " [0-3]'}
+    assert {r.body["grammar"] for r in log.requests} == {'root ::= "Final score: " [0-3]'}
     assert dict(constrained.identity.parameters)["grammar"] == 'root ::= "Final score: " [0-3]'
     free = make_judge(f"openai:model=m,base_url={url}")
     free.judge(pairs[:1])
-    assert "grammar" not in log.requests[-1]["body"] and "grammar" not in dict(free.identity.parameters)
+    assert "grammar" not in log.requests[-1].body and "grammar" not in dict(free.identity.parameters)
     assert make_judge(f"openai:model=m,base_url={url},grammar=0").identity == free.identity
     for reply, grade in grammar_language():  # every reply the grammar allows is read as its grade
         assert parse_label(reply) == grade

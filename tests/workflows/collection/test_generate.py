@@ -6,15 +6,14 @@ from __future__ import annotations
 
 import json
 import re
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pandas as pd
 import pytest
 
 from rankscope.cli import main
+from rankscope.judging.stub_server import StubServer
 from rankscope.workflows.collection.generate import overlap
 
 pytest.importorskip("openai")
@@ -39,32 +38,9 @@ def reply_for(passage: str) -> str:
 
 
 @pytest.fixture()
-def stub() -> Iterator[tuple[str, list[dict]]]:
-    seen: list[dict] = []
-
-    class Handler(BaseHTTPRequestHandler):
-        def log_message(self, *args: object) -> None:
-            pass
-
-        def do_POST(self) -> None:  # noqa: N802 (http.server's name)
-            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-            seen.append(body)
-            text = reply_for(body["messages"][1]["content"])
-            reply = {"id": "x", "object": "chat.completion", "created": 0, "model": body["model"],
-                     "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}]}  # fmt: skip
-            data = json.dumps(reply).encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}/v1", seen
-    server.shutdown()
-    server.server_close()
+def stub() -> Iterator[StubServer]:
+    with StubServer(reply=lambda request: reply_for(request.body["messages"][1]["content"])) as server:
+        yield server
 
 
 def test_overlap_counts_copied_trigrams() -> None:
@@ -75,9 +51,9 @@ def test_overlap_counts_copied_trigrams() -> None:
 
 
 def test_generated_questions_are_checked_merged_and_targeted(
-    tmp_path: Path, stub: tuple[str, list[dict]], capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, stub: StubServer, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    url, seen = stub
+    url = stub.url
     docs = tmp_path / "docs"
     docs.mkdir()
     for name, text in TEXTS.items():
@@ -88,6 +64,7 @@ def test_generated_questions_are_checked_merged_and_targeted(
     assert main(argv) == 0
     out = capsys.readouterr().out
     assert "generated 3 questions from 5 documents (2 dropped)" in out
+    seen = [request.body for request in stub.requests]
     assert len(seen) == 5 and all(body["seed"] == 4 and body["temperature"] == 0.0 for body in seen)
     queries = [json.loads(line) for line in (folder / "queries.jsonl").read_text().splitlines()]
     by_target = {q["origin"]["target"]: q for q in queries}
