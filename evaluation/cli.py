@@ -20,6 +20,7 @@ from rankscope.corpora.formats import formats_help, looks_like
 from rankscope.corpora.trec import CodedTable
 from rankscope.evaluation.coverage import CoverageWarning, coverage_notes
 from rankscope.evaluation.engine import evaluate
+from rankscope.evaluation.holes import BANDS_CAPTION, band_metrics, hole_warnings, shares_from, shown_shares
 from rankscope.evaluation.marks import ALPHA, legend, mark_summary
 from rankscope.evaluation.metrics import DEFAULT_METRICS, known_forms, parse_metric, parse_metrics
 from rankscope.evaluation.results import EvaluationResult, wide_table
@@ -141,16 +142,18 @@ def run_evaluate(args: argparse.Namespace, out: TextIO | None = None) -> int:
     fields = parsed_fields(args.fields)
     with using(args.scheduler) as client:
         qrels = _read(args.qrels, "qrels", fields.get("qrels"))
-        results = {
+        scored = {
             path: _evaluate_file(
                 qrels, _read(path, "run", fields.get("run")), path, metrics, args, client, len(paths) > 1
             )
             for path in paths
         }
+    results = {path: result for path, (result, _) in scored.items()}
+    bands = {path: shares for path, (_, shares) in scored.items()}
     if len(results) == 1:
-        _print_one(results[paths[0]], args, out)
+        _print_one(results[paths[0]], bands[paths[0]], args, out)
     else:
-        _print_several(results, baseline, args, out)
+        _print_several(results, bands, baseline, args, out)
     return 0
 
 
@@ -176,9 +179,9 @@ def _evaluate_file(
     args: argparse.Namespace,
     client: Any,
     named: bool,
-) -> EvaluationResult:
+) -> tuple[EvaluationResult, dict[str, float]]:
     """Say (or with --strict refuse) what the run read from ``path`` shares with the qrels, score it
-    (on ``client``'s cluster unless None).
+    (on ``client``'s cluster unless None), with its judged share by rank band from the same pass.
 
     ``named``: several runs, so each warning starts with the run's path."""
     notes = coverage_notes(qrels, run, allow_disjoint=args.allow_disjoint)  # the check evaluate() runs
@@ -187,10 +190,11 @@ def _evaluate_file(
     print_warnings(args.command, [f"{path}: {note}" for note in notes] if named else notes)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", CoverageWarning)  # its warnings are among the notes printed
-        return evaluate(
+        extra = [name for name in band_metrics() if name not in metrics]
+        result = evaluate(
             qrels,
             run,
-            metrics,
+            metrics + extra,
             relevance_level=args.relevance_level,
             judged_only=args.judged_only,
             exclude_unjudged=args.exclude_unjudged,
@@ -198,6 +202,9 @@ def _evaluate_file(
             scheduler=client,
             allow_disjoint=args.allow_disjoint,
         )
+    shares = shares_from(wide_table(result.per_query, result.metrics))
+    per_query = result.per_query[result.per_query["metric"].isin(metrics)].reset_index(drop=True)
+    return EvaluationResult(per_query, {m: result.mean[m] for m in metrics}, result.n_unjudged), shares
 
 
 def checked_baseline(baseline: str | None, paths: list[str]) -> str:
@@ -209,9 +216,9 @@ def checked_baseline(baseline: str | None, paths: list[str]) -> str:
     return baseline
 
 
-def _print_one(result: EvaluationResult, args: argparse.Namespace, out: TextIO) -> None:
+def _print_one(result: EvaluationResult, bands: dict[str, float], args: argparse.Namespace, out: TextIO) -> None:
     if args.format == "json":
-        json.dump(result.to_dict(per_query=args.per_query), out, indent=2)
+        json.dump({**result.to_dict(per_query=args.per_query), "judged_by_band": _json_shares(bands)}, out, indent=2)
         out.write("\n")
     elif args.format == "csv":
         _summary_table(result, args.per_query).to_csv(out, index=False, lineterminator="\n")
@@ -221,9 +228,16 @@ def _print_one(result: EvaluationResult, args: argparse.Namespace, out: TextIO) 
             table = wide_table(table, result.metrics)
         out.write(table.to_string(index=args.per_query, float_format=_fmt) + "\n")
         out.write(f"queries: {result.n_queries} (without relevant judgments: {result.n_unjudged})\n")
+        out.write(f"judged share by rank band: {shown_shares(bands)}\n{BANDS_CAPTION}\n")
 
 
-def _print_several(results: dict[str, EvaluationResult], baseline: str, args: argparse.Namespace, out: TextIO) -> None:
+def _print_several(
+    results: dict[str, EvaluationResult],
+    bands: dict[str, dict[str, float]],
+    baseline: str,
+    args: argparse.Namespace,
+    out: TextIO,
+) -> None:
     """One row per run with best and significance marks (as ``compare``), then the tests themselves."""
     metrics = results[baseline].metrics
     significance = compare_results(
@@ -237,7 +251,10 @@ def _print_several(results: dict[str, EvaluationResult], baseline: str, args: ar
             "test": args.test,
             "correction": "holm",
             "alpha": ALPHA,
-            "runs": {path: result.to_dict(per_query=args.per_query) for path, result in results.items()},
+            "runs": {
+                path: {**result.to_dict(per_query=args.per_query), "judged_by_band": _json_shares(bands[path])}
+                for path, result in results.items()
+            },
             "significance": json.loads(significance.to_json(orient="records", double_precision=15)),
         }
         json.dump(document, out, indent=2)
@@ -254,9 +271,17 @@ def _print_several(results: dict[str, EvaluationResult], baseline: str, args: ar
     out.write(significance[columns].to_string(index=False, float_format=_fmt) + "\n")
     first = results[baseline]
     out.write(f"queries: {first.n_queries} (without relevant judgments: {first.n_unjudged})\n")
+    shares = pd.DataFrame.from_dict(bands, orient="index").rename_axis("run")
+    out.write(f"\n{BANDS_CAPTION}\n{shares.to_string(float_format=_fmt, na_rep='-')}\n")
+    print_warnings(args.command, hole_warnings(shares, baseline))
     if args.per_query:
         for path, result in results.items():
             out.write(f"\n== {path}\n{result.wide().to_string(float_format=_fmt)}\n")
+
+
+def _json_shares(shares: dict[str, float]) -> dict[str, float | None]:
+    """A band no query reached is null (JSON has no NaN)."""
+    return {band: share if share == share else None for band, share in shares.items()}
 
 
 def _fmt(value: float) -> str:

@@ -21,6 +21,7 @@ import pandas as pd
 
 from rankscope.core.errors import RankscopeError
 from rankscope.core.progress import progress
+from rankscope.evaluation.holes import BANDS, BANDS_CAPTION, FAR_BELOW, band_name, hole_warnings, judged_by_band
 from rankscope.evaluation.marks import ALPHA, GRID_CAPTION, mark_summary, significance_grid, summary_marks
 from rankscope.evaluation.marks import legend as legend_text
 from rankscope.reporting import latex, plots, provenance
@@ -54,16 +55,18 @@ if TYPE_CHECKING:
     from rankscope.corpora.dataset import Dataset
 
 DEFAULT_RETRIEVERS = ("tfidf", "bm25", "w2v")
-JUDGED = "judged@10"
 SYSTEMS_CAPTION = (
-    f"Systems: description (the spec, or the run file and its SHA-256; the terminal shows only parameters that "
-    f"differ from their defaults, files and the provenance every one); {JUDGED} = share of the "
-    "top 10 that has any judgment (unjudged documents count as non-relevant, so a low share means the "
-    "metrics above may understate a system); notes = what the run check found"
+    "Systems: description (the spec, or the run file and its SHA-256; the terminal shows only parameters that "
+    f"differ from their defaults, files and the provenance every one); {BANDS_CAPTION}; notes = what the run "
+    "check found"
 )
 JUDGE_CAPTION = (
     f"With --judgments or --judge: judge_share@{SHARE_DEPTH} = share of the top {SHARE_DEPTH} that only the judge labelled; "
     f"invalid@{SHARE_DEPTH} = its replies there that gave no label (left unjudged)"
+)
+HOLES_RULE = (
+    f"(a share is far below the baseline's when it is under {FAR_BELOW[0]:.0%} of it and at least "
+    f"{FAR_BELOW[1]:.0%} lower)"
 )
 INTERVALS_CAPTION = (
     "{confidence:.0%} intervals from {n_labelled} human-labelled queries of {n_total} (the human sample): "
@@ -100,6 +103,8 @@ class CompareResult:
     files: tuple[Path, ...] = ()
     diagnostics: pd.DataFrame = field(default_factory=pd.DataFrame)
     intervals: pd.DataFrame = field(default_factory=pd.DataFrame)
+    warnings: tuple[str, ...] = ()
+    """Systems whose judged share in a rank band is far below the baseline's (:func:`hole_warnings`)."""
 
     def __repr__(self) -> str:
         """Counts, not the tables (a notebook cell shows one line)."""
@@ -120,6 +125,9 @@ class CompareResult:
         diagnostics, each caption wrapped to the terminal's width (:mod:`rankscope.reporting.tables`)."""
         text = f"{text_table(self.marked())}\n\n{wrap_paragraph(self.legend())}"
         text = f"{text}\n\n{wrap_paragraph(SYSTEMS_CAPTION)}\n{text_table(shown_systems(self.systems))}"
+        if self.warnings:
+            text = f"{text}\n" + "\n".join(wrap_paragraph(f"warning: {line}") for line in self.warnings)
+            text = f"{text}\n{wrap_paragraph(HOLES_RULE)}"
         if f"judge_share@{SHARE_DEPTH}" in self.systems.columns:
             text = f"{text}\n{wrap_paragraph(JUDGE_CAPTION)}"
         if not self.intervals.empty:
@@ -176,6 +184,7 @@ class CompareResult:
             "significance": records(self.significance, index=False),
             "diagnostics": {spec: row.dropna().to_dict() for spec, row in self.diagnostics.iterrows()},
             "intervals": records(self.intervals, index=False),
+            "warnings": list(self.warnings),
             "provenance": self.provenance.to_dict(),
         }
 
@@ -279,8 +288,8 @@ def comparison(
         if produced.diagnostics:
             diagnostics[name] = produced.diagnostics
         results[name] = evaluate(data.qrels, produced.run, metrics)
-        judged = evaluate(data.qrels, produced.run, [JUDGED]).mean[JUDGED]
-        described[name] = {"description": system.description, JUDGED: judged, "notes": "; ".join(produced.notes)}
+        bands = judged_by_band(data.qrels, produced.run)
+        described[name] = {"description": system.description, **bands, "notes": "; ".join(produced.notes)}
         curve = cutoff_table(data.qrels, produced.run, cutoffs, ("hit", "recall"))
         curves.append(curve.reset_index().assign(retriever=name))
         levels = evaluate(data.qrels, produced.run, [f"iprec@{level:g}" for level in IPREC_LEVELS]).mean
@@ -292,6 +301,7 @@ def comparison(
         [result.per_query.assign(retriever=spec) for spec, result in results.items()], ignore_index=True
     )[["retriever", "query_id", "metric", "value"]]
     systems_table = pd.DataFrame.from_dict(described, orient="index").rename_axis("retriever")
+    holes = tuple(hole_warnings(systems_table[[band_name(band) for band in BANDS]], baseline))
     if labelled is not None:
         shares = system_shares(runs, labelled.labels)[[f"judge_share@{SHARE_DEPTH}", f"invalid@{SHARE_DEPTH}"]]
         systems_table = systems_table.join(shares)
@@ -310,6 +320,7 @@ def comparison(
         systems=systems_table,
         intervals=pd.DataFrame() if labelled is None else judge_intervals(labelled, runs, metrics, baseline),
         precision_recall=pd.DataFrame(pr_rows, columns=["retriever", "recall", "precision"]),
+        warnings=holes,
         provenance=provenance.record(
             "compare",
             data,
@@ -450,6 +461,10 @@ def build_report(result: CompareResult) -> Report:
     )
     report.heading("Summary").table(result.marked(), caption=result.legend())
     report.heading("Systems").table(result.systems, caption=SYSTEMS_CAPTION)
+    for line in result.warnings:
+        report.paragraph(f"Warning: {line}")
+    if result.warnings:
+        report.paragraph(HOLES_RULE)
     if not result.diagnostics.empty:
         report.heading("Retriever diagnostics").table(result.diagnostics, caption=DIAGNOSTICS_CAPTION)
     curves = {

@@ -100,7 +100,7 @@ def test_compare_runs_from_other_tools_then_diagnose_one(
     args += ["--metrics", "nDCG@10", "AP", "P_10"]
     assert main(args) == 0
     text = capsys.readouterr().out
-    assert "rankbm25 (baseline)" in text and "judged@10" in text
+    assert "rankbm25 (baseline)" in text and "judged 11-100" in text
     summary = json.loads((out / "summary.json").read_text())
     for name, path in runs.items():
         expected = pytrec_means(data_dir, path, {"ndcg@10": "ndcg_cut.10", "map": "map", "precision@10": "P.10"})

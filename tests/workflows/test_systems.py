@@ -39,8 +39,8 @@ def test_every_kind_of_system_gives_the_same_numbers(tmp_path: Path) -> None:
     assert described["object"] == "fixed:system=A"
     assert described["frame"] == "run DataFrame: 6 rows, 4 queries"
     assert described["file"] == f"run file {path} (sha256 {hashlib.sha256(path.read_bytes()).hexdigest()})"
-    # judged@10 of B: q1 d1 (judged), q2 d1 d2 d4 (1 of 3), q3 d5, q4 d5 -> (1 + 1/3 + 1 + 1) / 4
-    assert result.systems.loc["frame", "judged@10"] == pytest.approx((1 + 1 / 3 + 1 + 1) / 4)
+    # judged share at ranks 1-10 of B: q1 d1 (judged), q2 d1 d2 d4 (1 of 3), q3 d5, q4 d5 -> (1 + 1/3 + 1 + 1) / 4
+    assert result.systems.loc["frame", "judged 1-10"] == pytest.approx((1 + 1 / 3 + 1 + 1) / 4)
     assert not hasattr(given, "texts_")  # the object given was not indexed: a fresh copy was
     # precision-recall points: B's q2 finds d4 at rank 3 (of R = 2): iprec@0.5 = 1/3, iprec@1 = 0 (d3 missed)
     curve = result.precision_recall.query("retriever == 'frame'").set_index("recall")["precision"]
