@@ -34,6 +34,7 @@ _EXPORTS: dict[str, str] = {
     "diagnose": "rankscope.workflows.diagnose",
     "rag": "rankscope.workflows.rag",
     "judge": "rankscope.workflows.judge",
+    "adapt": "rankscope.workflows.common.frameworks",
 }
 
 __all__ = ["__version__", *_EXPORTS]

@@ -7,7 +7,10 @@ A system is one of
   indexed on the dataset's corpus: the object given is never modified);
 - a run DataFrame (``query_id, doc_id, score``), e.g. a dense model's output;
 - a run file path (a :class:`pathlib.Path` or any ``os.PathLike``; a plain ``str`` is a
-  spec, so ``"bm25"`` never turns into a file of that name by accident).
+  spec, so ``"bm25"`` never turns into a file of that name by accident);
+- a retriever of another framework, already indexed: a LangChain retriever, a LlamaIndex
+  retriever, a Haystack retriever component, a PyTerrier transformer, or one of them wrapped
+  by :func:`~rankscope.workflows.common.frameworks.adapt` to name its fields.
 
 Workflows take a mapping ``name -> system`` (or a list of specs, each its own name) and
 call :func:`resolve_systems` once, then :func:`produce_run` per system: the one place
@@ -35,6 +38,7 @@ from rankscope.corpora.dataset import Dataset
 from rankscope.corpora.foreign import as_table
 from rankscope.corpora.schema import sort_run, validate
 from rankscope.reporting.report import file_stem
+from rankscope.workflows.common.frameworks import Adapted, adapt, framework_of, framework_run
 
 SystemLike = Any  # str | Retriever | pd.DataFrame | os.PathLike
 _HASH_CHUNK = 1 << 20
@@ -55,8 +59,9 @@ class RunFile(os.PathLike):
 class System:
     """A named system before it has a run on a dataset.
 
-    Exactly one of ``spec`` (build and index a retriever), ``retriever`` (an object) and
-    ``run`` (given rows) is what produces the run; ``description`` is what reports show.
+    Exactly one of ``spec`` (build and index a retriever), ``retriever`` (an object), ``run``
+    (given rows) and ``framework`` (another framework's retriever, asked every query) is what
+    produces the run; ``description`` is what reports show.
     """
 
     name: str
@@ -64,6 +69,7 @@ class System:
     spec: str | None = None
     retriever: Any = None
     run: pd.DataFrame | None = field(default=None, repr=False)
+    framework: Adapted | None = field(default=None, repr=False)
 
     def fresh_retriever(self) -> Any:
         """A new, unindexed retriever with this system's parameters (a given object is never modified)."""
@@ -71,6 +77,11 @@ class System:
 
         if self.spec is not None:
             return make_retriever(self.spec)
+        if self.framework is not None:
+            raise RankscopeError(
+                f"system {self.name!r} is a {self.framework.label} retriever, indexed by its framework: "
+                "rankscope cannot re-index or tune it"
+            )
         if self.retriever is None:
             raise RankscopeError(f"system {self.name!r} is a run: it has no retriever to index or tune")
         return type(self.retriever)(**self.retriever.get_params())
@@ -139,6 +150,10 @@ def system_name(system: SystemLike) -> str:
         return system
     if isinstance(system, os.PathLike):
         return Path(system).name
+    if framework_of(system) is not None:
+        raise RankscopeError(
+            f"a {type(system).__name__} needs a name: pass a mapping name -> system, e.g. {{'langchain': retriever}}"
+        )
     spec = getattr(system, "spec", None)
     if callable(spec):
         return spec()
@@ -162,6 +177,9 @@ def resolve_system(name: str, system: SystemLike) -> System:
         return System(name, retriever.spec(), spec=system)
     if isinstance(system, Retriever):
         return System(name, system.spec(), retriever=system)
+    if framework_of(system) is not None:  # before the tables: a Haystack component has a to_dict
+        adapted = system if isinstance(system, Adapted) else adapt(system)
+        return System(name, adapted.describe(), framework=adapted)
     if (
         isinstance(system, Mapping)
         or callable(getattr(system, "to_dict", None))
@@ -176,8 +194,8 @@ def resolve_system(name: str, system: SystemLike) -> System:
         run = read_run_file(path, getattr(system, "columns", None))
         return System(name, f"run file {path} (sha256 {sha256_of(path)})", run=run)
     raise RankscopeError(
-        f"system {name!r}: expected a retriever spec, a Retriever, a run DataFrame or a run file path, "
-        f"got {type(system).__name__}"
+        f"system {name!r}: expected a retriever spec, a Retriever, a run DataFrame, a run file path or a "
+        f"LangChain, LlamaIndex, Haystack or PyTerrier retriever, got {type(system).__name__}"
     )
 
 
@@ -223,6 +241,10 @@ def produce_run(system: System, dataset: Dataset, depth: int | None) -> SystemRu
     if system.is_run:
         run, notes = checked_run(system.name, system.run, dataset, depth)
         return SystemRun(system.name, run, description=system.description, notes=notes)
+    if system.framework is not None:
+        asked, said = framework_run(system.name, system.framework, dataset, SEARCH_DEPTH if depth is None else depth)
+        run, notes = checked_run(system.name, asked, dataset, depth)
+        return SystemRun(system.name, run, description=system.description, notes=said + notes)
     if not dataset.has_corpus:
         raise RankscopeError(
             f"system {system.name!r} is a retriever, which needs a corpus to index; {dataset.name!r} holds "
