@@ -30,6 +30,7 @@ COMMANDS: dict[str, str] = {
     "retrievers": "rankscope.retrieval.cli",
     "engines": "rankscope.retrieval.engines.cli",
     "compare": "rankscope.workflows.cli.compare",
+    "poolbias": "rankscope.workflows.cli.poolbias",
     "tune": "rankscope.workflows.cli.tune",
     "diagnose": "rankscope.workflows.cli.diagnose",
     "rag": "rankscope.workflows.cli.rag",

@@ -15,6 +15,7 @@ from rankscope.workflows.compare import CompareResult, compare
 from rankscope.workflows.diagnose import DiagnoseResult, diagnose, diagnose_runs
 from rankscope.workflows.judge import JudgeResult, judge
 from rankscope.workflows.options import Execution, Output, Search
+from rankscope.workflows.pool_bias import PoolBiasResult, poolbias
 from rankscope.workflows.rag import RagResult
 from rankscope.workflows.tune import TuneResult, tune
 
@@ -22,6 +23,7 @@ __all__ = [
     "CompareResult",
     "DiagnoseResult",
     "JudgeResult",
+    "PoolBiasResult",
     "Execution",
     "Output",
     "RagResult",
@@ -31,5 +33,6 @@ __all__ = [
     "diagnose",
     "diagnose_runs",
     "judge",
+    "poolbias",
     "tune",
 ]
