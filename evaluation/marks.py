@@ -7,6 +7,7 @@ One source for ``rankscope compare`` (terminal, Markdown, HTML and LaTeX tables)
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 import pandas as pd
 
@@ -43,30 +44,70 @@ def paper_label(metric: str) -> str:
     return _LABEL.sub(lambda m: PAPER_NAMES.get(m[0], m[0]), metric)
 
 
-def legend(test: str, what: str = "retrievers") -> str:
-    """The legend under a marked table."""
-    return LEGEND.format(test=test, what=what, alpha=ALPHA)
+def legend(test: str, what: str = "retrievers", baselines: Sequence[str] = ()) -> str:
+    """The legend under a marked table; with several ``baselines`` its marks carry each one's number
+    and the family of the correction is every comparison made on a metric."""
+    if len(baselines) < 2:
+        return LEGEND.format(test=test, what=what, alpha=ALPHA)
+    numbered = ", ".join(f"{i} = {name}" for i, name in enumerate(baselines, 1))
+    return (
+        f"* best on this metric; +N / -N significantly better / worse than baseline N ({numbered}; "
+        f"paired {test} test, p < {ALPHA})."
+    )
+
+
+def correction_line(significance: pd.DataFrame, correction: str = "holm") -> str:
+    """One sentence naming the correction and its family, said under every marked table: how many
+    comparisons per metric, against which baselines."""
+    baselines = list(dict.fromkeys(significance["baseline"]))
+    per_metric = len(significance) // max(1, significance["metric"].nunique())
+    against = baselines[0] if len(baselines) == 1 else f"each of {', '.join(baselines)} (each pair once)"
+    return (
+        f"{correction.capitalize()} correction over the {per_metric} comparison{'s' * (per_metric != 1)} "
+        f"made on each metric: every system against {against}."
+    )
 
 
 def summary_marks(summary: pd.DataFrame, significance: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(best, marks) for every summary cell: ``best`` is True on the best value of each metric (all
     of them if tied within :data:`TIE_TOLERANCE`, since equal means summed in another order differ in
     the last bits); ``marks`` is ``+``/``-`` where a system is significantly better/worse than the
-    baseline, else "". The one rule behind the terminal, Markdown, HTML and LaTeX tables."""
-    flags = {
-        (row.metric, row.system): ("+" if row.delta > 0 else "-")
-        for row in significance.itertuples(index=False)
-        if row.significant and row.delta != 0
-    }
-    best = summary.apply(lambda column: column.max() - column <= TIE_TOLERANCE)
+    baseline, else "" (several baselines: ``+N``/``-N`` for baseline N, in their order). The one
+    rule behind the terminal, Markdown, HTML and LaTeX tables. One system alone has no marks."""
+    baselines = list(dict.fromkeys(significance["baseline"])) if len(significance) else []
+    flags: dict[tuple[str, str], str] = {}
+    for row in significance.itertuples(index=False):
+        if row.significant and row.delta != 0:
+            number = str(baselines.index(row.baseline) + 1) if len(baselines) > 1 else ""
+            key = (row.metric, row.system)
+            flags[key] = flags.get(key, "") + ("+" if row.delta > 0 else "-") + number
+    if len(summary) < 2:
+        best = pd.DataFrame(False, index=summary.index, columns=summary.columns)
+    else:
+        best = summary.apply(lambda column: column.max() - column <= TIE_TOLERANCE)
     marks = pd.DataFrame(
         {m: [flags.get((m, s), "") for s in summary.index] for m in summary.columns}, index=summary.index
     )
     return best, marks
 
 
+def baseline_names(summary: pd.DataFrame, baseline: str | Sequence[str]) -> list[str]:
+    """Row names with each baseline said: ``bm25 (baseline)``, or ``tfidf (baseline 1)`` ... with
+    several; a system alone is no baseline."""
+    baselines = [baseline] if isinstance(baseline, str) else list(baseline)
+    if len(summary) < 2:
+        return [str(s) for s in summary.index]
+    if len(baselines) == 1:
+        return [f"{s} (baseline)" if s == baselines[0] else str(s) for s in summary.index]
+    return [f"{s} (baseline {baselines.index(s) + 1})" if s in baselines else str(s) for s in summary.index]
+
+
 def mark_summary(
-    summary: pd.DataFrame, significance: pd.DataFrame, baseline: str, digits: int = 4, index_name: str = "retriever"
+    summary: pd.DataFrame,
+    significance: pd.DataFrame,
+    baseline: str | Sequence[str],
+    digits: int = 4,
+    index_name: str = "retriever",
 ) -> pd.DataFrame:
     """Means as text with ``*`` on the best value of each metric and ``+``/``-`` for significance
     (:func:`summary_marks`)."""
@@ -76,14 +117,14 @@ def mark_summary(
         for system, value in summary[metric].items():
             mark = ("*" if best.at[system, metric] else "") + marks.at[system, metric]
             out.at[system, metric] = f"{value:.{digits}f}{mark}"
-    out.index = [f"{s} (baseline)" if s == baseline else s for s in summary.index]
+    out.index = baseline_names(summary, baseline)
     out.index.name = index_name
     out.columns = [paper_label(str(metric)) for metric in summary.columns]
     return out
 
 
 GRID_CAPTION = (
-    "Each system minus the baseline (p-value Holm-corrected over the systems per metric; * significant); "
+    "Each system minus the baseline (p-value Holm-corrected over the comparisons made on each metric; * significant); "
     "significance.csv has the confidence intervals and raw p-values"
 )
 
@@ -91,10 +132,12 @@ GRID_CAPTION = (
 def significance_grid(significance: pd.DataFrame, metrics: list[str] | None = None) -> pd.DataFrame:
     """The significance table as a system x metric grid, one cell ``+0.0123 (p 0.031)`` per test (the
     difference with the baseline and the corrected p-value, ``*`` when significant): eight systems on
-    six metrics are 7 rows, not 42 (the long table stays in significance.csv)."""
+    six metrics are 7 rows, not 42 (the long table stays in significance.csv). With several baselines
+    a row is ``system vs baseline``."""
     metrics = list(dict.fromkeys(significance["metric"])) if metrics is None else metrics
-    systems = list(dict.fromkeys(significance["system"]))
-    grid = pd.DataFrame("", index=pd.Index(systems, name="system"), columns=metrics, dtype=object)
-    for row in significance.itertuples(index=False):
-        grid.at[row.system, row.metric] = f"{row.delta:+.4f} (p {row.p_adjusted:.3g}){'*' if row.significant else ''}"
+    several = significance["baseline"].nunique() > 1
+    rows = [f"{r.system} vs {r.baseline}" if several else r.system for r in significance.itertuples(index=False)]
+    grid = pd.DataFrame("", index=pd.Index(list(dict.fromkeys(rows)), name="system"), columns=metrics, dtype=object)
+    for row, test in zip(rows, significance.itertuples(index=False)):
+        grid.at[row, test.metric] = f"{test.delta:+.4f} (p {test.p_adjusted:.3g}){'*' if test.significant else ''}"
     return grid

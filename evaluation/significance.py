@@ -263,28 +263,30 @@ def compare_systems(
 @phase("evaluate")
 def compare_results(
     results: Mapping[str, EvaluationResult],
-    baseline: str,
+    baseline: str | Sequence[str],
     metrics: Sequence[str] | None = None,
     test: str = "randomization",
     correction: str = "holm",
     seed: int = 0,
     **options: Any,
 ) -> pd.DataFrame:
-    """:func:`compare_systems` for several metrics at once, from :class:`EvaluationResult` objects.
+    """:func:`compare_systems` for several metrics at once, from :class:`EvaluationResult` objects,
+    against one baseline or several.
 
-    ``metrics`` defaults to the metrics of the baseline's result, in its order.
-    The correction is applied within each metric (the family is "all systems
-    against the baseline on one metric"); ``options`` (alpha, n_permutations,
-    n_bootstrap, confidence) go to :func:`compare_systems`. Any result with a
-    ``wide()`` table works, e.g. :class:`evaluation.sampled.SampledResult`.
-    Returns a long frame: ``metric`` then the columns of :func:`compare_systems` (no rows for the baseline alone).
+    ``metrics`` defaults to the metrics of the first baseline's result, in its order. With several
+    baselines every system is tested against each of them, each pair of systems once (a baseline
+    against a later baseline is tested against the earlier one only). The correction runs within
+    each metric over every comparison made on it (the family is "all systems against all baselines
+    on one metric"; one baseline: all systems against it); ``options`` (alpha, n_permutations,
+    n_bootstrap, confidence) go to :func:`compare_systems`. Any result with a ``wide()`` table
+    works, e.g. :class:`evaluation.sampled.SampledResult`. Returns a long frame: ``metric`` then
+    the columns of :func:`compare_systems` (no rows for the baseline alone).
     """
-    if baseline not in results:
-        raise SchemaError(f"baseline {baseline!r} is not among the systems {list(results)}")
+    baselines = checked_baselines(baseline, list(results))
     if len(results) == 1:  # the baseline alone (one run reported): nothing to test, no rows
         return pd.DataFrame(columns=["metric", *COLUMNS])
     wide = {name: result.wide() for name, result in results.items()}
-    wanted = list(wide[baseline].columns) if metrics is None else list(metrics)
+    wanted = list(wide[baselines[0]].columns) if metrics is None else list(metrics)
     frames = []
     # seconds per metric with thousands of permutations: a bar says the run is alive, and where
     for metric in progress(wanted, desc="significance", total=len(wanted), unit="metric", label=str):
@@ -294,10 +296,31 @@ def compare_results(
                     f"system {name!r} has no per-query values for metric {metric!r}; it has {list(table.columns)}"
                 )
         per_query = {name: table[metric] for name, table in wide.items()}
-        frame = compare_systems(per_query, baseline, test, correction, seed, **options)
+        tested = []
+        for i, against in enumerate(baselines):  # an earlier baseline was already tested against this one
+            others = {name: values for name, values in per_query.items() if name not in baselines[:i]}
+            if len(others) > 1:
+                tested.append(compare_systems(others, against, test, "none", seed, **options))
+        frame = pd.concat(tested, ignore_index=True)
+        frame["p_adjusted"] = adjust_pvalues(frame["p_value"].to_numpy(), correction)
+        frame["significant"] = frame["p_adjusted"].to_numpy() < options.get("alpha", ALPHA)
         frame.insert(0, "metric", metric)
         frames.append(frame)
     return pd.concat(frames, ignore_index=True)
+
+
+def checked_baselines(baseline: str | Sequence[str], names: Sequence[str]) -> list[str]:
+    """The baselines as a list, each a system compared and named once (refused in one line otherwise)."""
+    baselines = [baseline] if isinstance(baseline, str) else list(baseline)
+    if not baselines:
+        raise SchemaError("no baseline given")
+    for name in baselines:
+        if name not in names:
+            raise SchemaError(f"baseline {name!r} is not among the systems {list(names)}")
+    repeated = [name for i, name in enumerate(baselines) if name in baselines[:i]]
+    if repeated:
+        raise SchemaError(f"baseline {repeated[0]!r} is given twice")
+    return baselines
 
 
 def _blocks(total: int, width: int) -> Iterator[tuple[int, int]]:

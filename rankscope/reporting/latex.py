@@ -3,6 +3,8 @@ bold, significance against the baseline as a superscript, the legend in the capt
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import pandas as pd
 
 from rankscope.evaluation.marks import paper_label
@@ -31,7 +33,7 @@ def summary_table(
     best: pd.DataFrame,
     marks: pd.DataFrame,
     *,
-    baseline: str,
+    names: Mapping[str, str],
     caption: str,
     label: str = "tab:rankscope-compare",
     digits: int = 4,
@@ -39,14 +41,14 @@ def summary_table(
     """``summary`` (systems x metrics) as a ``table`` environment needing only ``\\usepackage{booktabs}``.
 
     ``best`` is True where a value is the best of its metric; ``marks`` holds ``+``/``-`` (or "")
-    for significantly better/worse than ``baseline``.
+    for significantly better/worse than a baseline; ``names`` gives each system's row name (with
+    ``(baseline)`` said where it is one), escaped here.
     """
     columns = "l" + "r" * len(summary.columns)
     header = " & ".join(["System", *(escape(paper_label(str(m))) for m in summary.columns)]) + r" \\"
     rows = []
     for system in summary.index:
-        name = escape(system) + (" (baseline)" if system == baseline else "")
-        cells = [name]
+        cells = [escape(names.get(system, system))]
         for metric in summary.columns:
             value = f"{summary.at[system, metric]:.{digits}f}"
             if best.at[system, metric]:

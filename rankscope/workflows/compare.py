@@ -22,7 +22,15 @@ import pandas as pd
 from rankscope.core.errors import RankscopeError
 from rankscope.core.progress import progress
 from rankscope.evaluation.holes import BANDS, BANDS_CAPTION, FAR_BELOW, band_name, hole_warnings, judged_by_band
-from rankscope.evaluation.marks import ALPHA, GRID_CAPTION, mark_summary, significance_grid, summary_marks
+from rankscope.evaluation.marks import (
+    ALPHA,
+    GRID_CAPTION,
+    baseline_names,
+    correction_line,
+    mark_summary,
+    significance_grid,
+    summary_marks,
+)
 from rankscope.evaluation.marks import legend as legend_text
 from rankscope.reporting import latex, plots, provenance
 from rankscope.reporting.finish import finish
@@ -105,6 +113,7 @@ class CompareResult:
     intervals: pd.DataFrame = field(default_factory=pd.DataFrame)
     warnings: tuple[str, ...] = ()
     """Systems whose judged share in a rank band is far below the baseline's (:func:`hole_warnings`)."""
+    baselines: tuple[str, ...] = ()
 
     def __repr__(self) -> str:
         """Counts, not the tables (a notebook cell shows one line)."""
@@ -115,15 +124,20 @@ class CompareResult:
 
     def marked(self) -> pd.DataFrame:
         """The summary as text with the best and significance marks (see :data:`rankscope.evaluation.marks.LEGEND`)."""
-        return mark_summary(self.summary, self.significance, self.baseline)
+        return mark_summary(self.summary, self.significance, self.baselines or self.baseline)
 
     def legend(self) -> str:
-        return legend_text(self.test)
+        """The marks' legend and the correction's family (nothing for one system alone: no marks)."""
+        if len(self.summary) < 2:
+            return ""
+        if len(self.baselines) < 2:
+            return legend_text(self.test)
+        return f"{legend_text(self.test, baselines=self.baselines)} {correction_line(self.significance)}"
 
     def to_text(self) -> str:
         """What the terminal shows: the marked summary, the systems (brief specs), intervals and
         diagnostics, each caption wrapped to the terminal's width (:mod:`rankscope.reporting.tables`)."""
-        text = f"{text_table(self.marked())}\n\n{wrap_paragraph(self.legend())}"
+        text = text_table(self.marked()) + (f"\n\n{wrap_paragraph(self.legend())}" if self.legend() else "")
         text = f"{text}\n\n{wrap_paragraph(SYSTEMS_CAPTION)}\n{text_table(shown_systems(self.systems))}"
         if self.warnings:
             text = f"{text}\n" + "\n".join(wrap_paragraph(f"warning: {line}") for line in self.warnings)
@@ -164,17 +178,16 @@ class CompareResult:
         """The summary as a booktabs LaTeX table: best per metric in bold, significance against the
         baseline as superscripts, the legend and the test in the caption (as ranx's ``to_latex``)."""
         best, marks = summary_marks(self.summary, self.significance)
-        caption = (
-            f"{self.dataset}: bold = best on the metric; + / - = significantly better / worse than "
-            f"{self.baseline} (paired {self.test} test, Holm-corrected over the systems per metric, p < {ALPHA})."
-        )
-        return latex.summary_table(self.summary, best, marks, baseline=self.baseline, caption=caption, label=label)
+        caption = f"{self.dataset}: bold = best on the metric; {self.legend()}" if self.legend() else self.dataset
+        names = dict(zip(self.summary.index, baseline_names(self.summary, self.baselines or self.baseline)))
+        return latex.summary_table(self.summary, best, marks, names=names, caption=caption, label=label)
 
     def to_dict(self) -> dict[str, object]:
         """The result as plain data (what ``--format json`` prints and summary.json holds)."""
         return {
             "dataset": self.dataset,
             "baseline": self.baseline,
+            "baselines": list(self.baselines or (self.baseline,)),
             "test": self.test,
             "correction": "holm",
             "alpha": ALPHA,
@@ -201,7 +214,7 @@ def compare(
     dataset: DatasetSource = "cranfield",
     retrievers: Sequence[SystemLike] | Mapping[str, SystemLike] = DEFAULT_RETRIEVERS,
     metrics: Sequence[str] | None = None,
-    baseline: str | None = None,
+    baseline: str | Sequence[str] | None = None,
     out: str | Path | Output | None = None,
     *,
     depth: int | None = None,
@@ -228,7 +241,9 @@ def compare(
     table or a qrels file) when every system is a run: ``compare(qrels=qrels, runs={"a": run_a,
     "b": run_b})``, as ranx's ``compare(qrels, runs)`` (``qrels=`` and ``runs=`` name ``dataset`` and
     ``retrievers``). ``baseline`` names one of them
-    (default: ``bm25`` when present, else the first system). ``execution`` gives the seed, the paired
+    (default: ``bm25`` when present, else the first system), or several: every system is then tested
+    against each, each pair once, with one Holm correction per metric over every comparison made.
+    ``execution`` gives the seed, the paired
     test and a scheduler (``local:N`` or a Dask scheduler's address) that makes each system's run a
     task there (:func:`rankscope.workflows.common.fanout.produce_runs`). The earlier keywords ``test``,
     ``seed``, ``scheduler`` and ``figures`` still work, with a DeprecationWarning.
@@ -248,7 +263,7 @@ def comparison(
     dataset: DatasetSource,
     retrievers: Sequence[SystemLike] | Mapping[str, SystemLike],
     metrics: Sequence[str] | None,
-    baseline: str | None,
+    baseline: str | Sequence[str] | None,
     out: str | Path | Output | None,
     *,
     depth: int | None,
@@ -266,7 +281,8 @@ def comparison(
     test, seed = execution.test, execution.seed
     systems = resolve_systems(retrievers)  # specs are checked and run files read before any indexing
     names = list(systems)
-    baseline = choose_baseline(baseline, names)
+    baselines = choose_baselines(baseline, names)
+    baseline = baselines[0]
     out_path, figures = Output.of(out).checked()  # before any computing
     judging = judgments if isinstance(judgments, Judging) else None
     if judging is not None:
@@ -294,7 +310,7 @@ def comparison(
         curves.append(curve.reset_index().assign(retriever=name))
         levels = evaluate(data.qrels, produced.run, [f"iprec@{level:g}" for level in IPREC_LEVELS]).mean
         pr_rows += [(name, level, levels[f"iprec@{level:g}"]) for level in IPREC_LEVELS]
-    significance = compare_results(results, baseline, metrics, test=test, correction="holm", seed=seed, alpha=ALPHA)
+    significance = compare_results(results, baselines, metrics, test=test, correction="holm", seed=seed, alpha=ALPHA)
     summary = pd.DataFrame({spec: result.mean for spec, result in results.items()}).T[list(metrics)]
     summary.index.name = "retriever"
     per_query = pd.concat(
@@ -308,6 +324,7 @@ def comparison(
     result = CompareResult(
         dataset=data.name,
         baseline=baseline,
+        baselines=baselines,
         metrics=metrics,
         test=test,
         depth=depth,
@@ -326,7 +343,7 @@ def comparison(
             data,
             {name: system.description for name, system in systems.items()},
             metrics=list(metrics),
-            baseline=baseline,
+            baseline=baseline if len(baselines) == 1 else list(baselines),
             test=test,
             correction="holm",
             alpha=ALPHA,
@@ -425,13 +442,19 @@ def depth_phrase(depth: int | None) -> str:
     return f"every run to depth {depth}"
 
 
-def choose_baseline(baseline: str | None, names: Sequence[str]) -> str:
-    """The named baseline (refused if it is not a system), else ``bm25`` if compared, else the first system."""
+def choose_baselines(baseline: str | Sequence[str] | None, names: Sequence[str]) -> tuple[str, ...]:
+    """The named baselines (each refused if it is not a system or named twice), else ``bm25`` if
+    compared, else the first system."""
     if baseline is None:
-        return "bm25" if "bm25" in names else names[0]
-    if baseline not in names:
-        raise RankscopeError(f"baseline {baseline!r} is not among the systems {list(names)}; use --baseline")
-    return baseline
+        return ("bm25" if "bm25" in names else names[0],)
+    baselines = (baseline,) if isinstance(baseline, str) else tuple(baseline)
+    for name in baselines:
+        if name not in names:
+            raise RankscopeError(f"baseline {name!r} is not among the systems {list(names)}; use --baseline")
+    repeated = [name for i, name in enumerate(baselines) if name in baselines[:i]]
+    if repeated or not baselines:
+        raise RankscopeError(f"--baseline {repeated[0]!r} is given twice" if repeated else "no baseline given")
+    return baselines
 
 
 def per_query_differences(result: CompareResult, metric: str) -> dict[str, pd.Series]:
@@ -455,8 +478,8 @@ def build_report(result: CompareResult) -> Report:
     primary = result.metrics[0]
     report = Report(f"rankscope compare: {result.dataset}")
     report.paragraph(
-        f"{len(result.summary)} systems on {result.dataset} ({depth_phrase(result.depth)}); baseline "
-        f"{result.baseline}; metrics scored with trec_eval semantics over the "
+        f"{len(result.summary)} systems on {result.dataset} ({depth_phrase(result.depth)}); baseline"
+        f"{'s' * (len(result.baselines) > 1)} {', '.join(result.baselines or (result.baseline,))}; metrics scored with trec_eval semantics over the "
         f"{result.per_query['query_id'].nunique()} queries in the qrels."
     )
     report.heading("Summary").table(result.marked(), caption=result.legend())
@@ -498,7 +521,8 @@ def build_report(result: CompareResult) -> Report:
             plots.per_query_difference(diffs, primary, result.baseline, dataset=result.dataset),
             f"{primary} of each retriever minus {result.baseline}, per query, sorted",
         )
-    report.heading("Significance against the baseline").table(
-        significance_grid(result.significance, list(result.metrics)), caption=GRID_CAPTION
-    )
+    if not result.significance.empty:
+        report.heading(f"Significance against the baseline{'s' * (len(result.baselines) > 1)}").table(
+            significance_grid(result.significance, list(result.metrics)), caption=GRID_CAPTION
+        )
     return provenance.add_section(report, result.provenance)

@@ -45,7 +45,9 @@ def test_float_noise_tie_marks_both() -> None:
 
 def test_latex_table_bolds_the_best_and_raises_the_marks() -> None:
     best, marks = summary_marks(SUMMARY, SIGNIFICANCE)
-    tex = summary_table(SUMMARY, best, marks, baseline="bm25", caption="cranfield: 50% of 10_000 & more")
+    tex = summary_table(
+        SUMMARY, best, marks, names={"bm25": "bm25 (baseline)"}, caption="cranfield: 50% of 10_000 & more"
+    )
     body = tex.splitlines()
     assert body[:7] == [
         r"\begin{table}[t]",

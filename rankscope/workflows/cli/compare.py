@@ -75,8 +75,11 @@ COMMAND = Command(
         Option(("--metrics",), f"default: {' '.join(DEFAULT_METRICS)}", settings={"nargs": "+", "metavar": "METRIC"}),
         Option(
             ("--baseline",),
-            "system the others are tested against: a spec or a --run NAME (default: bm25 if compared, else the first)",
+            "system the others are tested against: a spec or a --run NAME (default: bm25 if compared, else the "
+            "first); repeat it for several baselines: every system against each, one Holm correction per metric "
+            "over every comparison made",
             "baseline",
+            {"action": "append", "metavar": "SYSTEM"},
         ),
         Option(
             ("--depth",),
