@@ -16,6 +16,7 @@ SIGNIFICANCE = pd.DataFrame(
     {
         "metric": ["ndcg@10", "ndcg@10", "map", "map"],
         "system": ["tfidf", "w2v", "tfidf", "w2v"],
+        "baseline": ["bm25"] * 4,
         "delta": [-0.10, 0.0, 0.05, -0.10],
         "significant": [True, False, False, True],
     }
