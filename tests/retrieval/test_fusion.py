@@ -139,7 +139,7 @@ def test_hybrid_spec_builds_the_retriever_and_checks_names() -> None:
         "k": 60.0,
         "norm": "zscore",
         "depth": 50,
-        "weight": None,
+        "weight": 0.7,
     }
     with pytest.raises(SpecError, match="unknown retriever 'nosuch'"):
         make_retriever("hybrid:retrievers=bm25+nosuch")
@@ -157,7 +157,8 @@ def test_hybrid_search_is_the_fusion_of_its_parts(
     hybrid.index(tiny_corpus)
     bm25 = make_retriever("bm25:k1=0.9,b=0.4").index(tiny_corpus)
     tfidf = make_retriever("tfidf:variant=classic").index(tiny_corpus)
-    expected = fuse([bm25.search(tiny_queries, k=3), tfidf.search(tiny_queries, k=3)], method, k=10.0)
+    runs = [bm25.search(tiny_queries, k=3), tfidf.search(tiny_queries, k=3)]
+    expected = fuse(runs, method, k=10.0, weights=[0.7, 1 - 0.7])  # the first retriever's default share
     pd.testing.assert_frame_equal(hybrid.search(tiny_queries, k=1000), expected)
     top2 = hybrid.search(tiny_queries, k=2)
     pd.testing.assert_frame_equal(top2, expected[expected["rank"] <= 2].reset_index(drop=True))
@@ -168,8 +169,13 @@ def test_hybrid_search_is_the_fusion_of_its_parts(
 
 def test_hybrid_weight_is_the_first_retrievers_share(tiny_corpus: pd.DataFrame, tiny_queries: pd.DataFrame) -> None:
     hybrid = HybridRetriever(retrievers="bm25+tfidf+tfidf:variant=classic", depth=5).index(tiny_corpus)
-    assert hybrid.fusion_weights() is None and hybrid.effective_params()["weight"] == pytest.approx(1 / 3)
     parts = [make_retriever(s).index(tiny_corpus).search(tiny_queries, k=5) for s in hybrid.retrievers.split("+")]
+    # by default the first retriever takes 0.7, the other two 0.15 each
+    assert hybrid.fusion_weights() == pytest.approx((0.7, 0.15, 0.15))
+    pd.testing.assert_frame_equal(hybrid.search(tiny_queries), combsum(parts, "zscore", weights=[0.7, 0.15, 0.15]))
+    hybrid.set_params(weight=None)  # every run counts 1
+    assert hybrid.fusion_weights() is None and hybrid.effective_params()["weight"] == pytest.approx(1 / 3)
+    pd.testing.assert_frame_equal(hybrid.search(tiny_queries), combsum(parts, "zscore"))
     hybrid.set_params(weight=0.4)  # 0.4 for bm25, the other two share 0.6
     assert hybrid.fusion_weights() == pytest.approx((0.4, 0.3, 0.3))
     pd.testing.assert_frame_equal(hybrid.search(tiny_queries), combsum(parts, "zscore", weights=[0.4, 0.3, 0.3]))
@@ -187,7 +193,7 @@ def test_hybrid_changing_its_parts_needs_a_new_index(tiny_corpus: pd.DataFrame, 
     hybrid = HybridRetriever(retrievers="bm25+tfidf", depth=5).index(tiny_corpus)
     hybrid.set_params(method="rrf", k=1.0)  # fusion settings apply to the fitted parts at once
     parts = [make_retriever(spec).index(tiny_corpus).search(tiny_queries, k=5) for spec in ("bm25", "tfidf")]
-    pd.testing.assert_frame_equal(hybrid.search(tiny_queries), rrf(parts, k=1.0))
+    pd.testing.assert_frame_equal(hybrid.search(tiny_queries), rrf(parts, k=1.0, weights=[0.7, 0.3]))
     hybrid.set_params(retrievers="bm25+tfidf:variant=classic")
     with pytest.raises(NotFittedError):
         hybrid.search(tiny_queries)
