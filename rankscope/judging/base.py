@@ -44,11 +44,13 @@ class Pair:
 
 @dataclass(frozen=True)
 class Judgment:
-    """A judge's answer to one pair: ``label`` is None unless ``status`` is ``ok``."""
+    """A judge's answer to one pair: ``label`` is None unless ``status`` is ``ok``. ``tokens``: what the call
+    cost as the server reported it (0 when it did not, or no call was made); not part of equality."""
 
     label: int | None
     status: str
     raw: str
+    tokens: int = field(default=0, compare=False)
 
     def __post_init__(self) -> None:
         if self.status not in STATUSES:

@@ -3,7 +3,8 @@
 :func:`judge_pairs` keys every pair (:func:`~rankscope.judging.cache.pair_key`), answers the
 keys the cache holds from it, asks the judge the rest (one call per distinct key, whatever the
 number of (query_id, doc_id) pairs sharing the texts) and commits each answer as it arrives. The
-progress bar counts calls and shows cache hits and the estimated tokens spent.
+progress bar counts calls and shows requests per second, cache hits and the tokens spent (as the
+server reports them, else estimated); :class:`Outcome` keeps the same numbers.
 
 With a ``scheduler`` (``local:N``, a Dask address or client) the keys to ask are split into
 chunks, each a task (:func:`ask_chunk`) that opens the same cache file and commits its answers
@@ -15,6 +16,7 @@ same on 1 or N workers.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,6 +36,14 @@ class Outcome:
     cache_hits: int
     distinct: int
     estimated_tokens: int
+    tokens: int = 0
+    """Tokens the server reported for the calls made (0 when it reports none)."""
+    seconds: float = 0.0
+    """Wall time from the first call sent to the last answer."""
+
+    @property
+    def calls_per_second(self) -> float:
+        return self.calls / self.seconds if self.seconds > 0 else 0.0
 
     @property
     def invalid(self) -> int:
@@ -57,21 +67,25 @@ def judge_pairs(judge: Judge, pairs: Sequence[Pair], cache: JudgmentCache, sched
     hits = len(answers)
     todo = [key for key in first if key not in answers]
     asked = [first[key] for key in todo]
-    tokens = 0
+    estimated = reported = calls = 0
+    started = time.perf_counter()
 
     def status(_: object) -> str:
-        return f"cache hits {hits}, ~{tokens:,} tokens"
+        rate = calls / max(time.perf_counter() - started, 1e-9)
+        spent = f"{reported:,} tokens" if reported else f"~{estimated:,} tokens"
+        return f"{rate:.0f} calls/s, cache hits {hits}, {spent}"
 
-    calls = 0
     made = judge.stream(asked) if scheduler is None else _tasks(judge, asked, todo, cache.folder.resolve(), scheduler)
     for position, judgment in progress(made, desc="judging", total=len(asked), unit="call", label=status):
         if scheduler is None:  # a task has committed its answers itself
             cache.record(identity.key, todo[position], judgment)
         answers[todo[position]] = judgment
         calls += 1
-        tokens += judge.estimate_tokens(asked[position])
+        estimated += judge.estimate_tokens(asked[position])
+        reported += judgment.tokens
+    seconds = time.perf_counter() - started if calls else 0.0
     cache.link(identity.key, [(pair.query_id, pair.doc_id, key) for key, pair in zip(keys, pairs)])
-    return Outcome(tuple(answers[key] for key in keys), calls, hits, len(first), tokens)
+    return Outcome(tuple(answers[key] for key in keys), calls, hits, len(first), estimated, reported, seconds)
 
 
 def ask_chunk(judge: Judge, folder: Path, keys: Sequence[str], pairs: Sequence[Pair]) -> list[Judgment]:

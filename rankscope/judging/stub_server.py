@@ -38,11 +38,13 @@ class Response:
 
 @dataclass(frozen=True)
 class Request:
-    """One request the server received: when (``time.monotonic``), its JSON body, its headers (lower-cased)."""
+    """One request the server received: when (``time.monotonic``), its JSON body, its headers (lower-cased)
+    and the target of its request line (a path, or the absolute URL a client sends through a proxy)."""
 
     time: float
     body: dict[str, Any]
     headers: dict[str, str]
+    path: str = ""
 
     @property
     def prompt(self) -> str:
@@ -146,7 +148,8 @@ def _handler(stub: StubServer) -> type[BaseHTTPRequestHandler]:
 
         def do_POST(self) -> None:  # noqa: N802 (http.server's name)
             raw = self.rfile.read(int(self.headers.get("Content-Length", 0)))
-            request = Request(time.monotonic(), json.loads(raw), {k.lower(): v for k, v in self.headers.items()})
+            headers = {k.lower(): v for k, v in self.headers.items()}
+            request = Request(time.monotonic(), json.loads(raw), headers, self.path)
             stub._arrived(request)
             try:
                 if stub.delay:

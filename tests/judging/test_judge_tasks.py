@@ -15,7 +15,6 @@ from rankscope.judging.qrels_judge import QrelsJudge
 from tests.workflows.tiny_collection import small_dataset
 
 pytest.importorskip("distributed")
-pytest.importorskip("openai")
 
 
 def _pairs() -> list[Pair]:

@@ -11,8 +11,6 @@ from rankscope.judging import FAILED, INVALID, OK, JudgeError, Judgment, Pair, m
 from rankscope.judging.callable_judge import CallableJudge
 from rankscope.judging.prompt import PROMPT_HASH, TEMPLATE, messages, parse_label
 
-pytest.importorskip("openai")
-
 
 def pair(query: str, document: str = "some passage", qid: str = "q", did: str = "d") -> Pair:
     return Pair(qid, did, query, document)

@@ -89,6 +89,11 @@ class JudgeResult:
     human_sample: pd.DataFrame | None = field(default=None, repr=False)  # the sample's human qrels
     population: tuple[str, ...] | None = None  # the queries the sample was drawn from
     files: tuple[Path, ...] = ()
+    seconds: float = field(default=0.0, compare=False)  # the calls' wall time: not a count, it varies run to run
+
+    @property
+    def calls_per_second(self) -> float:
+        return self.counts["calls"] / self.seconds if self.seconds > 0 else 0.0
 
     def judgments(self) -> Judgments:
         """The labels as ``compare`` scores with them: what :func:`~rankscope.workflows.common.judgments.read_judgments`
@@ -102,6 +107,7 @@ class JudgeResult:
             "depth": self.depth,
             "rejudge": self.rejudge,
             **self.counts,
+            "calls_per_second": round(self.calls_per_second, 2),
             "systems": self.systems.to_dict("index"),
             "warnings": list(self.warnings),
             "audit": {r.probe: r.to_dict() for r in self.audit},
@@ -160,8 +166,9 @@ class JudgeResult:
             f"judge {self.judge} (prompt {self.judge.prompt_hash or '-'}) on {self.dataset}, pool depth {self.depth}",
             f"pooled pairs {c['pairs']}: {c['human_pairs']} judged by humans, {c['unjudged_pairs']} not "
             f"({c['distinct_asked']} distinct texts asked{' with rejudging' if self.rejudge else ''})",
-            f"judge calls {c['calls']}, cache hits {c['cache_hits']}, invalid replies {c['invalid']}, "
-            f"failed {c['failed']}, ~{c['estimated_tokens']:,} tokens",
+            f"judge calls {c['calls']} ({self.calls_per_second:.1f} a second), cache hits {c['cache_hits']}, "
+            f"invalid replies {c['invalid']}, failed {c['failed']}, "
+            + (f"{c['tokens']:,} tokens" if c["tokens"] else f"~{c['estimated_tokens']:,} tokens"),
             "",
             text_table(self.systems),
         ]
@@ -275,6 +282,7 @@ def judge(
             "invalid": outcome.invalid,
             "failed": outcome.failed,
             "estimated_tokens": outcome.estimated_tokens,
+            "tokens": outcome.tokens,
         },
         systems=system_shares(runs, labels, min(SHARE_DEPTH, depth)),
         labels=labels,
@@ -301,6 +309,7 @@ def judge(
             metric=metric,
             sample=" ".join(sample),
         ),
+        seconds=outcome.seconds,
     )
     return finish(result, out_path, figures)
 
