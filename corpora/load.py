@@ -6,7 +6,7 @@ A name resolves, in order, to
 3. a download from the collection's official location into that cache (checksum
    checked, progress bar shown on a terminal); ``RANKSCOPE_OFFLINE=1`` forbids it.
 If none works, :class:`DatasetNotFoundError` says which folders were tried and
-which files to put there.
+which files to put there. ``irds:NAME`` is a collection of ir_datasets (:mod:`rankscope.corpora.irds`).
 
 A folder's format is detected from its files: a SMART/Glasgow collection by its
 file names (``cran.all.1400``, ``CISI.ALL``, ...), a BEIR folder by
@@ -36,6 +36,7 @@ from rankscope.corpora.tabular import Columns, read_table
 from rankscope.corpora.trec import read_trec_qrels
 
 _TABLE_SUFFIXES = (".jsonl", ".tsv", ".csv")
+IRDS = "irds:"  # irds:NAME, a collection of ir_datasets (corpora/irds.py)
 _TREC_QRELS = ("qrels", "qrels.txt")
 
 
@@ -73,6 +74,10 @@ def load_dataset(
     (``{"corpus": {"doc_id": "id", "text": "contents"}}``); other formats have fixed fields.
     """
     text = str(name_or_path)
+    if text.startswith(IRDS):  # ir_datasets' catalogue, imported only here
+        from rankscope.corpora.irds import load_irds
+
+        return load_irds(text.removeprefix(IRDS), split, columns)
     if text.lower() in COLLECTIONS and not _looks_like_path(text):
         _no_columns(columns, text, "a known collection")
         return _load_known(get_collection(text), split)

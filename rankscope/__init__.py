@@ -35,6 +35,7 @@ _EXPORTS: dict[str, str] = {
     "rag": "rankscope.workflows.rag",
     "judge": "rankscope.workflows.judge",
     "adapt": "rankscope.workflows.common.frameworks",
+    "as_transformer": "rankscope.retrieval.pyterrier_transformer",
 }
 
 __all__ = ["__version__", *_EXPORTS]

@@ -151,7 +151,7 @@ def test_facade_is_lazy_and_complete(tmp_path: Path) -> None:
         "missing = [n for n in names if getattr(rs, n) is None]\n"
         "print(heavy, len(names), missing)\n"
     )
-    assert python_in(tmp_path, code).strip() == "[] 14 []"
+    assert python_in(tmp_path, code).strip() == "[] 15 []"
 
 
 @pytest.mark.parametrize(
