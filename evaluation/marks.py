@@ -11,6 +11,8 @@ from collections.abc import Sequence
 
 import pandas as pd
 
+from rankscope.core.errors import RankscopeError
+
 ALPHA = 0.05
 """The significance level every comparison is marked and reported at (compare, evaluate, tune's gain test)."""
 TIE_TOLERANCE = 1e-12
@@ -108,16 +110,23 @@ def mark_summary(
     baseline: str | Sequence[str],
     digits: int = 4,
     index_name: str = "retriever",
+    pairs: pd.DataFrame | None = None,
 ) -> pd.DataFrame:
     """Means as text with ``*`` on the best value of each metric and ``+``/``-`` for significance
-    (:func:`summary_marks`)."""
+    (:func:`summary_marks`); with all ``pairs`` (:func:`pair_letters`), superscript letters instead and
+    each row named ``letter system``."""
     best, marks = summary_marks(summary, significance)
+    if pairs is not None:
+        marks = pair_letters(summary, pairs).map(superscript)
     out = pd.DataFrame(index=summary.index.copy(), columns=summary.columns, dtype=object)
     for metric in summary.columns:
         for system, value in summary[metric].items():
             mark = ("*" if best.at[system, metric] else "") + marks.at[system, metric]
             out.at[system, metric] = f"{value:.{digits}f}{mark}"
-    out.index = baseline_names(summary, baseline)
+    if pairs is None:
+        out.index = baseline_names(summary, baseline)
+    else:
+        out.index = [f"{letter} {name}" for name, letter in system_letters(list(map(str, summary.index))).items()]
     out.index.name = index_name
     out.columns = [paper_label(str(metric)) for metric in summary.columns]
     return out
@@ -141,3 +150,56 @@ def significance_grid(significance: pd.DataFrame, metrics: list[str] | None = No
     for row, test in zip(rows, significance.itertuples(index=False)):
         grid.at[row, test.metric] = f"{test.delta:+.4f} (p {test.p_adjusted:.3g}){'*' if test.significant else ''}"
     return grid
+
+
+LETTERS = "abcdefghijklmnoprstuvwxyz"
+"""The systems' letters of all-pairs marks, as ranx's tables: ``q`` is left out, as Unicode has no
+superscript q for the terminal."""
+_SUPERSCRIPT = str.maketrans(LETTERS, "ᵃᵇᶜᵈᵉᶠᵍʰⁱʲᵏˡᵐⁿᵒᵖʳˢᵗᵘᵛʷˣʸᶻ")
+
+
+def superscript(letters: str) -> str:
+    """``letters`` as Unicode superscripts (what the terminal shows; LaTeX writes ``$^{...}$``)."""
+    return letters.translate(_SUPERSCRIPT)
+
+
+def system_letters(names: Sequence[str]) -> dict[str, str]:
+    """Each system's letter, in table order; more systems than :data:`LETTERS` are refused (such a
+    table is unreadable: the tiers say which systems differ)."""
+    if len(names) > len(LETTERS):
+        raise RankscopeError(
+            f"all-pairs marks name at most {len(LETTERS)} systems, got {len(names)}; read the tiers instead"
+        )
+    return dict(zip(names, LETTERS))
+
+
+def pair_letters(summary: pd.DataFrame, pairs: pd.DataFrame) -> pd.DataFrame:
+    """For every summary cell, the letters of the systems this one is significantly better than on
+    that metric (``pairs``: long ``metric, system, other, delta, significant``, system - other =
+    delta), in table order, as ranx's all-pairs superscripts."""
+    letters = system_letters([str(name) for name in summary.index])
+    beaten: dict[tuple[str, str], set[str]] = {}
+    for row in pairs.itertuples(index=False):
+        if row.significant and row.delta != 0:
+            winner, loser = (row.system, row.other) if row.delta > 0 else (row.other, row.system)
+            beaten.setdefault((row.metric, winner), set()).add(loser)
+    return pd.DataFrame(
+        {
+            metric: [
+                "".join(letters[other] for other in letters if other in beaten.get((metric, system), ()))
+                for system in summary.index
+            ]
+            for metric in summary.columns
+        },
+        index=summary.index,
+    )
+
+
+def all_pairs_legend(pairs: pd.DataFrame) -> str:
+    """The legend of all-pairs marks: what a letter means and the correction's family."""
+    per_metric = len(pairs) // max(1, pairs["metric"].nunique())
+    return (
+        f"* best on this metric; superscript letters = the systems (by their letter) this one is "
+        f"significantly better than (paired t-test, Holm correction over all {per_metric} pairs of systems "
+        f"per metric, p < {ALPHA})"
+    )

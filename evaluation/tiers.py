@@ -253,3 +253,20 @@ def _wide(frame: pd.DataFrame) -> pd.DataFrame:
             f"system {names[column]!r}: query {index[row]!r} has no numeric value ({frame.iat[row, column]!r})"
         )
     return pd.DataFrame(numeric, index=index.rename("query_id"), columns=names).sort_index()
+
+
+def tiers_by_metric(
+    per_query: Mapping[str, pd.DataFrame], *, n_resamples: int = 1000, seed: int = 0
+) -> tuple[pd.DataFrame, pd.DataFrame, dict[str, str]]:
+    """:func:`rank_tiers` for several metrics: ``per_query`` maps a metric to its wide frame (index
+    query id, a column per system). Returns the tables and pairs in long form (a leading ``metric``
+    column) and each metric's :meth:`Tiers.caption`."""
+    found = {metric: rank_tiers(frame, n_resamples=n_resamples, seed=seed) for metric, frame in per_query.items()}
+    tables = [tiers.table.reset_index().assign(metric=metric) for metric, tiers in found.items()]
+    pairs = [tiers.pairs.assign(metric=metric) for metric, tiers in found.items()]
+    table = pd.concat(tables, ignore_index=True)[["metric", "system", *TABLE_COLUMNS]]
+    return (
+        table,
+        pd.concat(pairs, ignore_index=True)[["metric", *PAIR_COLUMNS]],
+        {metric: tiers.caption() for metric, tiers in found.items()},
+    )

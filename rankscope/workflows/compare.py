@@ -25,11 +25,14 @@ from rankscope.evaluation.holes import BANDS, BANDS_CAPTION, FAR_BELOW, band_nam
 from rankscope.evaluation.marks import (
     ALPHA,
     GRID_CAPTION,
+    all_pairs_legend,
     baseline_names,
     correction_line,
     mark_summary,
+    pair_letters,
     significance_grid,
     summary_marks,
+    system_letters,
 )
 from rankscope.evaluation.marks import legend as legend_text
 from rankscope.reporting import latex, plots, provenance
@@ -61,8 +64,11 @@ from rankscope.workflows.options import (
 
 if TYPE_CHECKING:
     from rankscope.corpora.dataset import Dataset
+    from rankscope.evaluation.results import EvaluationResult
 
 DEFAULT_RETRIEVERS = ("tfidf", "bm25", "w2v")
+MARKS = ("baseline", "all-pairs")
+TIERS_FROM = 3  # systems from which the terminal shows the tiers (two systems: the marks say it all)
 SYSTEMS_CAPTION = (
     "Systems: description (the spec, or the run file and its SHA-256; the terminal shows only parameters that "
     f"differ from their defaults, files and the provenance every one); {BANDS_CAPTION}; notes = what the run "
@@ -114,6 +120,13 @@ class CompareResult:
     warnings: tuple[str, ...] = ()
     """Systems whose judged share in a rank band is far below the baseline's (:func:`hole_warnings`)."""
     baselines: tuple[str, ...] = ()
+    tiers: pd.DataFrame = field(default_factory=pd.DataFrame)
+    """Per metric, each system's tier, mean and rank intervals (:func:`evaluation.tiers.tiers_by_metric`)."""
+    pairs: pd.DataFrame = field(default_factory=pd.DataFrame)
+    """Per metric, every pair of systems tested (paired t-test, Holm over all pairs)."""
+    tier_captions: Mapping[str, str] = field(default_factory=dict)
+    marks: str = "baseline"
+    """``baseline``: + / - against the baseline(s); ``all-pairs``: ranx's letters (:meth:`with_marks`)."""
 
     def __repr__(self) -> str:
         """Counts, not the tables (a notebook cell shows one line)."""
@@ -122,14 +135,29 @@ class CompareResult:
             f"{self.per_query['query_id'].nunique()} queries, baseline {self.baseline!r})"
         )
 
+    def with_marks(self, marks: str) -> CompareResult:
+        """The same result with its tables marked against the baseline(s) (``baseline``) or, as ranx's,
+        with the letters of the systems each one is significantly better than (``all-pairs``)."""
+        if marks not in MARKS:
+            raise RankscopeError(f"marks: expected one of {', '.join(MARKS)}, got {marks!r}")
+        if marks == "all-pairs" and len(self.summary) > 1:
+            system_letters(list(map(str, self.summary.index)))  # too many systems: said now
+        return replace(self, marks=marks)
+
+    def all_pairs(self) -> bool:
+        return self.marks == "all-pairs" and not self.pairs.empty
+
     def marked(self) -> pd.DataFrame:
         """The summary as text with the best and significance marks (see :data:`rankscope.evaluation.marks.LEGEND`)."""
-        return mark_summary(self.summary, self.significance, self.baselines or self.baseline)
+        pairs = self.pairs if self.all_pairs() else None
+        return mark_summary(self.summary, self.significance, self.baselines or self.baseline, pairs=pairs)
 
     def legend(self) -> str:
         """The marks' legend and the correction's family (nothing for one system alone: no marks)."""
         if len(self.summary) < 2:
             return ""
+        if self.all_pairs():
+            return all_pairs_legend(self.pairs)
         if len(self.baselines) < 2:
             return legend_text(self.test)
         return f"{legend_text(self.test, baselines=self.baselines)} {correction_line(self.significance)}"
@@ -138,6 +166,10 @@ class CompareResult:
         """What the terminal shows: the marked summary, the systems (brief specs), intervals and
         diagnostics, each caption wrapped to the terminal's width (:mod:`rankscope.reporting.tables`)."""
         text = text_table(self.marked()) + (f"\n\n{wrap_paragraph(self.legend())}" if self.legend() else "")
+        if len(self.summary) >= TIERS_FROM:
+            metric = self.metrics[0]
+            table = shown_tiers(self.tiers[self.tiers["metric"] == metric])
+            text = f"{text}\n\n{wrap_paragraph(f'Tiers on {metric}: ' + self.tier_captions[metric])}\n{table}"
         text = f"{text}\n\n{wrap_paragraph(SYSTEMS_CAPTION)}\n{text_table(shown_systems(self.systems))}"
         if self.warnings:
             text = f"{text}\n" + "\n".join(wrap_paragraph(f"warning: {line}") for line in self.warnings)
@@ -171,6 +203,8 @@ class CompareResult:
             write_csv(self.systems, out / "systems.csv"),
             write_csv(self.precision_recall, out / "precision_recall.csv", index=False),
             *([] if self.intervals.empty else [write_csv(self.intervals, out / "intervals.csv", index=False)]),
+            *([] if self.tiers.empty else [write_csv(self.tiers, out / "tiers.csv", index=False)]),
+            *([] if self.pairs.empty else [write_csv(self.pairs, out / "pairs.csv", index=False)]),
             *write_runs(self.runs, out),
         ]
 
@@ -178,8 +212,12 @@ class CompareResult:
         """The summary as a booktabs LaTeX table: best per metric in bold, significance against the
         baseline as superscripts, the legend and the test in the caption (as ranx's ``to_latex``)."""
         best, marks = summary_marks(self.summary, self.significance)
-        caption = f"{self.dataset}: bold = best on the metric; {self.legend()}" if self.legend() else self.dataset
+        legend = self.legend().removeprefix("* best on this metric; ")  # LaTeX says best in bold
+        caption = f"{self.dataset}: bold = best on the metric; {legend}" if legend else self.dataset
         names = dict(zip(self.summary.index, baseline_names(self.summary, self.baselines or self.baseline)))
+        if self.all_pairs():
+            marks = pair_letters(self.summary, self.pairs)
+            names = {name: f"{letter} {name}" for name, letter in system_letters(list(names)).items()}
         return latex.summary_table(self.summary, best, marks, names=names, caption=caption, label=label)
 
     def to_dict(self) -> dict[str, object]:
@@ -197,6 +235,8 @@ class CompareResult:
             "significance": records(self.significance, index=False),
             "diagnostics": {spec: row.dropna().to_dict() for spec, row in self.diagnostics.iterrows()},
             "intervals": records(self.intervals, index=False),
+            "tiers": records(self.tiers, index=False),
+            "pairs": records(self.pairs, index=False),
             "warnings": list(self.warnings),
             "provenance": self.provenance.to_dict(),
         }
@@ -311,6 +351,7 @@ def comparison(
         levels = evaluate(data.qrels, produced.run, [f"iprec@{level:g}" for level in IPREC_LEVELS]).mean
         pr_rows += [(name, level, levels[f"iprec@{level:g}"]) for level in IPREC_LEVELS]
     significance = compare_results(results, baselines, metrics, test=test, correction="holm", seed=seed, alpha=ALPHA)
+    tiers, pairs, tier_captions = all_pairs_tests(results, metrics, seed)
     summary = pd.DataFrame({spec: result.mean for spec, result in results.items()}).T[list(metrics)]
     summary.index.name = "retriever"
     per_query = pd.concat(
@@ -325,6 +366,9 @@ def comparison(
         dataset=data.name,
         baseline=baseline,
         baselines=baselines,
+        tiers=tiers,
+        pairs=pairs,
+        tier_captions=tier_captions,
         metrics=metrics,
         test=test,
         depth=depth,
@@ -353,6 +397,35 @@ def comparison(
         ),
     )
     return finish(result, out_path, figures)
+
+
+def all_pairs_tests(
+    results: Mapping[str, EvaluationResult], metrics: Sequence[str], seed: int
+) -> tuple[pd.DataFrame, pd.DataFrame, dict[str, str]]:
+    """Every pair of systems tested on every metric, the tiers and rank intervals
+    (:func:`rankscope.evaluation.tiers.tiers_by_metric`); empty for one system alone."""
+    if len(results) < 2:
+        return pd.DataFrame(), pd.DataFrame(), {}
+    from rankscope.evaluation.tiers import tiers_by_metric
+
+    wide = {name: result.wide() for name, result in results.items()}
+    per_metric = {metric: pd.DataFrame({name: table[metric] for name, table in wide.items()}) for metric in metrics}
+    return tiers_by_metric(per_metric, seed=seed)
+
+
+def shown_tiers(tiers: pd.DataFrame) -> str:
+    """One metric's tiers as the terminal shows them: ``mean [low, high]`` and ``rank [low, high]``."""
+    rows = pd.DataFrame(
+        {
+            "system": tiers["system"],
+            "tier": tiers["tier"],
+            "mean": [
+                f"{m:.4f} [{lo:.4f}, {hi:.4f}]" for m, lo, hi in tiers[["mean", "mean_low", "mean_high"]].to_numpy()
+            ],
+            "rank": [f"{r} [{lo}, {hi}]" for r, lo, hi in tiers[["rank", "rank_low", "rank_high"]].to_numpy()],
+        }
+    )
+    return text_table(rows, index=False)
 
 
 def check_judging(judging: Judging) -> None:
@@ -520,6 +593,16 @@ def build_report(result: CompareResult) -> Report:
             "per_query_difference",
             plots.per_query_difference(diffs, primary, result.baseline, dataset=result.dataset),
             f"{primary} of each retriever minus {result.baseline}, per query, sorted",
+        )
+    if len(result.summary) >= TIERS_FROM:
+        tiers = result.tiers[result.tiers["metric"] == primary]
+        report.heading(f"Tiers and rank intervals ({primary})").table(
+            tiers.drop(columns="metric").set_index("system"), caption=result.tier_captions[primary]
+        )
+        report.image(
+            "rank_intervals",
+            plots.rank_intervals(tiers.set_index("system"), primary, dataset=result.dataset),
+            f"{primary}: each system's mean and rank interval, sorted, coloured by tier",
         )
     if not result.significance.empty:
         report.heading(f"Significance against the baseline{'s' * (len(result.baselines) > 1)}").table(

@@ -6,6 +6,7 @@ import argparse
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
+from typing import TYPE_CHECKING, cast
 
 from rankscope.core.errors import RankscopeError
 from rankscope.corpora.cli import parsed_fields
@@ -15,6 +16,9 @@ from rankscope.workflows.cli.command import Command, Option, defaults, loader
 from rankscope.workflows.cli.options import RUN, TEST, default_specs, scheduler, systems_from_args
 from rankscope.workflows.common.runs import SEARCH_DEPTH
 from rankscope.workflows.options import Execution, Judging
+
+if TYPE_CHECKING:
+    from rankscope.workflows.compare import CompareResult
 
 POOL_DEPTH = Judging.__dataclass_fields__["depth"].default
 
@@ -48,7 +52,7 @@ def dataset_or_qrels(args: argparse.Namespace) -> partial:
 def call(args: argparse.Namespace, compare: Callable[..., Finished]) -> Finished:
     specs = default_specs(args.retrievers, args.run, defaults(compare)["retrievers"])
     judgments = judgments_from(args)
-    return compare(
+    result = compare(
         dataset_or_qrels(args),
         systems_from_args(specs, args.run, args.fields, args.analyzer),
         args.metrics,
@@ -57,6 +61,7 @@ def call(args: argparse.Namespace, compare: Callable[..., Finished]) -> Finished
         execution=Execution(seed=args.seed, test=args.test, scheduler=args.scheduler),
         judgments=judgments,
     )
+    return cast("CompareResult", result).with_marks(args.marks)
 
 
 COMMAND = Command(
@@ -80,6 +85,13 @@ COMMAND = Command(
             "over every comparison made",
             "baseline",
             {"action": "append", "metavar": "SYSTEM"},
+        ),
+        Option(
+            ("--marks",),
+            "baseline: + / - against the baseline(s); all-pairs: as ranx, each system a letter and each value "
+            "the letters of the systems it is significantly better than (paired t-test, Holm over all pairs per "
+            "metric) (default: %(default)s)",
+            settings={"choices": ("baseline", "all-pairs"), "default": "baseline"},
         ),
         Option(
             ("--depth",),
