@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import hashlib
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -9,6 +10,7 @@ from functools import cached_property
 import pandas as pd
 
 from rankscope.core.errors import SchemaError, duplicate_message
+from rankscope.corpora.label_sources import LabelSources
 from rankscope.corpora.schema import validate
 
 
@@ -35,6 +37,8 @@ class Dataset:
     warnings: tuple[str, ...] = field(default=(), compare=False)
     notes: tuple[str, ...] = field(default=(), compare=False)
     """What a reader may want to know but need not act on (a known collection's handled quirks)."""
+    label_sources: LabelSources | None = field(default=None, compare=False)
+    """Where the qrels were read from and who made them (:mod:`rankscope.corpora.label_sources`), when known."""
 
     def __post_init__(self) -> None:
         src = f"dataset {self.name!r}"
@@ -49,6 +53,12 @@ class Dataset:
         object.__setattr__(self, "qrels", qrels)
         found = [w for w in _reference_warnings(corpus, queries, qrels) if w not in self.warnings]
         object.__setattr__(self, "warnings", tuple(self.warnings) + tuple(found))
+
+    def with_label_sources(self, sources: LabelSources | None) -> Dataset:
+        """The same dataset with ``sources`` recorded (the tables are not validated again: they are the same)."""
+        made = copy.copy(self)
+        object.__setattr__(made, "label_sources", sources)
+        return made
 
     def check_references(self) -> None:
         """Raise SchemaError when a judgment names a document or query the dataset lacks (``--strict``)."""

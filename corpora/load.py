@@ -29,6 +29,7 @@ from rankscope.corpora.beir import is_beir_folder, read_beir
 from rankscope.corpora.dataset import Dataset
 from rankscope.corpora.download import fetch
 from rankscope.corpora.integrity import check_counts, check_files, record_checksums, recorded_checksums
+from rankscope.corpora.label_sources import folder_sources
 from rankscope.corpora.paths import cache_root, data_root, first_file
 from rankscope.corpora.registry import COLLECTIONS, Collection, get_collection
 from rankscope.corpora.smart import SPECS, detect_smart, read_smart
@@ -99,8 +100,15 @@ def load_dataset(
 def load_folder(
     folder: PathLike, split: str | None = None, name: str | None = None, columns: Mapping[str, Columns] | None = None
 ) -> Dataset:
-    """Load a folder in whichever supported format its files show (``columns``: see :func:`load_dataset`)."""
+    """Load a folder in whichever supported format its files show (``columns``: see :func:`load_dataset`),
+    recording where its qrels came from and, from a ``judgments.tsv`` beside them, who made them."""
     folder = Path(folder)
+    dataset = _read_folder(folder, split, name, columns)
+    pairs = zip(dataset.qrels["query_id"], dataset.qrels["doc_id"])
+    return dataset.with_label_sources(folder_sources(folder, pairs, str(folder)))
+
+
+def _read_folder(folder: Path, split: str | None, name: str | None, columns: Mapping[str, Columns] | None) -> Dataset:
     name = name or folder.name
     spec = detect_smart(folder)
     if spec is not None:

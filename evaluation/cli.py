@@ -17,7 +17,9 @@ from rankscope.core.scheduler import add_scheduler, using
 from rankscope.corpora.cli import add_fields, parsed_fields
 from rankscope.corpora.foreign import read_qrels, read_run
 from rankscope.corpora.formats import formats_help, looks_like
+from rankscope.corpora.label_sources import LabelSources, folder_sources
 from rankscope.corpora.trec import CodedTable
+from rankscope.evaluation.conventions import label_conventions
 from rankscope.evaluation.coverage import CoverageWarning, coverage_notes
 from rankscope.evaluation.engine import evaluate
 from rankscope.evaluation.holes import BANDS_CAPTION, band_metrics, hole_warnings, shares_from, shown_shares
@@ -154,7 +156,23 @@ def run_evaluate(args: argparse.Namespace, out: TextIO | None = None) -> int:
         _print_one(results[paths[0]], bands[paths[0]], args, out)
     else:
         _print_several(results, bands, baseline, args, out)
+    if args.format == "table":
+        out.write(f"judgments: {_sources(qrels, args.qrels).describe()}; read as: {_conventions(qrels, args)}\n")
     return 0
+
+
+def _sources(qrels: pd.DataFrame | CodedTable, path: str) -> LabelSources:
+    """Where the qrels came from and, from a ``judgments.tsv`` beside the file, who made them."""
+    if isinstance(qrels, CodedTable):
+        pairs = zip(qrels.query_names[qrels.query], qrels.doc_names[qrels.doc])
+    else:
+        pairs = zip(qrels["query_id"], qrels["doc_id"])
+    return folder_sources(Path(path).parent, pairs, path)
+
+
+def _conventions(qrels: pd.DataFrame | CodedTable, args: argparse.Namespace) -> str:
+    labels = qrels.value if isinstance(qrels, CodedTable) else qrels["relevance"]
+    return label_conventions(labels, args.relevance_level, args.exclude_unjudged)
 
 
 def _read(path: str, kind: str, columns: dict[str, str] | None) -> pd.DataFrame | CodedTable:

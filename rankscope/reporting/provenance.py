@@ -37,6 +37,8 @@ class Provenance:
     dataset_fingerprint: str
     systems: Mapping[str, str]
     settings: Mapping[str, object]
+    judgments: Mapping[str, object] = field(default_factory=dict)
+    """How the judgments were read (``conventions``) and where they came from (``sources``: who made them, when known)."""
     rankscope_version: str = __version__
     created: str = field(default_factory=lambda: datetime.now(timezone.utc).isoformat(timespec="seconds"))
     command: str | None = field(default_factory=invocation.current)
@@ -50,6 +52,7 @@ class Provenance:
             "dataset": {"name": self.dataset, "fingerprint": self.dataset_fingerprint},
             "systems": dict(self.systems),
             "settings": dict(self.settings),
+            "judgments": dict(self.judgments),
         }
 
     def table(self) -> pd.DataFrame:
@@ -61,6 +64,7 @@ class Provenance:
             ("dataset", f"{self.dataset} (fingerprint sha256 {self.dataset_fingerprint})"),
             *((f"system {name}", description) for name, description in self.systems.items()),
             *((name, _shown(value)) for name, value in self.settings.items()),
+            *((f"judgments: {name}", _shown(value)) for name, value in self.judgments.items() if name != "sources"),
         ]
         return pd.DataFrame(rows, columns=["item", "value"])
 
@@ -83,7 +87,27 @@ def write(provenance: Provenance, out: Path) -> Path:
 
 def record(workflow: str, dataset: Dataset, systems: Mapping[str, str], **settings: object) -> Provenance:
     """The provenance of a ``workflow`` run on ``dataset`` with ``systems`` (name -> full description)."""
-    return Provenance(workflow, dataset.name, dataset.fingerprint, dict(systems), settings)
+    return Provenance(workflow, dataset.name, dataset.fingerprint, dict(systems), settings, judgments_record(dataset))
+
+
+def judgments_caption(provenance: Provenance) -> str:
+    """The sentence under a table: where its judgments came from and how they were read."""
+    found = provenance.judgments
+    if not found:
+        return ""
+    return f"Judgments: {found['provenance']}. Read as: {found['conventions']}."
+
+
+def judgments_record(dataset: Dataset) -> dict[str, object]:
+    """How ``dataset``'s judgments were read and, when the loader knew, where they came from and who made them."""
+    from rankscope.evaluation.conventions import label_conventions
+
+    sources = dataset.label_sources
+    return {
+        "conventions": label_conventions(dataset.qrels["relevance"]),
+        "provenance": "not recorded (judgments given in memory)" if sources is None else sources.describe(),
+        "sources": None if sources is None else sources.to_dict(),
+    }
 
 
 def _shown(value: object) -> str:

@@ -80,7 +80,7 @@ JUDGE_CAPTION = (
 )
 HOLES_RULE = (
     f"(a share is far below the baseline's when it is under {FAR_BELOW[0]:.0%} of it and at least "
-    f"{FAR_BELOW[1]:.0%} lower)"
+    f"{FAR_BELOW[1]:.2f} lower)"
 )
 INTERVALS_CAPTION = (
     "{confidence:.0%} intervals from {n_labelled} human-labelled queries of {n_total} (the human sample): "
@@ -166,6 +166,7 @@ class CompareResult:
         """What the terminal shows: the marked summary, the systems (brief specs), intervals and
         diagnostics, each caption wrapped to the terminal's width (:mod:`rankscope.reporting.tables`)."""
         text = text_table(self.marked()) + (f"\n\n{wrap_paragraph(self.legend())}" if self.legend() else "")
+        text = f"{text}\n{wrap_paragraph(provenance.judgments_caption(self.provenance))}"
         if len(self.summary) >= TIERS_FROM:
             metric = self.metrics[0]
             table = shown_tiers(self.tiers[self.tiers["metric"] == metric])
@@ -330,14 +331,14 @@ def comparison(
     labelled = read_judgments(judgments) if isinstance(judgments, (str, Path)) else None
     data = resolve_dataset(dataset)
     if labelled is not None:
-        data = replace(data, qrels=labelled.qrels)
+        data = replace(data, qrels=labelled.qrels, label_sources=labelled.sources())
     cutoffs = [k for k in CUTOFFS if k <= (depth or SEARCH_DEPTH)]  # beyond the depth Hit@K would just repeat Hit@depth
     runs, results, curves, diagnostics, described, pr_rows = {}, {}, [], {}, {}, []
     made: Iterable[tuple[str, SystemRun]] = produce_runs(systems, data, depth, execution.scheduler)
     if judging is not None:  # the pool needs every run before any is scored
         made = list(made)
         labelled = judged_pool(data, {name: produced.run for name, produced in made}, judging, execution)
-        data = replace(data, qrels=labelled.qrels)
+        data = replace(data, qrels=labelled.qrels, label_sources=labelled.sources())
     for name, produced in progress(made, desc="systems", total=len(systems), steps=list(systems)):
         system = systems[name]
         runs[name] = produced.run
@@ -556,6 +557,7 @@ def build_report(result: CompareResult) -> Report:
         f"{result.per_query['query_id'].nunique()} queries in the qrels."
     )
     report.heading("Summary").table(result.marked(), caption=result.legend())
+    report.paragraph(provenance.judgments_caption(result.provenance))
     report.heading("Systems").table(result.systems, caption=SYSTEMS_CAPTION)
     for line in result.warnings:
         report.paragraph(f"Warning: {line}")

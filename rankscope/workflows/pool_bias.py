@@ -73,7 +73,10 @@ class PoolBiasResult:
 
     def to_text(self) -> str:
         flagged = ", ".join(self.flagged) or "none"
-        return f"{text_table(self.shown(), index=False)}\n\n{wrap_paragraph(self.caption())}\nflagged: {flagged}"
+        return (
+            f"{text_table(self.shown(), index=False)}\n\n{wrap_paragraph(self.caption())}\n"
+            f"{wrap_paragraph(provenance.judgments_caption(self.provenance))}\nflagged: {flagged}"
+        )
 
     def to_dict(self) -> dict[str, object]:
         return {
@@ -93,6 +96,7 @@ class PoolBiasResult:
             f"{', '.join(self.flagged) or 'none'}."
         )
         report.heading("Leave one system out of the pool").table(self.shown(), caption=self.caption())
+        report.paragraph(provenance.judgments_caption(self.provenance))
         report.heading("Systems").table(self.systems)
         return provenance.add_section(report, self.provenance)
 

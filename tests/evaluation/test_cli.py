@@ -77,10 +77,11 @@ def test_default_metrics_table(files: tuple[str, str], capsys: pytest.CaptureFix
         "precision@10",
     ]
     assert lines[3].split() == ["mrr@10", "0.3333"]
-    assert lines[-3] == "queries: 3 (without relevant judgments: 1)"
+    assert lines[-4] == "queries: 3 (without relevant judgments: 1)"
     # q1's d3 d1 d5: 2 of 3 judged; q2's d2 is judged for q1 only: 0 of 1; q3 retrieved nothing
-    assert lines[-2] == "judged share by rank band: 1-10 0.3333, 11-100 -, 101-1000 -"
-    assert lines[-1].startswith("judged a-b = share of the documents")
+    assert lines[-3] == "judged share by rank band: 1-10 0.3333, 11-100 -, 101-1000 -"
+    assert lines[-2].startswith("judged a-b = share of the documents")
+    assert lines[-1].startswith("judgments: from ") and "no judgment carries a negative label" in lines[-1]
     code, out, _ = run_cli(capsys, *files, "--format", "json")
     assert json.loads(out)["judged_by_band"] == {
         "judged 1-10": pytest.approx(1 / 3),

@@ -33,5 +33,5 @@ def test_a_system_far_below_the_baseline_is_warned_of() -> None:
         "its metrics there count the rest as non-relevant",
     )
     text = result.to_text()
-    assert "warning: holes: 30% of its documents" in text and "under 50% of it and at least 10% lower" in text
+    assert "warning: holes: 30% of its documents" in text and "under 50% of it and at least 0.10 lower" in text
     assert result.to_dict()["warnings"] == list(result.warnings)

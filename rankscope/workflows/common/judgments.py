@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 import pandas as pd
 
 from rankscope.core.errors import FormatError, RankscopeError, duplicate_message
+from rankscope.corpora.label_sources import LabelSources, count_kinds
 
 if TYPE_CHECKING:
     from rankscope.evaluation.ppi import PPIResult
@@ -51,6 +52,19 @@ class Judgments:
     def where(self) -> str:
         """What error messages name: the labels file, or the judge's labels in memory."""
         return "the judge's labels" if self.folder is None else str(self.folder / LABELS)
+
+    def sources(self) -> LabelSources:
+        """Who made each merged judgment: the judge where its ok label filled a hole, people elsewhere (the
+        judge workflow takes the dataset's own qrels as people's labels)."""
+        labels = self.labels
+        by_judge = labels[(labels["source"] == "judge") & (labels["status"] == "ok")]
+        source_of = dict.fromkeys(zip(by_judge["query_id"], by_judge["doc_id"]), "judge")
+        by_people = labels[labels["source"] == "human"]
+        source_of.update(dict.fromkeys(zip(by_people["query_id"], by_people["doc_id"]), "human"))
+        pairs = list(zip(self.qrels["query_id"], self.qrels["doc_id"]))
+        source_of.update({pair: "human" for pair in pairs if pair not in source_of})
+        origin = "the judge workflow's merged qrels" if self.folder is None else str(self.folder / QRELS)
+        return LabelSources(origin, count_kinds(pairs, source_of), self.where)
 
     def queries(self) -> list[str]:
         """The population the intervals' mean is over: the sampling frame, or every labelled query and the sample's."""
