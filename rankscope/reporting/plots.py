@@ -518,3 +518,24 @@ def rank_intervals(table: pd.DataFrame, metric: str, *, dataset: str) -> Plot:
     handles = [Line2D([], [], color=palette[name], linewidth=2) for name in palette]
     _fitted_legend(fig, handles, list(palette), ncol=6)
     return _done(fig, f"{metric}: mean and rank intervals, tiers", dataset)
+
+
+def group_means(means: pd.DataFrame, metric: str, *, dataset: str) -> Plot:
+    """Each system's mean per query group, bars side by side (``means``: index group, a column per
+    system), the groups' query counts under their names when ``means`` has ``n_queries``."""
+    counts = means["n_queries"] if "n_queries" in means.columns else None
+    systems = [c for c in means.columns if c != "n_queries"]
+    fig, axes = _figure(max(6.0, 1.2 * len(means) * max(1, len(systems)) / 3), 3.8)
+    ax = axes[0]
+    colours = _colours(systems)
+    width = 0.8 / len(systems)
+    x = np.arange(len(means))
+    for i, name in enumerate(systems):
+        offset = (i - (len(systems) - 1) / 2) * width
+        ax.bar(x + offset, means[name].to_numpy(dtype=np.float64), width, label=name, color=colours[name])
+    labels = [f"{group}\n({int(counts[group])} queries)" if counts is not None else str(group) for group in means.index]
+    ax.set_xticks(x, labels)
+    ax.set_ylabel(metric)
+    ax.grid(alpha=0.3, axis="y")
+    _legend_below(fig, axes, ncol=4)
+    return _done(fig, f"{metric} by query group", dataset)

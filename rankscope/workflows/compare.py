@@ -126,6 +126,12 @@ class CompareResult:
     """Per metric, every pair of systems tested (paired t-test, Holm over all pairs)."""
     tier_captions: Mapping[str, str] = field(default_factory=dict)
     marks: str = "baseline"
+    queries: pd.DataFrame = field(default_factory=pd.DataFrame, repr=False)
+    group_means: pd.DataFrame = field(default_factory=pd.DataFrame)
+    """With :meth:`with_groups`: per group and metric, the group's query count and each system's mean."""
+    group_tests: pd.DataFrame = field(default_factory=pd.DataFrame)
+    """With :meth:`with_groups`: per group and metric, every system against each baseline (Holm per metric
+    over all groups' comparisons; :func:`rankscope.evaluation.groups.group_tables`)."""
     """``baseline``: + / - against the baseline(s); ``all-pairs``: ranx's letters (:meth:`with_marks`)."""
 
     def __repr__(self) -> str:
@@ -143,6 +149,21 @@ class CompareResult:
         if marks == "all-pairs" and len(self.summary) > 1:
             system_letters(list(map(str, self.summary.index)))  # too many systems: said now
         return replace(self, marks=marks)
+
+    def with_groups(self, source: str | Path | pd.Series) -> CompareResult:
+        """The same result with per-group means and tests: ``source`` is ``length`` (the query's
+        length in terms), a TSV file of ``query_id<TAB>group``, or a series query id -> group."""
+        from rankscope.evaluation.groups import group_tables, query_groups
+
+        groups = source if isinstance(source, pd.Series) else query_groups(source, self.queries)
+        means, tests = group_tables(
+            self.per_query, groups, self.baselines or (self.baseline,), test=self.test, seed=self.seed()
+        )
+        return replace(self, group_means=means, group_tests=tests)
+
+    def seed(self) -> int:
+        """The seed the comparison ran with (its provenance records it)."""
+        return int(str(self.provenance.settings.get("seed", 0)))
 
     def all_pairs(self) -> bool:
         return self.marks == "all-pairs" and not self.pairs.empty
@@ -172,6 +193,9 @@ class CompareResult:
             table = shown_tiers(self.tiers[self.tiers["metric"] == metric])
             text = f"{text}\n\n{wrap_paragraph(f'Tiers on {metric}: ' + self.tier_captions[metric])}\n{table}"
         text = f"{text}\n\n{wrap_paragraph(SYSTEMS_CAPTION)}\n{text_table(shown_systems(self.systems))}"
+        if not self.group_means.empty:
+            text = f"{text}\n\n{wrap_paragraph(GROUPS_CAPTION.format(metric=self.metrics[0]))}\n"
+            text += text_table(shown_groups(self, self.metrics[0]))
         if self.warnings:
             text = f"{text}\n" + "\n".join(wrap_paragraph(f"warning: {line}") for line in self.warnings)
             text = f"{text}\n{wrap_paragraph(HOLES_RULE)}"
@@ -206,6 +230,8 @@ class CompareResult:
             *([] if self.intervals.empty else [write_csv(self.intervals, out / "intervals.csv", index=False)]),
             *([] if self.tiers.empty else [write_csv(self.tiers, out / "tiers.csv", index=False)]),
             *([] if self.pairs.empty else [write_csv(self.pairs, out / "pairs.csv", index=False)]),
+            *([] if self.group_means.empty else [write_csv(self.group_means, out / "groups.csv", index=False)]),
+            *([] if self.group_tests.empty else [write_csv(self.group_tests, out / "group_tests.csv", index=False)]),
             *write_runs(self.runs, out),
         ]
 
@@ -238,6 +264,8 @@ class CompareResult:
             "intervals": records(self.intervals, index=False),
             "tiers": records(self.tiers, index=False),
             "pairs": records(self.pairs, index=False),
+            "groups": records(self.group_means, index=False),
+            "group_tests": records(self.group_tests, index=False),
             "warnings": list(self.warnings),
             "provenance": self.provenance.to_dict(),
         }
@@ -370,6 +398,7 @@ def comparison(
         tiers=tiers,
         pairs=pairs,
         tier_captions=tier_captions,
+        queries=data.queries[["query_id", "text"]],
         metrics=metrics,
         test=test,
         depth=depth,
@@ -427,6 +456,31 @@ def shown_tiers(tiers: pd.DataFrame) -> str:
         }
     )
     return text_table(rows, index=False)
+
+
+GROUPS_CAPTION = (
+    "By query group ({metric}): each system's mean over the group's queries; + / - significantly better / "
+    "worse than the baseline in that group (+N / -N: baseline N), paired test, Holm-corrected per metric over "
+    "every comparison in every group, p < 0.05; groups.csv and group_tests.csv have every metric"
+)
+
+
+def shown_groups(result: CompareResult, metric: str) -> pd.DataFrame:
+    """One metric's group means as text, a row per group (``group (n)``) and a column per system,
+    each mean with its marks against the baseline(s) in that group."""
+    means = result.group_means[result.group_means["metric"] == metric].set_index("group")
+    systems = list(result.summary.index)
+    tests = result.group_tests
+    if not tests.empty:
+        tests = tests[tests["metric"] == metric].assign(metric=tests["group"])
+    _, marks = summary_marks(means[systems].T, tests if not tests.empty else result.significance.iloc[:0])
+    shown = pd.DataFrame(
+        {name: [f"{means.at[g, name]:.4f}{marks.at[name, g]}" for g in means.index] for name in systems},
+        index=[f"{g} ({int(means.at[g, 'n_queries'])})" for g in means.index],
+    )
+    shown.columns = baseline_names(result.summary, result.baselines or result.baseline)
+    shown.index.name = "group (queries)"
+    return shown
 
 
 def check_judging(judging: Judging) -> None:
@@ -605,6 +659,16 @@ def build_report(result: CompareResult) -> Report:
             "rank_intervals",
             plots.rank_intervals(tiers.set_index("system"), primary, dataset=result.dataset),
             f"{primary}: each system's mean and rank interval, sorted, coloured by tier",
+        )
+    if not result.group_means.empty:
+        report.heading(f"By query group ({primary})").table(
+            shown_groups(result, primary), caption=GROUPS_CAPTION.format(metric=primary)
+        )
+        means = result.group_means[result.group_means["metric"] == primary].set_index("group")
+        report.image(
+            "group_means",
+            plots.group_means(means.drop(columns="metric"), primary, dataset=result.dataset),
+            f"{primary} per query group",
         )
     if not result.significance.empty:
         report.heading(f"Significance against the baseline{'s' * (len(result.baselines) > 1)}").table(

@@ -18,6 +18,8 @@ from rankscope.workflows.common.runs import SEARCH_DEPTH
 from rankscope.workflows.options import Execution, Judging
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from rankscope.workflows.compare import CompareResult
 
 POOL_DEPTH = Judging.__dataclass_fields__["depth"].default
@@ -52,6 +54,7 @@ def dataset_or_qrels(args: argparse.Namespace) -> partial:
 def call(args: argparse.Namespace, compare: Callable[..., Finished]) -> Finished:
     specs = default_specs(args.retrievers, args.run, defaults(compare)["retrievers"])
     judgments = judgments_from(args)
+    groups = None if args.groups is None else checked_groups(args.groups)  # a bad file is said before any work
     result = compare(
         dataset_or_qrels(args),
         systems_from_args(specs, args.run, args.fields, args.analyzer),
@@ -61,7 +64,19 @@ def call(args: argparse.Namespace, compare: Callable[..., Finished]) -> Finished
         execution=Execution(seed=args.seed, test=args.test, scheduler=args.scheduler),
         judgments=judgments,
     )
-    return cast("CompareResult", result).with_marks(args.marks)
+    marked = cast("CompareResult", result).with_marks(args.marks)
+    return marked if groups is None else marked.with_groups(groups)
+
+
+def checked_groups(source: str) -> str | pd.Series:
+    """``--groups``: a rule's name as given, or the TSV file read (refused in one line when it is neither)."""
+    from rankscope.evaluation.groups import RULES, read_groups
+
+    if source in RULES:
+        return source
+    if not Path(source).is_file():
+        raise RankscopeError(f"--groups {source!r}: not a file and not a rule ({', '.join(RULES)})")
+    return read_groups(source)
 
 
 COMMAND = Command(
@@ -92,6 +107,13 @@ COMMAND = Command(
             "the letters of the systems it is significantly better than (paired t-test, Holm over all pairs per "
             "metric) (default: %(default)s)",
             settings={"choices": ("baseline", "all-pairs"), "default": "baseline"},
+        ),
+        Option(
+            ("--groups",),
+            "query groups: 'length' (the query's length in terms: 1-3, 4-7, 8-15, 16+) or a TSV file of "
+            "query_id<TAB>group; adds each group's means and tests against the baseline(s), Holm per metric "
+            "over every group's comparisons, and a per-group plot",
+            settings={"metavar": "length|FILE"},
         ),
         Option(
             ("--depth",),
