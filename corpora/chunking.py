@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_left
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
@@ -242,19 +242,31 @@ def token_ranges(chunking: Chunking, text: str, spans: list[Span]) -> list[tuple
 
 def chunk_corpus(corpus: pd.DataFrame, chunking: str | Chunking, counter: TokenCounter = WHITESPACE) -> pd.DataFrame:
     """The chunk table (columns :data:`CHUNK_COLUMNS`) of every document's ``text``, in corpus order."""
-    if isinstance(chunking, str):
-        chunking = parse_chunking(chunking)
+    return chunk_corpus_many(corpus, [chunking], counter)[0]
+
+
+def chunk_corpus_many(
+    corpus: pd.DataFrame, chunkings: Sequence[str | Chunking], counter: TokenCounter = WHITESPACE
+) -> list[pd.DataFrame]:
+    """:func:`chunk_corpus` for each chunking, each document's tokens counted once for all of them
+    (``rag`` compares several chunkings of one corpus: the token spans are most of the work)."""
+    parsed = [parse_chunking(c) if isinstance(c, str) else c for c in chunkings]
     corpus = validate(corpus, "corpus", "chunk_corpus")
-    rows = []
+    rows: list[list[tuple]] = [[] for _ in parsed]
     for doc_id, title, text in zip(corpus["doc_id"], corpus["title"], corpus["text"]):
         spans = counter.spans(text)
-        for position, (first, last) in enumerate(token_ranges(chunking, text, spans)):
-            start, end = spans[first][0], spans[last - 1][1]
-            rows.append(
-                (chunk_id(doc_id, position), doc_id, position, start, end, last - first, title, text[start:end])
-            )
-    frame = pd.DataFrame(rows, columns=list(CHUNK_COLUMNS))
-    return frame.astype({"position": "int64", "start": "int64", "end": "int64", "tokens": "int64"})
+        for chunking, found in zip(parsed, rows):
+            for position, (first, last) in enumerate(token_ranges(chunking, text, spans)):
+                start, end = spans[first][0], spans[last - 1][1]
+                found.append(
+                    (chunk_id(doc_id, position), doc_id, position, start, end, last - first, title, text[start:end])
+                )
+    return [
+        pd.DataFrame(found, columns=list(CHUNK_COLUMNS)).astype(
+            {"position": "int64", "start": "int64", "end": "int64", "tokens": "int64"}
+        )
+        for found in rows
+    ]
 
 
 def chunks_as_corpus(chunks: pd.DataFrame) -> pd.DataFrame:

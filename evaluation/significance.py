@@ -26,6 +26,7 @@ the family-wise error over the comparisons passed together.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -148,12 +149,31 @@ def randomization_test(
         codes = np.arange(2**n, dtype=np.int64)[:, None]
         signs = 1 - 2 * ((codes >> np.arange(n)) & 1)
         return float(np.mean(np.abs(signs @ diffs) >= threshold))
-    rng = np.random.default_rng(seed)
     extreme = 0
-    for _, rows in _blocks(n_permutations, n):
-        signs = 1 - 2 * rng.integers(0, 2, size=(rows, n), dtype=np.int8)
+    for signs in _sign_blocks(n_permutations, n, seed):
         extreme += int(np.count_nonzero(np.abs(signs @ diffs) >= threshold))
     return (extreme + 1) / (n_permutations + 1)
+
+
+def _sign_blocks(n_permutations: int, n: int, seed: int) -> Iterator[np.ndarray]:
+    """The random sign patterns of :func:`randomization_test`, block by block. Patterns that fit in one
+    block are kept (as float64, read-only) for the next test with the same seed and sizes: every metric
+    and system compared on the same queries draws the same patterns, so a comparison of ten metrics
+    draws them once (the same numbers: the product is what ``int8 @ float64`` computes)."""
+    if n_permutations * n <= _BLOCK_CELLS:
+        yield _one_block(n_permutations, n, seed)
+        return
+    rng = np.random.default_rng(seed)
+    for _, rows in _blocks(n_permutations, n):
+        yield 1 - 2 * rng.integers(0, 2, size=(rows, n), dtype=np.int8)
+
+
+@functools.lru_cache(maxsize=1)
+def _one_block(n_permutations: int, n: int, seed: int) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    signs = (1 - 2 * rng.integers(0, 2, size=(n_permutations, n), dtype=np.int8)).astype(np.float64)
+    signs.flags.writeable = False
+    return signs
 
 
 @check_arguments(n_resamples=_COUNT, confidence=_FRACTION, seed=SEED)

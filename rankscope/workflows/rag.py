@@ -252,7 +252,7 @@ def rag(
     answer_mode = "string" if given_answers is None else given_answers.mode
     answers = None if given_answers is None else given_answers.file
     from rankscope.corpora.answers import MODES
-    from rankscope.corpora.chunking import chunk_corpus, parse_chunking
+    from rankscope.corpora.chunking import chunk_corpus_many, parse_chunking
     from rankscope.corpora.qa_files import read_questions
     from rankscope.evaluation.budget import check_budgets
     from rankscope.evaluation.significance import compare_results
@@ -277,8 +277,11 @@ def rag(
         else f"answers of {answers} found in the chunk ({answer_mode} matching)"
     )
     systems = [(c, r) for c in specs for r in retrievers]
+    with phase("index"):  # every chunking of the corpus, each document's tokens counted once
+        tables = dict(zip(specs, chunk_corpus_many(data.corpus, specs, counter)))
     calls = [
-        (chunking, spec, data, queries, questions, answer_mode, counter, budgets, depth) for chunking, spec in systems
+        (chunking, spec, data, queries, questions, answer_mode, counter, budgets, depth, tables[chunking])
+        for chunking, spec in systems
     ]
     results, tokens, stats, runs = {}, [], [], {}
     made = run_tasks(rag_system, calls, execution.scheduler)
@@ -329,9 +332,7 @@ def rag(
             depth=depth,
         ),
         runs=runs,
-        chunk_tables={
-            spec: chunk_corpus(data.corpus, spec, counter)[list(CHUNK_TABLE)] for spec in specs if spec != WHOLE
-        },
+        chunk_tables={spec: tables[spec][list(CHUNK_TABLE)] for spec in specs if spec != WHOLE},
     )
     return finish(result, out_path, figures)
 
@@ -356,8 +357,10 @@ def rag_system(
     counter: TokenCounter,
     budgets: tuple[int, ...],
     depth: int,
+    chunks: pd.DataFrame | None = None,
 ) -> SystemOutcome:
-    """Chunk, index, search and score one system (a task with a scheduler: everything it needs is an argument)."""
+    """Chunk, index, search and score one system (a task with a scheduler: everything it needs is an
+    argument; ``chunks``: the corpus already chunked so, as :func:`rag` gives it)."""
     from rankscope.corpora.chunking import chunk_corpus, chunks_as_corpus
     from rankscope.evaluation import evaluate
     from rankscope.evaluation.budget import budget_evaluate, tokens_to_first
@@ -365,7 +368,8 @@ def rag_system(
     from rankscope.retrieval.registry import make_retriever
 
     with phase("index"):
-        chunks = chunk_corpus(data.corpus, chunking, counter)
+        if chunks is None:
+            chunks = chunk_corpus(data.corpus, chunking, counter)
         retriever = make_retriever(spec).index(chunks_as_corpus(chunks))
     with phase("search"):
         run = retriever.search(queries, k=depth)

@@ -9,6 +9,7 @@ from rankscope.corpora.chunking import (
     ChunkingError,
     PatternCounter,
     chunk_corpus,
+    chunk_corpus_many,
     chunk_id,
     chunks_as_corpus,
     parse_chunk_id,
@@ -131,3 +132,19 @@ def test_hugging_face_tokenizer_file(tmp_path):
     with pytest.raises(ChunkingError, match="not a Hugging Face tokenizer.json"):
         (tmp_path / "bad.json").write_text("{}")
         token_counter(str(tmp_path / "bad.json"))
+
+
+def test_several_chunkings_count_each_documents_tokens_once():
+    calls = []
+
+    class Counting(PatternCounter):
+        def spans(self, text: str) -> list[tuple[int, int]]:
+            calls.append(text)
+            return super().spans(text)
+
+    specs = ["whole", "words:2:1", "sentences:6", "paragraphs:9"]
+    tables = chunk_corpus_many(CORPUS, specs, Counting())
+    assert len(calls) == len(CORPUS)  # once per document, not once per chunking
+    for spec, table in zip(specs, tables):
+        pd.testing.assert_frame_equal(table, chunk_corpus(CORPUS, spec))
+    assert [len(t) for t in tables] == [2, 15, 4, 3]  # words:2:1: 13 windows of 14 tokens, 2 of 3

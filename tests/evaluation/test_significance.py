@@ -173,3 +173,31 @@ def test_compare_results_shows_a_bar_per_metric_and_the_same_table(monkeypatch, 
     err = capsys.readouterr().err
     assert "significance" in err and "/2" in err and ", map]" in err  # names the metric being tested
     pd.testing.assert_frame_equal(quiet, shown)
+
+
+def _drawn_block_by_block(system: np.ndarray, baseline: np.ndarray, n_permutations: int, seed: int) -> float:
+    """The Monte Carlo p-value with its sign patterns drawn afresh, int8, in blocks (the reference)."""
+    from rankscope.evaluation import significance
+
+    diffs = system - baseline
+    observed = abs(diffs.sum())
+    threshold = observed - significance._TOLERANCE * max(observed, np.abs(diffs).sum())
+    rng = np.random.default_rng(seed)
+    extreme = 0
+    for _, rows in significance._blocks(n_permutations, len(diffs)):
+        signs = 1 - 2 * rng.integers(0, 2, size=(rows, len(diffs)), dtype=np.int8)
+        extreme += int(np.count_nonzero(np.abs(signs @ diffs) >= threshold))
+    return (extreme + 1) / (n_permutations + 1)
+
+
+@pytest.mark.parametrize(("n", "n_permutations"), [(225, 10_000), (80, 999), (1_000, 10_000), (70, 500)])
+def test_kept_sign_patterns_give_the_p_values_of_fresh_draws(n: int, n_permutations: int) -> None:
+    rng = np.random.default_rng(n)
+    for seed in (0, 7, 0):  # the second seed replaces the kept patterns; the first comes back
+        for shift in (0.0, 0.01, 0.05):
+            baseline = rng.random(n)
+            system = baseline + rng.normal(0, 0.1, n) + shift
+            system[::3] = baseline[::3]  # ties: zero differences
+            expected = _drawn_block_by_block(system, baseline, n_permutations, seed)
+            got = randomization_test(system, baseline, n_permutations=n_permutations, seed=seed)
+            assert got == expected

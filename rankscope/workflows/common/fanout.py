@@ -20,6 +20,8 @@ import numpy as np
 import pandas as pd
 
 from rankscope.core.phases import phase
+from rankscope.corpora.schema import validate
+from rankscope.corpora.trec import CodedTable, coded_table
 from rankscope.workflows.common.systems import System, SystemRun, produce_run
 
 if TYPE_CHECKING:
@@ -74,6 +76,7 @@ def score_points(
 ) -> tuple[list[pd.Series], Timing]:
     """Index ``system`` (modified in place) and, for each point, its per-query ``metric`` at ``depth``;
     the seconds spent (the points' only for those that set parameters, not the defaults)."""
+    qrels = coded_qrels(qrels)  # checked and coded once, not at every point
     started = time.perf_counter()
     with phase("index"):
         system.index(corpus)
@@ -82,7 +85,8 @@ def score_points(
     for point in points:
         started = time.perf_counter()
         if point is not None:
-            system.set_params(**point)
+            with phase("index"):  # re-weighting the stored counts
+                system.set_params(**point)
         scored.append(per_query_score(system, queries, qrels, metric, depth))
         if point is not None:
             seconds.append(time.perf_counter() - started)
@@ -92,14 +96,25 @@ def score_points(
 
 
 def per_query_score(
-    system: Retriever, queries: pd.DataFrame, qrels: pd.DataFrame, metric: str, depth: int
+    system: Retriever, queries: pd.DataFrame, qrels: pd.DataFrame | CodedTable, metric: str, depth: int
 ) -> pd.Series:
-    """The indexed ``system``'s per-query ``metric``, searching every query to ``depth``."""
+    """The indexed ``system``'s per-query ``metric`` (index ``query_id``), searching every query to
+    ``depth``. A retriever with ``search_coded`` (BM25, TF-IDF) hands evaluation its run as integer
+    codes: the same numbers without a table of ids per grid point."""
     from rankscope.evaluation import evaluate
 
+    search = getattr(system, "search_coded", system.search)
     with phase("search"):
-        run = system.search(queries, k=depth)
-    return evaluate(qrels, run, [metric]).wide()[metric]
+        run = search(queries, k=depth)
+    rows = evaluate(qrels, run, [metric]).per_query  # one metric: one row per query, in the wide order
+    return pd.Series(rows["value"].to_numpy(), index=pd.Index(rows["query_id"], name="query_id"), name=metric)
+
+
+def coded_qrels(qrels: pd.DataFrame | CodedTable) -> CodedTable:
+    """The qrels checked and coded once, for scoring many runs against them."""
+    if isinstance(qrels, CodedTable):
+        return qrels
+    return coded_table(validate(qrels, "qrels", "qrels"), "qrels")
 
 
 def grid_scores(

@@ -39,7 +39,7 @@ from rankscope.reporting.finish import finish
 from rankscope.reporting.provenance import Provenance
 from rankscope.reporting.report import Report, write_csv
 from rankscope.reporting.tables import records, terminal_width, text_table
-from rankscope.workflows.common.fanout import Timing, grid_scores, per_query_score
+from rankscope.workflows.common.fanout import Timing, coded_qrels, grid_scores, per_query_score
 from rankscope.workflows.common.runs import DatasetSource, check_specs, resolve_dataset
 from rankscope.workflows.options import Execution, Output, Search, accepts_old_calls, moved, moved_figures
 from rankscope.workflows.tune.crossval import (
@@ -532,8 +532,10 @@ def _tune_by_search(task: _Task, plan: _Plan, trials: int) -> TuneResult:
     """One retriever, optuna's TPE proposing the points (one study per fold, one on all queries)."""
     data, folds, seed = task.data, task.folds, task.seed
 
+    qrels = coded_qrels(data.qrels)
+
     def score(system: Retriever) -> pd.Series:
-        return per_query_score(system, data.queries, data.qrels, task.metric, task.depth)
+        return per_query_score(system, data.queries, qrels, task.metric, task.depth)
 
     system = plan.system
     started = time.perf_counter()
