@@ -15,7 +15,9 @@ document per query), which together form a folder ``rankscope search --dataset``
 Each system runs in its own process under ``/usr/bin/time -v`` (wall time and peak RSS of
 the whole process: reading the corpus, indexing, then answering the queries), and reports
 its own index time and single-thread top-10 throughput (best of 3 passes over the queries,
-after one warm-up query), by wall clock and by CPU time: on a shared machine the CPU columns
+after one warm-up query), by wall clock and by CPU time, then the same queries on two threads
+(wall clock; ``RANKSCOPE_NUM_THREADS=2``, bm25s's ``n_threads=2``, PISA's ``threads=2``) and the
+ratio to one thread, which only a quiet machine (two free cores) can show: on a shared machine the CPU columns
 (``/usr/bin/time``'s user + system time of the whole process, and queries per CPU second) are
 the steady ones. BM25 everywhere with k1=1.5, b=0.75, no stemming or stopwords
 needed (the words are synthetic). Systems:
@@ -120,6 +122,14 @@ def _throughput(answer: Callable[[], object], n_queries: int, warm_up: Callable[
     return {"qps": n_queries / min(wall), "qps_cpu": n_queries / min(cpu)}
 
 
+def _two_threads(answer: Callable[[], object], n_queries: int, one: dict[str, float]) -> dict[str, float]:
+    """Queries/s by wall clock on two threads (best of three passes, warmed up), beside the one-thread
+    figure measured just before on the same index: the speed-up needs a quiet machine (two free cores)."""
+    answer()
+    qps_2 = n_queries / min(_seconds(answer) for _ in range(3))
+    return {"qps_2": qps_2, "speedup_2": qps_2 / one["qps"]}
+
+
 def _seconds(func: Callable[[], object]) -> float:
     start = time.perf_counter()
     func()
@@ -139,6 +149,9 @@ def worker_rankscope_stream(data: Path, work: Path) -> dict[str, float]:
     queries = dict(read_tsv(data / "queries.tsv"))
     first = dict(itertools.islice(queries.items(), 1))
     qps = _throughput(lambda: model.search(queries, k=TOP_K), len(queries), lambda: model.search(first, k=TOP_K))
+    os.environ["RANKSCOPE_NUM_THREADS"] = "2"
+    qps |= _two_threads(lambda: model.search(queries, k=TOP_K), len(queries), qps)
+    os.environ["RANKSCOPE_NUM_THREADS"] = "1"
     # what tune does per grid point: re-weight the stored counts (no re-tokenising), then search
     reweight = [_seconds(lambda k1=k1, b=b: model.set_params(k1=k1, b=b)) for k1, b in GRID]
     point = [
@@ -161,10 +174,11 @@ def worker_bm25s(data: Path, backend: str) -> dict[str, float]:
     tokens = bm25s.tokenize(queries, stopwords=None, return_ids=False, show_progress=False)
     known = [[t for t in q if t in model.vocab_dict] or [next(iter(model.vocab_dict))] for q in tokens]
 
-    def answer(batch: list[list[str]]) -> object:
-        return model.retrieve(batch, k=TOP_K, show_progress=False, n_threads=0)  # 0: no worker threads
+    def answer(batch: list[list[str]], threads: int = 0) -> object:
+        return model.retrieve(batch, k=TOP_K, show_progress=False, n_threads=threads)  # 0: no worker threads
 
     qps = _throughput(lambda: answer(known), len(known), lambda: answer(known[:1]))
+    qps |= _two_threads(lambda: answer(known, 2), len(known), qps)
     return {"index_s": index_s, **qps}
 
 
@@ -179,6 +193,8 @@ def worker_pisa(data: Path, work: Path) -> dict[str, float]:
     queries = pd.DataFrame(list(read_tsv(data / "queries.tsv")), columns=["qid", "query"])
     model = index.bm25(k1=K1, b=B, num_results=TOP_K, threads=1)
     qps = _throughput(lambda: model.transform(queries), len(queries), lambda: model.transform(queries[:1]))
+    two = index.bm25(k1=K1, b=B, num_results=TOP_K, threads=2)
+    qps |= _two_threads(lambda: two.transform(queries), len(queries), qps)
     return {"index_s": index_s, **qps}
 
 
@@ -248,11 +264,12 @@ def run(n_docs: int, work: Path, systems: list[str], seed: int) -> None:
     print(f"load average before {_load(load_before)}, after {_load(load_after)}")
     print(
         "| system | wall (s) | CPU (s) | peak RSS (MB) | index (wall s) | queries/s (wall) | queries/s (CPU) "
-        "| re-weight (s) | grid point (s) |"
+        "| 2 threads: queries/s (wall) | 2 threads / 1 | re-weight (s) | grid point (s) |"
     )
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for system, row in rows.items():
         cells = [_cell(row, "index_s", ".1f"), _cell(row, "qps", ",.0f"), _cell(row, "qps_cpu", ",.0f")]
+        cells += [_cell(row, "qps_2", ",.0f"), _cell(row, "speedup_2", ".2f")]
         cells += [_cell(row, "reweight_s", ".2f"), _cell(row, "grid_point_s", ".2f")]
         head = f"| {system} | {row['wall_s']:.1f} | {row['cpu_s']:.1f} | {row['peak_rss_mb']:,.0f}"
         print(f"{head} | {' | '.join(cells)} |")

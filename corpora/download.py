@@ -21,11 +21,11 @@ from typing import IO
 
 from rankscope.core.errors import DatasetNotFoundError
 from rankscope.core.progress import progress
+from rankscope.corpora.integrity import RECORD
 from rankscope.corpora.registry import Collection
 from rankscope.corpora.smart import SPECS
 
 CHUNK = 1 << 16
-RECORD = "download.json"
 MAX_UNPACKED = 200 * 2**20
 """Largest total a collection archive may unpack to (the Glasgow collections unpack to a few MB each)."""
 urlopen = urllib.request.urlopen  # module attribute so tests can serve archives without a network

@@ -21,9 +21,10 @@ from rankscope.core import jsonstrict as strict_json
 from rankscope.core.errors import FormatError
 from rankscope.core.fileio import PathLike, atomic_write, read_text
 from rankscope.corpora.dataset import Dataset
-from rankscope.corpora.download import RECORD
 from rankscope.corpora.registry import Collection
 
+RECORD = "download.json"
+"""What a downloaded collection's folder records of its download (source, checksums), beside its files."""
 RESTORE = "restore the distributed file, or load the folder by path to use it as it is"
 
 

@@ -27,7 +27,6 @@ from rankscope.core.fileio import PathLike
 from rankscope.core.suggest import did_you_mean
 from rankscope.corpora.beir import is_beir_folder, read_beir
 from rankscope.corpora.dataset import Dataset
-from rankscope.corpora.download import fetch
 from rankscope.corpora.integrity import check_counts, check_files, record_checksums, recorded_checksums
 from rankscope.corpora.label_sources import folder_sources
 from rankscope.corpora.paths import cache_root, data_root, first_file
@@ -203,6 +202,8 @@ def _load_known(collection: Collection, split: str | None) -> Dataset:
     if os.environ.get("RANKSCOPE_OFFLINE", "") not in ("", "0"):
         raise DatasetNotFoundError(_missing(collection, found, "downloads are off (RANKSCOPE_OFFLINE is set)"))
     try:
+        from rankscope.corpora.download import fetch  # urllib and ssl load only to download
+
         fetch(collection, destination)
     except DatasetNotFoundError as exc:
         raise DatasetNotFoundError(_missing(collection, found, str(exc))) from None

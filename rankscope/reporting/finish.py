@@ -2,7 +2,8 @@
 
 A workflow builds its result (tables, findings, provenance) without touching the disk, then hands
 it to :func:`finish`. With a folder, the result's own tables (:meth:`Finished.write_tables`),
-``summary.json``, ``provenance.json`` and the report with its figures are written into a temporary
+``summary.json``, ``provenance.json`` and the report with its figures (drawn in a forked child at
+the same time, :mod:`rankscope.core.forked`) are written into a temporary
 folder that replaces the old one in one rename (:func:`rankscope.core.outputs.write_folder`), so an
 interrupted run never leaves a mix of old and new files. One function, so a new workflow cannot
 forget a file or write one in place.
@@ -15,6 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Protocol, TypeVar
 
+from rankscope.core import forked
 from rankscope.core.outputs import write_folder
 from rankscope.core.phases import phase
 from rankscope.reporting import provenance
@@ -51,11 +53,15 @@ def finish(result: R, out: Path | None, figures: Sequence[str] = DEFAULT_FIGURES
         return result
 
     def write(folder: Path) -> list[Path]:
-        return [
+        # the report (figures drawn and saved, report.md, report.html) on the second core while the
+        # tables and runs are written here (rankscope.core.forked; one after the other where it cannot fork)
+        report = forked.start(lambda: write_report(result.report(), folder, figures))
+        files = [
             *result.write_tables(folder),
             write_text(folder / "summary.json", to_json(result.to_dict())),
             provenance.write(result.provenance, folder),
-            *write_report(result.report(), folder, figures),
         ]
+        with phase("figures"):  # waiting for the child (or, without one, writing the report here)
+            return [*files, *report()]
 
     return dataclasses.replace(result, files=write_folder(out, write))  # type: ignore[type-var]
