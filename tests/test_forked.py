@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 import threading
 from pathlib import Path
 
@@ -10,7 +11,14 @@ import pytest
 
 from rankscope.core import forked
 
-pytestmark = pytest.mark.skipif(not forked.can_fork(), reason="forks only on Linux with one Python thread")
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="forks only on Linux")
+
+
+@pytest.fixture
+def one_thread(monkeypatch) -> None:
+    """As in a command's process: no other Python thread (an earlier test may have left an idle one)."""
+    monkeypatch.setattr(forked.threading, "active_count", lambda: 1)
+    monkeypatch.setattr(forked.threading, "enumerate", lambda: [threading.main_thread()])
 
 
 def writer(folder: Path, calls: Path, fail: bool = False):
@@ -26,7 +34,7 @@ def writer(folder: Path, calls: Path, fail: bool = False):
     return work
 
 
-def test_the_work_runs_in_a_child_and_its_paths_come_back(tmp_path: Path) -> None:
+def test_the_work_runs_in_a_child_and_its_paths_come_back(tmp_path: Path, one_thread: None) -> None:
     calls = tmp_path / "calls"
     wait = forked.start(writer(tmp_path, calls))
     assert wait() == [tmp_path / "figure.svg", tmp_path / "report.md"]
@@ -34,7 +42,7 @@ def test_the_work_runs_in_a_child_and_its_paths_come_back(tmp_path: Path) -> Non
     assert int((tmp_path / "figure.svg").read_text()) != os.getpid()  # written by another process
 
 
-def test_a_failing_child_is_redone_here_so_its_error_is_raised_here(tmp_path: Path) -> None:
+def test_a_failing_child_is_redone_here_so_its_error_is_raised_here(tmp_path: Path, one_thread: None) -> None:
     calls = tmp_path / "calls"
     wait = forked.start(writer(tmp_path, calls, fail=True))
     with pytest.raises(ValueError, match="no space left"):
@@ -61,7 +69,7 @@ def test_no_child_when_asked_or_when_another_thread_runs(tmp_path: Path, monkeyp
 
 
 @pytest.mark.slow
-def test_a_report_folder_is_the_same_with_and_without_the_child(tmp_path: Path, monkeypatch) -> None:
+def test_a_report_folder_is_the_same_with_and_without_the_child(tmp_path: Path, monkeypatch, one_thread: None) -> None:
     from rankscope.workflows import compare
     from tests.workflows.tiny_collection import small_dataset
 
@@ -75,3 +83,14 @@ def test_a_report_folder_is_the_same_with_and_without_the_child(tmp_path: Path, 
     for one, other in zip(forked_out, here_out):
         if one.name not in stamped:
             assert one.read_bytes() == other.read_bytes(), one.name
+
+
+def test_tqdms_monitor_thread_does_not_stop_the_child(monkeypatch) -> None:
+    monkeypatch.delenv(forked.FORK_ENV, raising=False)
+    stop = threading.Event()
+    monitor = threading.Thread(target=stop.wait, name="tqdm_monitor")  # a terminal's progress bars start it
+    monkeypatch.setattr(forked.threading, "enumerate", lambda: [threading.main_thread(), monitor])
+    monkeypatch.setattr(forked.threading, "active_count", lambda: 2)
+    assert forked.can_fork()
+    monkeypatch.setattr(forked.threading, "enumerate", lambda: [threading.main_thread(), threading.Thread()])
+    assert not forked.can_fork()

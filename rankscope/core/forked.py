@@ -2,9 +2,10 @@
 process writes the others (``finish`` has the child draw and save the figures, which also keeps
 matplotlib's import off this process).
 
-Only where forking is safe: Linux, and no other Python thread running (a thread holding a lock at the
-fork would leave it locked in the child forever; Jupyter, Dask clients and progress-bar monitors start
-threads, and then the work is done here, one part after the other). The child reports the paths it
+Only where forking is safe: Linux, and no other Python thread running but tqdm's monitor (a thread
+holding a lock at the fork would leave it locked in the child forever; Jupyter and Dask clients start
+threads, and then the work is done here, one part after the other). The monitor, which a progress bar
+on a terminal starts, only ever takes tqdm's own lock, which the child never uses. The child reports the paths it
 wrote through a pipe and leaves with ``os._exit`` (no exit handlers, no flushing of buffers it
 inherited). If it fails in any way, the work is done again in this process, so an error (a full disk,
 a bad value) is raised here exactly as without the child.
@@ -19,6 +20,9 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
+IDLE_THREADS = frozenset({"tqdm_monitor"})
+"""Threads that may run at the fork: they take no lock the child's work needs."""
+
 FORK_ENV = "RANKSCOPE_FORK"
 """``RANKSCOPE_FORK=0`` keeps every write in this process (for debugging; the files are the same)."""
 
@@ -28,7 +32,7 @@ def can_fork() -> bool:
     return (
         sys.platform.startswith("linux")
         and hasattr(os, "fork")
-        and threading.active_count() == 1
+        and threading.active_count() == 1 + sum(t.name in IDLE_THREADS for t in threading.enumerate())
         and os.environ.get(FORK_ENV, "1") != "0"
     )
 
