@@ -27,7 +27,7 @@ import numpy as np
 import pandas as pd
 
 from rankscope.core.errors import FormatError, SchemaError, duplicate_message
-from rankscope.core.fileio import PathLike, atomic_write, read_bytes, read_lines, require_file
+from rankscope.core.fileio import PathLike, atomic_write, decoded_lines, read_bytes, read_lines, require_file
 from rankscope.corpora.checks import id_problem, integer_problem, number_problem, shown
 from rankscope.corpora.schema import sort_run, validate
 
@@ -139,14 +139,19 @@ def write_trec_run(run: pd.DataFrame, path: PathLike, tag: str = "rankscope") ->
 # --- reading ---------------------------------------------------------------------------
 def _scanned(path: Path, layout: _Layout) -> CodedTable | None:
     """The table from :mod:`corpora._trec_scan`, or None when the scan doubts a line or a pair repeats
-    (the line-by-line check then says where). Repeats are found in one pass over the codes when each
-    query's rows are contiguous (as runs are written), else by sorting the pairs."""
-    from rankscope.corpora import _trec_scan
-
+    (the line-by-line check then says where)."""
     try:
         raw = read_bytes(path)
     except FormatError:
         return None  # not valid gzip: the line-by-line reader words it
+    return scanned_bytes(raw, layout)
+
+
+def scanned_bytes(raw: bytes, layout: _Layout) -> CodedTable | None:
+    """:func:`_scanned` of a file's bytes (or whole lines of them). Repeats are found in one pass over the
+    codes when each query's rows are contiguous (as runs are written), else by sorting the pairs."""
+    from rankscope.corpora import _trec_scan
+
     if not raw.isascii():
         try:
             raw.decode("utf-8")  # ids are decoded one distinct id at a time; this covers every byte
@@ -154,7 +159,6 @@ def _scanned(path: Path, layout: _Layout) -> CodedTable | None:
             return None
     kinds = "".join(_SCAN_KINDS[kind] for _, kind in layout.fields)
     scanned = _trec_scan.scan(raw, kinds, layout.trailing)
-    del raw
     if scanned is None:
         return None
     (query, query_names), (doc, doc_names), value = scanned
@@ -199,12 +203,23 @@ _SCAN_KINDS = {"id": "i", "any": "a", "number": "n", "float": "f", "label": "l"}
 """Each kind of field as :mod:`corpora._trec_scan` names it."""
 
 
-def _check_lines(path: Path, layout: _Layout) -> None:
-    """Raise a FormatError for the first bad line (slow path, only after the fast path failed)."""
-    lines = read_lines(path)  # reports invalid UTF-8 and bad gzip with file and line
+def table_of_lines(path: Path, layout: _Layout, raw: bytes, first_line: int) -> CodedTable:
+    """The table of ``raw``, whole lines of ``path`` from line ``first_line`` that the scan doubted, checked
+    line by line (a bad line raises with its number in the file)."""
+    lines = decoded_lines(path, raw, first_line - 1)
+    _check_lines(path, layout, lines, first_line)
+    return coded_table(_table_from_lines(path, layout, lines), layout.what)
+
+
+def _check_lines(path: Path, layout: _Layout, lines: list[str] | None = None, first_line: int = 1) -> None:
+    """Raise a FormatError for the first bad line (slow path, only after the fast path failed); ``lines``
+    (from ``first_line`` on) are a piece of the file, else the whole file is read."""
+    whole = lines is None
+    if lines is None:
+        lines = read_lines(path)  # reports invalid UTF-8 and bad gzip with file and line
     seen: dict[tuple[str, str], int] = {}
     n_fields = len(layout.fields)
-    for number, line in enumerate(lines, start=1):
+    for number, line in enumerate(lines, start=first_line):
         stripped = line.strip(" \t")
         if not stripped:
             continue
@@ -222,15 +237,16 @@ def _check_lines(path: Path, layout: _Layout) -> None:
                 path, number, duplicate_message(f"{layout.what} entry for query, document", key, seen[key])
             )
         seen[key] = number
-    if not seen:
+    if not seen and whole:
         raise FormatError(path, None, f"empty {layout.what} file: expected lines of {layout.expected}")
 
 
-def _table_from_lines(path: Path, layout: _Layout) -> pd.DataFrame:
-    """The table of a file :func:`_check_lines` accepted but that is not plain (several spaces or tabs
-    between fields, words after the last field, which are dropped). Slow: one split per line."""
+def _table_from_lines(path: Path, layout: _Layout, lines: list[str] | None = None) -> pd.DataFrame:
+    """The table of a file (or of ``lines`` of it) :func:`_check_lines` accepted but that is not plain (several
+    spaces or tabs between fields, words after the last field, which are dropped). Slow: one split per line."""
     n_fields = len(layout.fields)
-    rows = [_FIELD_SPLIT.split(stripped)[:n_fields] for line in read_lines(path) if (stripped := line.strip(" \t"))]
+    lines = read_lines(path) if lines is None else lines
+    rows = [_FIELD_SPLIT.split(stripped)[:n_fields] for line in lines if (stripped := line.strip(" \t"))]
     frame = pd.DataFrame(rows, columns=[name for name, _ in layout.fields])
     types = {"id": object, "label": np.int64, "float": np.float64}
     return pd.DataFrame({name: frame[name].astype(types[kind]) for name, kind in layout.fields if kind in _KEPT})

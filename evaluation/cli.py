@@ -13,10 +13,11 @@ import pandas as pd
 
 from rankscope.core.errors import FormatError, RankscopeError
 from rankscope.core.notices import print_warnings
+from rankscope.core.params import parse_size
 from rankscope.core.scheduler import add_scheduler, using
 from rankscope.corpora.cli import add_fields, parsed_fields
 from rankscope.corpora.foreign import read_qrels, read_run
-from rankscope.corpora.formats import formats_help, looks_like
+from rankscope.corpora.formats import formats_help, looks_like, sniff
 from rankscope.corpora.label_sources import LabelSources, folder_sources
 from rankscope.corpora.trec import CodedTable
 from rankscope.evaluation.conventions import label_conventions
@@ -27,6 +28,7 @@ from rankscope.evaluation.marks import ALPHA, legend, mark_summary
 from rankscope.evaluation.metrics import DEFAULT_METRICS, known_forms, parse_metric, parse_metrics
 from rankscope.evaluation.results import EvaluationResult, wide_table
 from rankscope.evaluation.significance import compare_results
+from rankscope.evaluation.streaming import stream_evaluate
 
 SUMMARY_ID = "all"  # trec_eval's query id for the summary line
 
@@ -104,6 +106,13 @@ def register(subparsers: argparse._SubParsersAction, formats: tuple[str, ...] = 
     parser.add_argument(
         "--strict", action="store_true", help="queries in only one of the files, or no judged document retrieved, fail"
     )
+    parser.add_argument(
+        "--memory-budget",
+        metavar="SIZE",
+        help="read each TREC run file in pieces of whole queries and score them as they come, in about SIZE of "
+        "memory (bytes, or with K, M or G: 2G); a run not grouped by query is grouped on disk first. "
+        "The numbers are the same, bit for bit",
+    )
     add_fields(parser)
     add_scheduler(parser, "partitions of the queries are scored there as tasks; the numbers are the same, bit for bit")
     parser.set_defaults(func=run_evaluate)
@@ -142,14 +151,23 @@ def run_evaluate(args: argparse.Namespace, out: TextIO | None = None) -> int:
         raise RankscopeError(f"a run file is listed twice: {paths}")
     baseline = checked_baseline(args.baseline, paths)
     fields = parsed_fields(args.fields)
-    with using(args.scheduler) as client:
-        qrels = _read(args.qrels, "qrels", fields.get("qrels"))
-        scored = {
-            path: _evaluate_file(
-                qrels, _read(path, "run", fields.get("run")), path, metrics, args, client, len(paths) > 1
+    if args.memory_budget is not None:
+        budget = parse_size(args.memory_budget)
+        if args.scheduler is not None or fields.get("run"):
+            raise RankscopeError(
+                "--memory-budget reads TREC run files in this process: without --scheduler or --fields"
             )
-            for path in paths
-        }
+        qrels = _read(args.qrels, "qrels", fields.get("qrels"))
+        scored = {path: _stream_file(qrels, path, metrics, args, budget, len(paths) > 1) for path in paths}
+    else:
+        with using(args.scheduler) as client:
+            qrels = _read(args.qrels, "qrels", fields.get("qrels"))
+            scored = {
+                path: _evaluate_file(
+                    qrels, _read(path, "run", fields.get("run")), path, metrics, args, client, len(paths) > 1
+                )
+                for path in paths
+            }
     results = {path: result for path, (result, _) in scored.items()}
     bands = {path: shares for path, (_, shares) in scored.items()}
     if len(results) == 1:
@@ -202,24 +220,46 @@ def _evaluate_file(
     (on ``client``'s cluster unless None), with its judged share by rank band from the same pass.
 
     ``named``: several runs, so each warning starts with the run's path."""
-    notes = coverage_notes(qrels, run, allow_disjoint=args.allow_disjoint)  # the check evaluate() runs
+    _report(coverage_notes(qrels, run, allow_disjoint=args.allow_disjoint), path, args, named)  # evaluate()'s check
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", CoverageWarning)  # its warnings are among the notes printed
+        result = evaluate(qrels, run, _with_bands(metrics), scheduler=client, **_options(args))
+    return _banded(result, metrics)
+
+
+def _stream_file(
+    qrels: pd.DataFrame | CodedTable, path: str, metrics: list[str], args: argparse.Namespace, budget: int, named: bool
+) -> tuple[EvaluationResult, dict[str, float]]:
+    """:func:`_evaluate_file` of a TREC run read in pieces (:mod:`rankscope.evaluation.streaming`); the
+    coverage notes come once the whole file is read."""
+    if sniff(path, "run").name != "trec":
+        raise RankscopeError(f"{path}: --memory-budget reads TREC run files (query_id Q0 doc_id rank score tag)")
+    result, notes = stream_evaluate(qrels, path, _with_bands(metrics), memory_budget=budget, **_options(args))
+    _report(notes, path, args, named)
+    return _banded(result, metrics)
+
+
+def _options(args: argparse.Namespace) -> dict[str, Any]:
+    """The options of evaluate that the command line sets."""
+    names = ("relevance_level", "judged_only", "exclude_unjudged", "ignore_self", "allow_disjoint")
+    return {name: getattr(args, name) for name in names}
+
+
+def _report(notes: list[str], path: str, args: argparse.Namespace, named: bool) -> None:
+    """Print the coverage notes (each prefixed by the run's path when there are several), or with
+    ``--strict`` refuse the first."""
     if notes and args.strict:
         raise RankscopeError(f"{path}: {notes[0]} (--strict)")
     print_warnings(args.command, [f"{path}: {note}" for note in notes] if named else notes)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", CoverageWarning)  # its warnings are among the notes printed
-        extra = [name for name in band_metrics() if name not in metrics]
-        result = evaluate(
-            qrels,
-            run,
-            metrics + extra,
-            relevance_level=args.relevance_level,
-            judged_only=args.judged_only,
-            exclude_unjudged=args.exclude_unjudged,
-            ignore_self=args.ignore_self,
-            scheduler=client,
-            allow_disjoint=args.allow_disjoint,
-        )
+
+
+def _with_bands(metrics: list[str]) -> list[str]:
+    """``metrics`` and those the judged share by rank band is computed from, in the same pass."""
+    return metrics + [name for name in band_metrics() if name not in metrics]
+
+
+def _banded(result: EvaluationResult, metrics: list[str]) -> tuple[EvaluationResult, dict[str, float]]:
+    """The result of ``metrics`` alone, and the judged share by rank band from the extra ones."""
     shares = shares_from(wide_table(result.per_query, result.metrics))
     per_query = result.per_query[result.per_query["metric"].isin(metrics)].reset_index(drop=True)
     return EvaluationResult(per_query, {m: result.mean[m] for m in metrics}, result.n_unjudged), shares

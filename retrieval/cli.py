@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, cast
 from rankscope.core import jsonstrict as strict_json
 from rankscope.core.errors import RankscopeError
 from rankscope.core.outputs import check_output_file
+from rankscope.core.params import parse_size
 from rankscope.core.printable import printable
 from rankscope.core.scheduler import add_scheduler
 from rankscope.corpora.cli import add_analyzer, add_fields, add_split, add_strict, load_reported
@@ -283,19 +284,6 @@ def run_index(args: argparse.Namespace) -> int:
         f"in {time.perf_counter() - started:.1f} s [{retriever.spec()}]"
     )
     return 0
-
-
-_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
-
-
-def parse_size(text: str) -> int:
-    """Bytes from ``123``, ``512M``, ``2G`` (powers of 1024); anything else is a one-line error."""
-    value = text.strip().upper().removesuffix("B")
-    unit = value[-1:] if value[-1:] in _UNITS else ""
-    number = value[: len(value) - len(unit)]
-    if not (number.isascii() and number.isdigit()) or int(number) * _UNITS[unit] < 1:
-        raise RankscopeError(f"--memory-budget must be a positive size such as 512M or 2G, got {text!r}")
-    return int(number) * _UNITS[unit]
 
 
 def show_results(retriever: Retriever, texts: list[str], documents: Documents, k: int) -> str:

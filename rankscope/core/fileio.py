@@ -123,6 +123,19 @@ def _not_utf8(path: PathLike, raw: bytes, start: int, lines_before: int = 0, off
     return FormatError(path, line, f"invalid UTF-8 byte 0x{raw[start]:02x} at byte offset {offset + start}")
 
 
+def decoded_lines(path: PathLike, raw: bytes, lines_before: int = 0, offset: int = 0) -> list[str]:
+    """The lines of ``raw`` (bytes of ``path`` after ``lines_before`` lines and ``offset`` bytes) by
+    :func:`read_lines`' rules: a piece of a file too large to hold, its errors numbered as in the file."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise _not_utf8(path, raw, exc.start, lines_before, offset) from None
+    lines = _lines_ended(text).split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    return lines
+
+
 def read_lines(path: PathLike) -> list[str]:
     """Return the file's lines without line terminators (see :func:`read_text`)."""
     text = read_text(path)

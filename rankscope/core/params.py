@@ -317,3 +317,16 @@ SEED = Param(
     name="seed",
 )
 """Every public seed: a negative one is a ValueError deep inside numpy, a larger one differs between generators."""
+
+
+_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
+
+
+def parse_size(text: str) -> int:
+    """Bytes from ``123``, ``512M``, ``2G`` (powers of 1024); anything else is a one-line error."""
+    value = text.strip().upper().removesuffix("B")
+    unit = value[-1:] if value[-1:] in _UNITS else ""
+    number = value[: len(value) - len(unit)]
+    if not (number.isascii() and number.isdigit()) or int(number) * _UNITS[unit] < 1:
+        raise ParameterError(f"--memory-budget must be a positive size such as 512M or 2G, got {text!r}")
+    return int(number) * _UNITS[unit]

@@ -18,18 +18,10 @@ from rankscope.corpora import load_dataset  # noqa: E402
 from rankscope.corpora.trec import write_trec_qrels, write_trec_run  # noqa: E402
 from rankscope.evaluation import evaluate, metrics  # noqa: E402
 from rankscope.evaluation.engine import Columns, score_queries  # noqa: E402
-from rankscope.evaluation.metrics import known_forms, parse_metrics  # noqa: E402
+from rankscope.evaluation.metrics import parse_metrics  # noqa: E402
 from rankscope.evaluation.query_partitions import partitioned_scores  # noqa: E402
 from rankscope.retrieval.registry import make_retriever  # noqa: E402
-from tests.evaluation.trec_reference import random_case  # noqa: E402
-
-EVERY_FAMILY = [
-    form.replace("@k", "@10")
-    .replace("threshold=x", "threshold=1.5")
-    .replace("(trec=x)@recall", "@0.5")
-    .replace("p=x", "p=0.8")
-    for form in known_forms()
-] + ["precision(rel=2)@10", "map(rel=3)"]
+from tests.evaluation.trec_reference import EVERY_FAMILY, random_case  # noqa: E402
 
 
 @pytest.fixture(scope="module")

@@ -9,6 +9,7 @@ import pytest
 import pytrec_eval
 
 from rankscope.evaluation import evaluate
+from rankscope.evaluation.metrics import known_forms
 
 # rankscope metric -> pytrec_eval measure (parameter form) and result key
 TREC_NAMES = {
@@ -37,6 +38,15 @@ TREC_NAMES = {
     **{f"iprec(trec=9)@{i / 10:g}": ("iprec_at_recall", f"iprec_at_recall_{i / 10:.2f}") for i in range(11)},
 }
 NOT_RUN_DEPENDENT = {"num_rel"}  # the one measure not 0 for a query the run lacks
+
+EVERY_FAMILY = [
+    form.replace("@k", "@10")
+    .replace("threshold=x", "threshold=1.5")
+    .replace("(trec=x)@recall", "@0.5")
+    .replace("p=x", "p=0.8")
+    for form in known_forms()
+] + ["precision(rel=2)@10", "map(rel=3)"]
+"""A metric of every family, with parameters: what the exact-partitioning tests score."""
 
 
 def pytrec_per_query(qrels: pd.DataFrame, run: pd.DataFrame, metrics: list[str], relevance_level: int = 1) -> dict:

@@ -1,0 +1,110 @@
+"""A TREC run file read in pieces of about ``piece_bytes``, each cut where the query id changes, so
+that a file grouped by query (as runs are written) comes in pieces holding whole queries: what
+evaluating a run larger than memory reads (:mod:`rankscope.evaluation.streaming`).
+
+Each piece is scanned by the compiled reader (:mod:`corpora._trec_scan`) into a
+:class:`~rankscope.corpora.trec.CodedTable` with the same checks as a whole file; a piece it doubts
+is checked line by line, and a bad line is a :class:`~rankscope.core.errors.FormatError` naming the
+file and the line's number in the file. A query longer than ``piece_bytes`` makes a longer piece.
+Memory: one piece's bytes and table at a time.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from rankscope.core.errors import FormatError
+from rankscope.core.fileio import PathLike, require_file
+from rankscope.corpora.trec import RUN_LAYOUT, CodedTable, scanned_bytes, table_of_lines
+
+_BOM = b"\xef\xbb\xbf"
+_FIRST_FIELD = re.compile(rb"[ \t]*([^ \t\r\n]*)")
+
+
+@dataclass(frozen=True)
+class Piece:
+    """Rows of a run file, whole queries when the file is grouped: ``table`` (file order) and its bytes."""
+
+    table: CodedTable
+    raw: bytes
+    first_line: int
+
+
+def run_pieces(path: PathLike, piece_bytes: int) -> Iterator[Piece]:
+    """The run file at ``path`` (plain or ``.gz``) in pieces of about ``piece_bytes``, each ending where
+    the query id changes; an empty file is a FormatError, as for the whole-file reader."""
+    path = require_file(path, "run file")
+    rows = 0
+    with _opened(path) as handle:
+        for raw, first_line in _cut(handle, piece_bytes):
+            table = _table(path, raw, first_line)
+            if len(table):
+                rows += len(table)
+                yield Piece(table, raw, first_line)
+    if rows == 0:
+        raise FormatError(path, None, f"empty run file: expected lines of {RUN_LAYOUT.expected}")
+
+
+def _opened(path: Path) -> gzip.GzipFile | io.BufferedReader:
+    try:
+        return gzip.open(path, "rb") if path.suffix == ".gz" else open(path, "rb")  # noqa: SIM115 (returned)
+    except OSError as exc:
+        raise FormatError(path, None, f"cannot be read ({exc})") from None
+
+
+def _cut(handle: gzip.GzipFile | io.BufferedReader, piece_bytes: int) -> Iterator[tuple[bytes, int]]:
+    """(bytes, number of its first line) of each piece: whole lines, cut before the last query's first line."""
+    carry, line, first = b"", 1, True
+    while True:
+        try:
+            block = handle.read(piece_bytes)
+        except (OSError, EOFError) as exc:
+            raise FormatError(getattr(handle, "name", "run file"), None, f"not a valid gzip file ({exc})") from None
+        if first:
+            block, first = block.removeprefix(_BOM), False
+        data = carry + block if carry else block
+        if not block:
+            if data:
+                yield data, line
+            return
+        cut = _last_query_start(data)
+        if cut == 0:  # one query so far: read on
+            carry = data
+            continue
+        yield data[:cut], line
+        line += data.count(b"\n", 0, cut)
+        carry = data[cut:]
+
+
+def _last_query_start(data: bytes) -> int:
+    """Where the lines of the last complete line's query id begin (0 when every line has it, or no line ends)."""
+    end = data.rfind(b"\n")
+    if end < 0:
+        return 0
+    start = data.rfind(b"\n", 0, end) + 1
+    query = _first_field(data, start)
+    while start > 0:
+        before = data.rfind(b"\n", 0, start - 1) + 1
+        field = _first_field(data, before)
+        if field and field != query:
+            return start
+        start = before
+    return 0
+
+
+def _first_field(data: bytes, start: int) -> bytes:
+    match = _FIRST_FIELD.match(data, start)
+    return match.group(1) if match else b""
+
+
+def _table(path: Path, raw: bytes, first_line: int) -> CodedTable:
+    """The piece's rows: the compiled scan, or line by line (which names a bad line by its number in the file)."""
+    table = scanned_bytes(raw, RUN_LAYOUT)
+    if table is None:
+        table = table_of_lines(path, RUN_LAYOUT, raw, first_line)
+    return table

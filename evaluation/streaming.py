@@ -1,0 +1,244 @@
+"""``evaluate`` of a TREC run file larger than memory: read in pieces of whole queries, each scored as it
+comes, in memory bounded by ``memory_budget``; the same numbers as the whole file scored at once, bit for bit.
+
+A built-in metric's value for a query depends only on that query's rows and judgments (what makes
+:mod:`rankscope.evaluation.query_partitions` exact too). A run grouped by query (each query's lines
+together, as runs are written) is read in pieces cut where the query id changes
+(:func:`rankscope.corpora.trec_pieces.run_pieces`); each piece is judged against the judgments of its
+queries and scored, and only its per-query values are kept. The qrels queries the run lacks are
+scored against no rows, as the whole-file path does. The values are then put in
+:func:`~rankscope.evaluation.ranking.evaluated_queries` order, so the means are taken over the same
+floats in the same order.
+
+A run that is not grouped (a query's lines in two places) is first spread over ``buckets`` temporary
+files by a hash of the query id, in the same pieces, so that each bucket holds whole queries; each
+bucket is then read whole and scored (an external grouping: two passes over the data, one write).
+
+Peak memory is about ``PIECE_OVERHEAD`` times a piece's bytes, plus the qrels and the per-query
+values; a piece is ``memory_budget / PIECE_OVERHEAD`` bytes.
+"""
+
+from __future__ import annotations
+
+import tempfile
+import warnings
+import zlib
+from collections.abc import Iterable, Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from rankscope.core.errors import RankscopeError
+from rankscope.core.fileio import PathLike
+from rankscope.core.params import check_arguments
+from rankscope.corpora.trec import CodedTable, read_trec_coded
+from rankscope.corpora.trec_pieces import run_pieces
+from rankscope.evaluation.coverage import CoverageWarning, coverage_notes, written_alike
+from rankscope.evaluation.engine import RELEVANCE_LEVEL, _coded_qrels, _judge_coded, _scored
+from rankscope.evaluation.metrics import DEFAULT_METRICS, Metric, parse_metrics
+from rankscope.evaluation.ranking import evaluated_queries
+from rankscope.evaluation.results import EvaluationResult
+
+PIECE_OVERHEAD = 16
+"""Peak bytes of memory per byte of a piece of the run file (measured: benchmarks/bench_stream_evaluate.py)."""
+DEFAULT_BUDGET = 2 << 30
+"""2 GiB."""
+_DOC_EXAMPLES = 1000
+"""Document ids kept for the coverage note of a run retrieving no judged document."""
+
+
+class _NotGrouped(Exception):
+    """A query's rows appear in two places of the file."""
+
+
+@check_arguments(relevance_level=RELEVANCE_LEVEL)
+def evaluate_run_file(
+    qrels: Any,
+    path: PathLike,
+    metrics: str | Iterable[str] = DEFAULT_METRICS,
+    *,
+    relevance_level: int = 1,
+    judged_only: bool = False,
+    exclude_unjudged: bool = False,
+    ignore_self: bool = False,
+    allow_disjoint: bool = False,
+    memory_budget: int = DEFAULT_BUDGET,
+) -> EvaluationResult:
+    """:func:`~rankscope.evaluation.evaluate` of the TREC run file at ``path``, read in pieces so that
+    memory stays near ``memory_budget`` bytes whatever the file's size (the options are evaluate's, and
+    so are its coverage warnings)."""
+    options = {"judged_only": judged_only, "exclude_unjudged": exclude_unjudged, "ignore_self": ignore_self}
+    result, notes = stream_evaluate(
+        qrels, path, metrics, relevance_level=relevance_level, allow_disjoint=allow_disjoint,
+        memory_budget=memory_budget, **options,
+    )  # fmt: skip
+    for note in notes:
+        if written_alike(note) or allow_disjoint:
+            warnings.warn(note, CoverageWarning, stacklevel=2)
+    return result
+
+
+@check_arguments(relevance_level=RELEVANCE_LEVEL)
+def stream_evaluate(
+    qrels: Any,
+    path: PathLike,
+    metrics: str | Iterable[str],
+    *,
+    relevance_level: int,
+    judged_only: bool,
+    exclude_unjudged: bool,
+    ignore_self: bool,
+    allow_disjoint: bool,
+    memory_budget: int,
+) -> tuple[EvaluationResult, list[str]]:
+    """:func:`evaluate_run_file`'s result and every coverage note (what ``rankscope evaluate`` prints)."""
+    if memory_budget < 1 << 20:
+        raise RankscopeError(f"memory budget {memory_budget} bytes is too small: give at least 1 MiB (e.g. 2G)")
+    parsed = parse_metrics(metrics)
+    coded = _coded_qrels(qrels)
+    piece_bytes = max(memory_budget // PIECE_OVERHEAD, 1 << 12)
+    scorer = _Scorer(coded, parsed, relevance_level, ignore_self)
+    try:
+        scorer.add_all(_grouped_pieces(path, piece_bytes))
+    except _NotGrouped:
+        scorer = _Scorer(coded, parsed, relevance_level, ignore_self)
+        with tempfile.TemporaryDirectory(prefix="rankscope_buckets_") as folder:
+            scorer.add_all(_bucketed(path, piece_bytes, Path(folder)))
+    notes = scorer.notes(allow_disjoint)
+    return scorer.result(judged_only, exclude_unjudged), notes
+
+
+class _Scorer:
+    """Per-query values of pieces of whole queries, and what the coverage check needs."""
+
+    def __init__(self, qrels: CodedTable, metrics: Sequence[Metric], relevance_level: int, ignore_self: bool) -> None:
+        self.qrels, self.metrics = qrels, metrics
+        self.relevance_level, self.ignore_self = relevance_level, ignore_self
+        order = np.argsort(qrels.query, kind="stable")
+        self.by_query = order  # qrels rows grouped by query code
+        counts = np.bincount(qrels.query, minlength=len(qrels.query_names))
+        self.starts = np.concatenate([[0], np.cumsum(counts)])
+        self.query_index = pd.Index(qrels.query_names)
+        self.parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+        self.run_queries: set[str] = set()
+        self.doc_examples: np.ndarray | None = None
+        self.retrieved_judged = False
+
+    def add_all(self, tables: Iterator[CodedTable]) -> None:
+        for table in tables:
+            self.add(table)
+
+    def add(self, run: CodedTable) -> None:
+        """Score one piece holding whole queries (its queries must be new)."""
+        names = run.query_names
+        fresh = len(self.run_queries)
+        self.run_queries.update(names)
+        if len(self.run_queries) - fresh != len(names):
+            raise _NotGrouped
+        if self.doc_examples is None:
+            self.doc_examples = run.doc_names[:_DOC_EXAMPLES]
+        codes = self.query_index.get_indexer(names)
+        codes = codes[codes >= 0]
+        if len(codes) == 0:
+            return  # no query of the piece is judged: trec_eval ignores them
+        judged = _judge_coded(
+            self._qrels_of(codes), run, self.ignore_self, relevance_level=self.relevance_level, judged_only=True
+        )
+        self.retrieved_judged |= len(judged.q) > 0
+        self.parts.append(_scored(judged, self.metrics))
+
+    def result(self, judged_only: bool, exclude_unjudged: bool) -> EvaluationResult:
+        names = self.qrels.query_names
+        query_ids = evaluated_queries(
+            names[np.unique(self.qrels.query)], np.array(sorted(self.run_queries)), judged_only
+        )
+        missing = query_ids[~pd.Index(query_ids).isin(list(self.run_queries))]
+        if len(missing):  # judged queries the run lacks: scored against no rows, as the whole-file path does
+            no_codes, no_names = np.zeros(0, dtype=np.int64), np.zeros(0, dtype=object)
+            empty = CodedTable("run", no_codes, no_names, no_codes, no_names, np.zeros(0))
+            absent = _judge_coded(
+                self._qrels_of(self.query_index.get_indexer(missing)),
+                empty,
+                False,
+                relevance_level=self.relevance_level,
+                judged_only=False,
+            )
+            self.parts.append(_scored(absent, self.metrics))
+        ids = np.concatenate([part[0] for part in self.parts])
+        order = np.argsort(ids)  # distinct ids: evaluated_queries' order (code point order)
+        values = np.concatenate([part[1] for part in self.parts])[order]
+        unjudged = np.concatenate([part[2] for part in self.parts])[order]
+        ids = ids[order]
+        if exclude_unjudged:
+            ids, values = ids[~unjudged], values[~unjudged]
+            if len(ids) == 0:
+                raise RankscopeError("exclude_unjudged: no evaluated query has a relevant judgment")
+        names_of_metrics = tuple(metric.name for metric in self.metrics)
+        return EvaluationResult.from_matrix(ids, names_of_metrics, values, int(unjudged.sum()))
+
+    def _qrels_of(self, codes: np.ndarray) -> CodedTable:
+        """The judgments of the queries ``codes`` (qrels codes), as a small coded table of their own ids."""
+        lengths = self.starts[codes + 1] - self.starts[codes]
+        rows = self.by_query[np.repeat(self.starts[codes], lengths) + _offsets(lengths)]
+        doc_codes, doc = np.unique(self.qrels.doc[rows], return_inverse=True)
+        return CodedTable(
+            "qrels",
+            np.repeat(np.arange(len(codes), dtype=np.int64), lengths),
+            self.qrels.query_names[codes],
+            doc.astype(np.int64).reshape(-1),
+            self.qrels.doc_names[doc_codes],
+            self.qrels.value[rows],
+        )
+
+    def notes(self, allow_disjoint: bool) -> list[str]:
+        """evaluate's coverage notes (and its DisjointRunError) on the run's distinct queries; documents from
+        the first piece's ids (a note only when no piece retrieved a judged document)."""
+        docs = self.doc_examples if self.doc_examples is not None else np.zeros(0, dtype=object)
+        if self.retrieved_judged:
+            docs = np.unique(self.qrels.doc_names)[:1]
+        run = {"query_id": np.array(sorted(self.run_queries), dtype=object), "doc_id": docs}
+        qrels = {"query_id": self.qrels.query_names, "doc_id": self.qrels.doc_names}
+        return coverage_notes(qrels, run, allow_disjoint=allow_disjoint)
+
+
+def _offsets(lengths: np.ndarray) -> np.ndarray:
+    """0, 1, ..., n-1 for each n of ``lengths``, concatenated."""
+    total = int(lengths.sum())
+    return np.arange(total, dtype=np.int64) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+
+
+def _grouped_pieces(path: PathLike, piece_bytes: int) -> Iterator[CodedTable]:
+    """The file's pieces; :class:`_NotGrouped` when a piece's queries interleave."""
+    for piece in run_pieces(path, piece_bytes):
+        query = piece.table.query
+        if np.count_nonzero(query[1:] != query[:-1]) != len(piece.table.query_names) - 1:
+            raise _NotGrouped
+        yield piece.table
+
+
+def _bucketed(path: PathLike, piece_bytes: int, folder: Path) -> Iterator[CodedTable]:
+    """The run spread over bucket files by a hash of the query id, then each bucket read whole."""
+    size = Path(path).stat().st_size * (4 if str(path).endswith(".gz") else 1)
+    count = max(2, -(-2 * size // piece_bytes))
+    files = [folder / f"bucket{i}.txt" for i in range(count)]
+    handles = [file.open("wb") for file in files]
+    try:
+        for piece in run_pieces(path, piece_bytes):
+            lines = [line for line in piece.raw.split(b"\n") if line.strip(b" \t\r")]
+            table = piece.table
+            if len(lines) != len(table):
+                raise RankscopeError(f"{path}: cannot split the lines from line {piece.first_line} into buckets")
+            bucket_of = np.array([zlib.crc32(name.encode()) % count for name in table.query_names], dtype=np.int64)
+            row_bucket = bucket_of[table.query]
+            kept = np.array(lines, dtype=object)
+            for bucket in np.unique(row_bucket):
+                handles[bucket].write(b"\n".join(kept[row_bucket == bucket].tolist()) + b"\n")
+    finally:
+        for handle in handles:
+            handle.close()
+    for file in files:
+        if file.stat().st_size:
+            yield read_trec_coded(file, "run")
+        file.unlink()

@@ -1,0 +1,151 @@
+"""evaluate of a TREC run file in pieces of whole queries (rankscope.evaluation.streaming,
+rankscope evaluate --memory-budget): the numbers of the whole file scored at once, bit for bit, for
+grouped runs, shuffled runs (grouped on disk first), gzip, a query longer than a piece, every metric
+family and every option; bad lines named by their line in the file."""
+
+from __future__ import annotations
+
+import gzip
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from rankscope.cli import main
+from rankscope.core.errors import FormatError, RankscopeError
+from rankscope.corpora.trec import read_trec_coded
+from rankscope.corpora.trec_pieces import run_pieces
+from rankscope.evaluation import evaluate, streaming
+from rankscope.evaluation.coverage import DisjointRunError
+from rankscope.evaluation.streaming import evaluate_run_file
+from tests.evaluation.trec_reference import EVERY_FAMILY
+
+SMALL = 1 << 20  # the smallest budget
+
+
+@pytest.fixture(autouse=True)
+def tiny_pieces(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Pieces of 4 KiB (the floor), so a few hundred lines make many pieces."""
+    monkeypatch.setattr(streaming, "PIECE_OVERHEAD", 1 << 20)
+
+
+def write_case(folder: Path, seed: int, grouped: bool = True) -> tuple[Path, Path]:
+    """A run of 120 queries x up to 60 documents, scores from 5 values (many ties), qrels with labels
+    -1..3 for 130 queries (some the run lacks), and 5 run-only queries."""
+    rng = np.random.default_rng(seed)
+    lines = []
+    for q in rng.permutation(125):
+        docs = rng.choice(400, size=rng.integers(1, 60), replace=False)
+        lines += [f"q{q} Q0 d{d} 0 {s} tag\n" for d, s in zip(docs, rng.integers(0, 5, len(docs)) / 4)]
+    if not grouped:
+        lines = list(rng.permutation(lines))
+    judged = [
+        f"q{q} 0 d{d} {rng.integers(-1, 4)}\n"
+        for q in range(5, 135)
+        for d in rng.choice(400, size=rng.integers(1, 25), replace=False)
+    ]
+    run, qrels = folder / f"run{seed}{grouped}.txt", folder / "qrels.txt"
+    run.write_text("".join(lines))
+    qrels.write_text("".join(judged))
+    return qrels, run
+
+
+def assert_same(whole, part) -> None:
+    assert whole.wide().index.equals(part.wide().index)
+    assert np.array_equal(whole.wide().to_numpy(), part.wide().to_numpy())  # ==, not close
+    assert (whole.mean, whole.n_queries, whole.n_unjudged) == (part.mean, part.n_queries, part.n_unjudged)
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+@pytest.mark.parametrize("grouped", [True, False])
+@pytest.mark.parametrize(
+    "options",
+    [{}, {"judged_only": True}, {"exclude_unjudged": True}, {"relevance_level": 2}, {"ignore_self": True}],
+)
+def test_pieces_give_the_whole_files_numbers_bit_for_bit(tmp_path: Path, seed: int, grouped: bool, options) -> None:
+    qrels, run = write_case(tmp_path, seed, grouped)
+    coded = read_trec_coded(qrels, "qrels")
+    whole = evaluate(coded, read_trec_coded(run, "run"), EVERY_FAMILY, **options)
+    assert_same(whole, evaluate_run_file(coded, run, EVERY_FAMILY, memory_budget=SMALL, **options))
+
+
+def test_grouped_pieces_hold_whole_queries_and_every_row(tmp_path: Path) -> None:
+    _, run = write_case(tmp_path, 3)
+    pieces = list(run_pieces(run, 4096))
+    assert len(pieces) > 5
+    names = [list(piece.table.query_names) for piece in pieces]
+    flat = [name for piece in names for name in piece]
+    assert len(flat) == len(set(flat)) == 125  # no query in two pieces
+    whole = read_trec_coded(run, "run").frame()
+    parts = pd.concat([piece.table.frame() for piece in pieces], ignore_index=True)
+    pd.testing.assert_frame_equal(parts, whole)
+
+
+def test_a_query_longer_than_a_piece_and_gzip(tmp_path: Path) -> None:
+    lines = [f"big Q0 d{i} 0 {i % 7} t\n" for i in range(2000)] + [f"small Q0 d{i} 0 1 t\n" for i in range(5)]
+    run = tmp_path / "run.txt.gz"
+    with gzip.open(run, "wt") as out:
+        out.write("\ufeff" + "".join(lines))
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text("big 0 d5 2\nbig 0 d1999 1\nsmall 0 d3 1\n")
+    assert [len(p.table) for p in run_pieces(run, 4096)] == [2000, 5]
+    coded = read_trec_coded(qrels, "qrels")
+    assert_same(evaluate(coded, read_trec_coded(run, "run")), evaluate_run_file(coded, run, memory_budget=SMALL))
+
+
+@pytest.mark.parametrize(
+    ("bad", "problem"),
+    [
+        ("q7 Q0 d1 x 0.5 tag", "rank"),
+        ("q7 Q0 d1 1 0.5", "expected 6 fields"),
+        ("q7 Q0 d1 1 nan tag", "score"),
+    ],
+)
+def test_a_bad_line_in_a_late_piece_is_named_by_its_line_in_the_file(tmp_path: Path, bad: str, problem: str) -> None:
+    lines = [f"q{i // 50} Q0 d{i} 1 {i} tag" for i in range(3000)]
+    lines[2500] = bad.replace("q7", f"q{2500 // 50}")
+    streamed, whole = both_errors(tmp_path, lines)
+    assert streamed == whole and problem in streamed and "2501" in streamed
+
+
+def test_a_repeated_pair_is_refused_with_its_line(tmp_path: Path) -> None:
+    lines = [f"q{i // 50} Q0 d{i} 1 {i} tag" for i in range(3000)] + ["q59 Q0 d2990 1 0 tag"]
+    streamed, whole = both_errors(tmp_path, lines)
+    assert streamed == whole and "duplicate" in streamed and "3001" in streamed
+
+
+def both_errors(folder: Path, lines: list[str]) -> tuple[str, str]:
+    """The FormatError of the run of ``lines`` streamed, and read whole."""
+    run = folder / "run.txt"
+    run.write_text("\n".join(lines) + "\n")
+    (folder / "qrels.txt").write_text("q1 0 d1 1\n")
+    with pytest.raises(FormatError) as streamed:
+        evaluate_run_file(read_trec_coded(folder / "qrels.txt", "qrels"), run, memory_budget=SMALL)
+    with pytest.raises(FormatError) as whole:
+        read_trec_coded(run, "run")
+    return str(streamed.value), str(whole.value)
+
+
+def test_a_disjoint_run_is_refused_and_a_tiny_budget_too(tmp_path: Path) -> None:
+    run = tmp_path / "run.txt"
+    run.write_text("x1 Q0 d1 1 1 t\n")
+    qrels = read_trec_coded(write_case(tmp_path, 0)[0], "qrels")
+    with pytest.raises(DisjointRunError):
+        evaluate_run_file(qrels, run, memory_budget=SMALL)
+    with pytest.raises(RankscopeError, match="memory budget 1000 bytes is too small"):
+        evaluate_run_file(qrels, run, memory_budget=1000)
+
+
+def test_the_cli_prints_the_same_with_a_memory_budget(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    qrels, run = write_case(tmp_path, 4, grouped=False)
+    base = ["evaluate", str(qrels), str(run), "--per-query", "--format", "csv", "-m", "ndcg@10", "-m", "map"]
+    assert main(base) == 0
+    whole = capsys.readouterr()
+    assert main([*base, "--memory-budget", "1M"]) == 0
+    streamed = capsys.readouterr()
+    assert streamed.out == whole.out and streamed.err == whole.err and "5 of 125 run queries" in whole.err
+    assert main([*base, "--memory-budget", "lots"]) == 2
+    assert "--memory-budget must be a positive size such as 512M or 2G, got 'lots'" in capsys.readouterr().err
+    assert main([*base, "--memory-budget", "1M", "--scheduler", "local:1"]) == 2
+    assert "--memory-budget reads TREC run files in this process" in capsys.readouterr().err
