@@ -21,6 +21,7 @@ import pandas as pd
 
 from rankscope.core.errors import RankscopeError
 from rankscope.core.progress import progress
+from rankscope.corpora.trec import coded_table
 from rankscope.evaluation.holes import BANDS, BANDS_CAPTION, FAR_BELOW, band_name, hole_warnings, judged_by_band
 from rankscope.evaluation.marks import (
     ALPHA,
@@ -40,7 +41,7 @@ from rankscope.reporting.finish import finish
 from rankscope.reporting.provenance import Provenance
 from rankscope.reporting.report import Report, table_block, write_csv, write_runs, write_text
 from rankscope.reporting.tables import records, text_table, wrap_paragraph
-from rankscope.workflows.common.fanout import produce_runs
+from rankscope.workflows.common.fanout import coded_qrels, produce_runs
 from rankscope.workflows.common.judgments import SHARE_DEPTH, Judgments, read_judgments, system_shares
 from rankscope.workflows.common.runs import (
     CUTOFFS,
@@ -367,17 +368,19 @@ def comparison(
         made = list(made)
         labelled = judged_pool(data, {name: produced.run for name, produced in made}, judging, execution)
         data = replace(data, qrels=labelled.qrels, label_sources=labelled.sources())
+    qrels = coded_qrels(data.qrels)  # each run is scored four times below: ids coded once (the same values)
     for name, produced in progress(made, desc="systems", total=len(systems), steps=list(systems)):
         system = systems[name]
         runs[name] = produced.run
         if produced.diagnostics:
             diagnostics[name] = produced.diagnostics
-        results[name] = evaluate(data.qrels, produced.run, metrics)
-        bands = judged_by_band(data.qrels, produced.run)
+        run = coded_table(produced.run, "run")
+        results[name] = evaluate(qrels, run, metrics)
+        bands = judged_by_band(qrels, run)
         described[name] = {"description": system.description, **bands, "notes": "; ".join(produced.notes)}
-        curve = cutoff_table(data.qrels, produced.run, cutoffs, ("hit", "recall"))
+        curve = cutoff_table(qrels, run, cutoffs, ("hit", "recall"))
         curves.append(curve.reset_index().assign(retriever=name))
-        levels = evaluate(data.qrels, produced.run, [f"iprec@{level:g}" for level in IPREC_LEVELS]).mean
+        levels = evaluate(qrels, run, [f"iprec@{level:g}" for level in IPREC_LEVELS]).mean
         pr_rows += [(name, level, levels[f"iprec@{level:g}"]) for level in IPREC_LEVELS]
     significance = compare_results(results, baselines, metrics, test=test, correction="holm", seed=seed, alpha=ALPHA)
     tiers, pairs, tier_captions = all_pairs_tests(results, metrics, seed)

@@ -15,6 +15,7 @@ import pandas as pd
 from rankscope.core.errors import RankscopeError
 from rankscope.core.phases import phase
 from rankscope.corpora.dataset import Dataset
+from rankscope.corpora.trec import CodedTable
 from rankscope.reporting.report import file_stem
 
 SEARCH_DEPTH = 1000
@@ -106,8 +107,8 @@ def check_depth(depth: int | None) -> None:
 
 
 def cutoff_table(
-    qrels: pd.DataFrame,
-    run: pd.DataFrame,
+    qrels: pd.DataFrame | CodedTable,
+    run: pd.DataFrame | CodedTable,
     cutoffs: Sequence[int],
     measures: Sequence[str] = ("hit", "recall", "mrr"),
     exclude_unjudged: bool = False,
