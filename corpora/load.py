@@ -6,7 +6,8 @@ A name resolves, in order, to
 3. a download from the collection's official location into that cache (checksum
    checked, progress bar shown on a terminal); ``RANKSCOPE_OFFLINE=1`` forbids it.
 If none works, :class:`DatasetNotFoundError` says which folders were tried and
-which files to put there. ``irds:NAME`` is a collection of ir_datasets (:mod:`rankscope.corpora.irds`).
+which files to put there. ``irds:NAME`` is a collection of ir_datasets (:mod:`rankscope.corpora.irds`),
+``hf:OWNER/NAME`` a BEIR-layout dataset of the Hugging Face Hub (:mod:`rankscope.corpora.hf`).
 
 A folder's format is detected from its files: a SMART/Glasgow collection by its
 file names (``cran.all.1400``, ``CISI.ALL``, ...), a BEIR folder by
@@ -37,6 +38,7 @@ from rankscope.corpora.trec import read_trec_qrels
 
 _TABLE_SUFFIXES = (".jsonl", ".tsv", ".csv")
 IRDS = "irds:"  # irds:NAME, a collection of ir_datasets (corpora/irds.py)
+HF = "hf:"  # hf:OWNER/NAME, a BEIR-layout dataset of the Hugging Face Hub (corpora/hf.py)
 _TREC_QRELS = ("qrels", "qrels.txt")
 
 
@@ -78,6 +80,10 @@ def load_dataset(
         from rankscope.corpora.irds import load_irds
 
         return load_irds(text.removeprefix(IRDS), split, columns)
+    if text.startswith(HF):  # the Hugging Face Hub through `datasets`, imported only here
+        from rankscope.corpora.hf import load_hf
+
+        return load_hf(text.removeprefix(HF), split, columns)
     if text.lower() in COLLECTIONS and not _looks_like_path(text):
         _no_columns(columns, text, "a known collection")
         return _load_known(get_collection(text), split)

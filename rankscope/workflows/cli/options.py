@@ -17,8 +17,8 @@ RUN_HELP = "a run file as a system, named NAME (repeatable; TREC, MS MARCO, Parq
 
 DATASET = Option(
     ("--dataset",),
-    "collection name or folder, or irds:NAME (an ir_datasets collection); compare: also a qrels file, with --run "
-    "(default: %(default)s)",
+    "collection name or folder, irds:NAME (an ir_datasets collection) or hf:OWNER/NAME (a BEIR-layout Hugging Face "
+    "dataset); compare: also a qrels file, with --run (default: %(default)s)",
     "dataset",
 )
 OUT = Option(("--out",), "write tables, runs, plots and report.md/report.html here", settings={"metavar": "DIR"})
