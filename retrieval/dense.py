@@ -1,6 +1,8 @@
 """Dense retrieval with any text encoder: documents and queries embedded, searched with FAISS.
 
-``dense:model=model2vec`` (default: the packaged static model, no torch),
+``dense`` (``model=auto``, the default: the best encoder installed, all-MiniLM-L6-v2 with the ``st``
+extra, else the static model2vec, and then compare's notes say so),
+``dense:model=model2vec`` (the packaged static model, no torch),
 ``dense:model=minilm`` (the packaged all-MiniLM-L6-v2, sentence-transformers + torch),
 ``dense:model=/path/to/folder`` (a local sentence-transformers or model2vec model),
 ``dense:model=precomputed,embeddings=/path/to/folder`` (vectors made elsewhere, e.g. by
@@ -8,7 +10,11 @@ a hosted API: ``docs.npy`` + ``docs.ids`` and ``queries.npy`` + ``queries.ids``,
 a line, row i of the matrix for the i-th id), or in Python any encoder object or callable
 ``texts -> ndarray`` (:mod:`retrieval.encoders`).
 
-Texts are encoded in batches of ``batch_size`` with a progress bar. Vectors are compared
+Texts are encoded longest first in batches of ``batch_size`` with a progress bar, so that a
+transformer pads each batch to nearly its own texts' length (the vectors come back in the
+texts' order; a transformer's vectors depend on its batch's padding only by float rounding).
+A sentence-transformers model reads the first ``max_seq_length`` word pieces of a text
+(all-MiniLM-L6-v2: 256); how many documents were cut is in the retriever's notes. Vectors are compared
 as the model expects (``similarity=auto``: cosine, or the sentence-transformers model's
 own similarity function): for cosine they are L2-normalised, so FAISS inner products
 are cosines. Document vectors are cached on disk in ``<cache>/embeddings/`` (``cache``
@@ -51,7 +57,16 @@ from rankscope.retrieval.dense_index import (
     sha256,
     to_bytes,
 )
-from rankscope.retrieval.encoders import SIMILARITIES, CallableEncoder, Encoder, get_encoder, static_model_note
+from rankscope.retrieval.encoders import (
+    AUTO,
+    SIMILARITIES,
+    CallableEncoder,
+    Encoder,
+    best_installed,
+    get_encoder,
+    static_model_note,
+    truncation_note,
+)
 from rankscope.retrieval.params import Param, SpecError
 from rankscope.retrieval.pooling import l2_normalise
 from rankscope.retrieval.registry import register
@@ -141,8 +156,9 @@ class DenseRetriever(FaissSearch, Retriever):
 
     model = Param(
         str,
-        "model2vec",
-        "an encoder name (model2vec, minilm, or registered), a model folder, or precomputed; "
+        AUTO,
+        "auto (minilm when installed, else model2vec), an encoder name (model2vec, minilm, or registered), "
+        "a model folder, or precomputed; "
         "from Python also an encoder object or a callable texts -> ndarray",
         objects=(Encoder, Callable),
         check=_non_empty,
@@ -168,6 +184,13 @@ class DenseRetriever(FaissSearch, Retriever):
             )
         return checked
 
+    def effective_params(self) -> dict[str, Any]:
+        """Parameters with ``model=auto`` shown as the encoder it means here (minilm or model2vec)."""
+        params = self.get_params()
+        if params["model"] == AUTO:
+            params["model"] = best_installed()
+        return params
+
     # --- encoders ------------------------------------------------------------------
     def _source(self) -> Encoder | PrecomputedEmbeddings:
         if self.model == PRECOMPUTED:
@@ -186,15 +209,18 @@ class DenseRetriever(FaissSearch, Retriever):
     def _encode(self, texts: Sequence[str], names: Sequence[str], desc: str) -> np.ndarray:
         """The encoder's vectors of ``texts``, refused if not one finite row per text (``names`` say
         whose text each is, for the message)."""
+        order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))  # longest first; stable on ties
         batches = [
             np.asarray(self.source_.encode(list(batch)), dtype=np.float32)
-            for batch in progress_slices(list(texts), self.batch_size, desc=desc, unit="text")
+            for batch in progress_slices([texts[i] for i in order], self.batch_size, desc=desc, unit="text")
         ]
         if not batches:
             return np.empty((0, 0), dtype=np.float32)
-        vectors = np.vstack(batches)
-        if vectors.ndim != 2 or len(vectors) != len(texts):
-            raise RankscopeError(f"the encoder returned {vectors.shape} for {len(texts)} texts")
+        if any(b.ndim != 2 for b in batches) or sum(len(b) for b in batches) != len(texts):
+            shapes = [b.shape for b in batches]
+            raise RankscopeError(f"the encoder returned {shapes} for {len(texts)} texts")
+        vectors = np.empty((len(texts), batches[0].shape[1]), dtype=np.float32)
+        vectors[order] = np.vstack(batches)
         problem = non_finite(vectors, names)
         if problem:
             raise VectorValueError(f"the encoder's output: {problem}")
@@ -208,6 +234,10 @@ class DenseRetriever(FaissSearch, Retriever):
         """Embed the documents (or read them from the cache) and build the FAISS index."""
         doc_ids, texts = document_texts(corpus)
         self.source_ = self._source()
+        self.model_name_ = best_installed() if self.model == AUTO else self.model
+        truncated = getattr(self.source_, "truncated", None)
+        if truncated is not None:
+            self.truncated_ = (truncated(texts), len(texts), self.source_.max_length)
         self.similarity_ = self._similarity(self.source_)
         if isinstance(self.source_, PrecomputedEmbeddings):
             raw = self.source_.rows("docs", doc_ids)
@@ -284,8 +314,14 @@ class DenseRetriever(FaissSearch, Retriever):
         ]
 
     def notes(self) -> list[str]:
-        """The default static model is weak: say so, and what to use instead."""
-        return [static_model_note()] if self.model == "model2vec" else []
+        """The static model is weak: say so (and that ``auto`` fell back to it), and what to use instead;
+        after indexing with a model that cuts long texts, how many documents it cut."""
+        resolved = best_installed() if self.model == AUTO else self.model
+        notes = [static_model_note(auto=self.model == AUTO)] if resolved == "model2vec" else []
+        truncated = self.__dict__.get("truncated_")
+        if truncated is not None and truncated[0]:
+            notes.append(truncation_note(*truncated))
+        return notes
 
     def diagnostics(self) -> dict[str, float]:
         """The recall of an approximate index against exact search at the last search's depth."""
@@ -299,7 +335,12 @@ class DenseRetriever(FaissSearch, Retriever):
         if not isinstance(self.model, str):
             raise RankscopeError("a dense retriever with a Python encoder cannot be saved: use a model name or folder")
         faiss_bytes = to_bytes(self.faiss_)
-        meta = {"params": self.get_params(), "similarity": self.similarity_, "sha256": sha256(faiss_bytes)}
+        meta = {
+            "params": self.get_params(),
+            "encoder": self.model_name_,  # what model=auto meant here: a load elsewhere encodes queries alike
+            "similarity": self.similarity_,
+            "sha256": sha256(faiss_bytes),
+        }
         arrays = {"doc_ids": self.doc_ids_, "doc_vectors": self.doc_vectors_}
         save_index(directory, self.name, meta, arrays, files={FAISS_FILE: faiss_bytes})
 
@@ -309,7 +350,8 @@ class DenseRetriever(FaissSearch, Retriever):
         meta, arrays = load_index(directory, cls.name)
         require_fields(meta, directory, {"params": dict, "similarity": str, "sha256": str})
         retriever = from_saved_params(cls, meta["params"], directory)
-        retriever.source_ = retriever._source()
+        retriever.model_name_ = str(meta.get("encoder", retriever.model))
+        retriever.source_ = get_encoder(retriever.model_name_) if retriever.model == AUTO else retriever._source()
         retriever.similarity_ = meta["similarity"]
         retriever.doc_ids_ = np.asarray(arrays["doc_ids"], dtype=object)
         retriever.doc_index_ = {doc: i for i, doc in enumerate(retriever.doc_ids_)}

@@ -36,7 +36,7 @@ import tempfile
 import zipfile
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol, cast, runtime_checkable
 
 import numpy as np
 
@@ -47,23 +47,55 @@ SIMILARITIES = ("cosine", "dot")
 ST_EXTRA = 'pip install "rankscope[st]" (install the CPU build of torch first: see the README)'
 MINILM_PACKAGE = "all_minilm_l6_v2"
 STATIC_PACKAGE = "static_model"
+ST_FORWARD_BATCH = 32
+"""Texts per forward pass of a sentence-transformers model (its own ``encode`` default)."""
 OFFLINE_VARIABLES = ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_DATASETS_OFFLINE")
 
 
-def static_model_note() -> str:
-    """What the default ``dense`` model is, and which neural encoder is installed or how to get one."""
+AUTO = "auto"
+"""``dense:model=auto`` (the default): the best encoder installed, :func:`best_installed`."""
+
+
+def minilm_installed() -> bool:
+    """Are torch, sentence-transformers and the packaged all-MiniLM-L6-v2 all importable?"""
     import importlib.util
 
-    installed = all(importlib.util.find_spec(name) is not None for name in ("sentence_transformers", MINILM_PACKAGE))
+    return all(
+        importlib.util.find_spec(name) is not None for name in ("torch", "sentence_transformers", MINILM_PACKAGE)
+    )
+
+
+def best_installed() -> str:
+    """The encoder ``model=auto`` means here: ``minilm`` when the ``st`` extra is installed, else the static
+    ``model2vec`` (whose runs say so in compare's notes)."""
+    return "minilm" if minilm_installed() else "model2vec"
+
+
+def static_model_note(auto: bool = False) -> str:
+    """What the static ``model2vec`` model is, and which neural encoder is installed or how to get one;
+    ``auto``: it was chosen by ``model=auto`` because MiniLM is not installed."""
     neural = (
         "all-MiniLM-L6-v2 is installed here: dense:model=minilm uses it"
-        if installed
+        if minilm_installed()
         else f"for a neural encoder (all-MiniLM-L6-v2): {ST_EXTRA}, then dense:model=minilm"
     )
+    lead = (
+        "dense's default (model=auto) is the static model2vec here, as all-MiniLM-L6-v2 is not installed"
+        if auto
+        else "dense:model=model2vec is a static model"
+    )
     return (
-        "dense's default model2vec is a static model (token vectors averaged: 10,000 tokens, 64 dimensions, no "
-        "transformer), far weaker than a neural encoder (Cranfield nDCG@10: 0.143, BM25 0.384, MiniLM 0.382; "
-        f"docs/dense-retrieval-results.md); {neural}"
+        f"{lead} (token vectors averaged: 10,000 tokens, 64 dimensions, no transformer), far weaker than a "
+        "neural encoder (Cranfield nDCG@10: 0.143, BM25 0.384, MiniLM 0.382; docs/dense-retrieval-results.md); "
+        f"{neural}"
+    )
+
+
+def truncation_note(truncated: int, total: int, limit: int) -> str:
+    """How many documents a sentence-transformers model read only the start of."""
+    return (
+        f"the encoder reads the first {limit} word pieces of a text: {truncated} of {total} documents are longer "
+        "and were truncated"
     )
 
 
@@ -142,9 +174,21 @@ class SentenceTransformerEncoder:
         self.identity = f"sentence-transformers:{identity or folder_checksum(folder)}"
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
+        """sentence-transformers' own ``encode`` with its default forward batch of 32 (texts sorted by length
+        inside the call): on the CPU, larger padded batches cost more time per text, not less."""
         return self.model.encode(
-            list(texts), batch_size=max(len(texts), 1), convert_to_numpy=True, show_progress_bar=False
+            list(texts), batch_size=ST_FORWARD_BATCH, convert_to_numpy=True, show_progress_bar=False
         )
+
+    @property
+    def max_length(self) -> int:
+        """Word pieces the model reads of a text (all-MiniLM-L6-v2: 256); the rest is cut off."""
+        return int(cast(int, self.model.max_seq_length))
+
+    def truncated(self, texts: Sequence[str]) -> int:
+        """How many of ``texts`` are longer than :attr:`max_length` word pieces (special tokens counted)."""
+        pieces = self.model.tokenizer(list(texts), add_special_tokens=True, verbose=False)["input_ids"]
+        return sum(len(ids) > self.max_length for ids in pieces)
 
 
 @contextlib.contextmanager
@@ -238,7 +282,9 @@ def register_encoder(name: str, factory: Callable[[], Encoder]) -> None:
 
 
 def get_encoder(model: str) -> Encoder:
-    """The encoder a ``model`` parameter names (a registered name or a folder), loaded once per process."""
+    """The encoder a ``model`` parameter names (a registered name, ``auto`` or a folder), loaded once per process."""
+    if model == AUTO:
+        model = best_installed()
     if model not in _LOADED:
         factory = ENCODERS.get(model)
         _LOADED[model] = factory() if factory is not None else folder_encoder(Path(model).expanduser())
