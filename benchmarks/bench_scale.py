@@ -198,6 +198,29 @@ def worker_pisa(data: Path, work: Path) -> dict[str, float]:
     return {"index_s": index_s, **qps}
 
 
+def threads(data: Path, work: Path, rounds: int = 5) -> None:
+    """rankscope's top-10 throughput on one and on two threads, alternating (``rounds`` passes each, best
+    kept), on the index ``run`` saved in ``work``: a quick check when the machine is quiet, without
+    indexing again. The two runs must be identical (also tested: tests/retrieval/test_bm25.py)."""
+    from rankscope.retrieval.bm25 import BM25
+
+    model = BM25.load(work / "rankscope-index")
+    queries = dict(read_tsv(data / "queries.tsv"))
+    best: dict[str, float] = {"1": float("inf"), "2": float("inf")}
+    runs = {}
+    for _ in range(rounds):
+        for count in best:
+            os.environ["RANKSCOPE_NUM_THREADS"] = count
+            start = time.perf_counter()
+            runs[count] = model.search(queries, k=TOP_K)
+            best[count] = min(best[count], time.perf_counter() - start)
+    if not runs["1"].equals(runs["2"]):
+        sys.exit("bench_scale.py threads: the runs on one and two threads differ")
+    one, two = len(queries) / best["1"], len(queries) / best["2"]
+    print(f"load average {_load(os.getloadavg())}; {len(queries):,} queries, top {TOP_K}, best of {rounds} passes")
+    print(f"one thread {one:,.0f} queries/s, two threads {two:,.0f} queries/s: {two / one:.2f}x; runs identical")
+
+
 WORKERS: dict[str, tuple[Callable[[Path, Path], dict[str, float]], list[str], str]] = {
     "rankscope-stream": (worker_rankscope_stream, [], "bench"),
     "bm25s": (lambda data, work: worker_bm25s(data, "numpy"), ["bm25s"], "bench"),
@@ -295,6 +318,10 @@ def main() -> None:
     every.add_argument("--work", type=Path, required=True, help="folder for the corpus, indexes and logs")
     every.add_argument("--systems", nargs="+", choices=SYSTEMS, default=SYSTEMS)
     every.add_argument("--seed", type=int, default=SEED)
+    both = commands.add_parser("threads", help="rankscope on one and two threads, on the index `run` saved")
+    both.add_argument("--docs", type=int, required=True)
+    both.add_argument("--work", type=Path, required=True)
+    both.add_argument("--seed", type=int, default=SEED)
     one = commands.add_parser("worker", help="(internal) one system in this process; prints a JSON line")
     one.add_argument("system", choices=list(WORKERS))
     one.add_argument("--data", type=Path, required=True)
@@ -302,6 +329,8 @@ def main() -> None:
     args = parser.parse_args()
     if args.command == "generate":
         generate(args.docs, args.out, args.seed)
+    elif args.command == "threads":
+        threads(args.work / f"corpus-{args.docs}-seed{args.seed}", args.work)
     elif args.command == "run":
         args.work.mkdir(parents=True, exist_ok=True)
         run(args.docs, args.work, args.systems, args.seed)
