@@ -13,7 +13,7 @@ from rankscope.corpora.cli import parsed_fields
 from rankscope.evaluation.metrics import DEFAULT_METRICS
 from rankscope.reporting.finish import Finished
 from rankscope.workflows.cli.command import Command, Option, defaults, loader
-from rankscope.workflows.cli.options import RUN, TEST, default_specs, scheduler, systems_from_args
+from rankscope.workflows.cli.options import RETRIEVERS, RUN, TEST, default_specs, scheduler, systems_from_args
 from rankscope.workflows.common.runs import SEARCH_DEPTH
 from rankscope.workflows.options import Execution, Judging
 
@@ -84,13 +84,7 @@ COMMAND = Command(
     help="compare retrievers and runs on one dataset, with significance tests",
     workflow="rankscope.workflows.compare:compare",
     options=(
-        Option(
-            ("--retrievers",),
-            "retriever specs, e.g. tfidf bm25:k1=0.9,b=0.4 w2v (default: {default} unless --run is given)",
-            "retrievers",
-            {"nargs": "+", "metavar": "SPEC"},
-            applies=False,
-        ),
+        RETRIEVERS,
         RUN,
         Option(("--metrics",), f"default: {' '.join(DEFAULT_METRICS)}", settings={"nargs": "+", "metavar": "METRIC"}),
         Option(

@@ -35,6 +35,14 @@ SPLIT = Added(add_split)
 FIELDS = Added(add_fields)
 ANALYZER = Added(add_analyzer)
 RUN = Option(("--run",), RUN_HELP, settings={"action": "append", "default": [], "metavar": "NAME=PATH"})
+RETRIEVERS = Option(
+    ("--retrievers",),
+    "retriever specs, e.g. tfidf bm25:k1=0.9,b=0.4 w2v (default: {default} unless --run is given)",
+    "retrievers",
+    {"nargs": "+", "metavar": "SPEC"},
+    applies=False,
+)
+"""The systems of the commands that take specs beside --run (compare, poolbias)."""
 TEST = Option(
     ("--test",), "paired significance test, Holm-corrected (default: %(default)s)", "test", {"choices": TESTS}
 )

@@ -9,7 +9,7 @@ from rankscope.core.errors import RankscopeError
 from rankscope.reporting.finish import Finished
 from rankscope.workflows.cli.command import Command, Option, defaults
 from rankscope.workflows.cli.compare import dataset_or_qrels
-from rankscope.workflows.cli.options import RUN, default_specs, scheduler, systems_from_args
+from rankscope.workflows.cli.options import RETRIEVERS, RUN, default_specs, scheduler, systems_from_args
 from rankscope.workflows.options import Execution
 
 
@@ -33,13 +33,7 @@ COMMAND = Command(
     help="pool-bias test: each system scored again without the relevant judgments only it pooled (Zobel 1998)",
     workflow="rankscope.workflows.pool_bias:poolbias",
     options=(
-        Option(
-            ("--retrievers",),
-            "retriever specs (default: {default} unless --run is given)",
-            "retrievers",
-            {"nargs": "+", "metavar": "SPEC"},
-            applies=False,
-        ),
+        RETRIEVERS,
         RUN,
         Option(
             ("--qrels",),
