@@ -14,7 +14,8 @@ the silent zeros of ids read as numbers (``1.0``) or zero-padded (``001``).
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+import warnings
+from collections.abc import Iterable, Mapping
 from typing import TypeAlias
 
 import numpy as np
@@ -83,6 +84,15 @@ def coverage_notes(qrels: Table, run: Table, *, allow_disjoint: bool = False) ->
 def written_alike(note: str) -> bool:
     """Whether a note of :func:`coverage_notes` found ids that match once written alike."""
     return _ALIKE in note
+
+
+def warn_coverage(notes: Iterable[str], *, allow_disjoint: bool, stacklevel: int) -> None:
+    """Warn (:class:`CoverageWarning`) of the notes evaluate reports in Python: ids that match once
+    written alike, and every note of a run scored with ``allow_disjoint``. ``stacklevel`` counts from
+    the caller, as :func:`warnings.warn`'s would there."""
+    for note in notes:
+        if written_alike(note) or allow_disjoint:
+            warnings.warn(note, CoverageWarning, stacklevel=stacklevel + 1)
 
 
 def _distinct(table: Table, column: str) -> set[str]:

@@ -17,7 +17,6 @@ Which queries count (trec_eval ``-c`` by default):
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any, NamedTuple, overload
@@ -31,7 +30,7 @@ from rankscope.core.phases import phase
 from rankscope.corpora.foreign import as_table, named_runs
 from rankscope.corpora.schema import validate
 from rankscope.corpora.trec import CodedTable, coded_table
-from rankscope.evaluation.coverage import CoverageWarning, Table, coverage_notes, written_alike
+from rankscope.evaluation.coverage import Table, coverage_notes, warn_coverage
 from rankscope.evaluation.metrics import DEFAULT_METRICS, Metric, parse_metrics
 from rankscope.evaluation.ranking import Judged, judge_coded, judge_run
 from rankscope.evaluation.results import EvaluationResult
@@ -218,9 +217,9 @@ def _columns(qrels: object, run: object, ignore_self: bool) -> Columns:
 def _check_coverage(qrels: Table, run: Table, allow_disjoint: bool) -> None:
     """The query and document coverage check of ``rankscope evaluate`` (:func:`coverage_notes`): raises
     for a run sharing no query with the qrels, warns of ids that match once written alike."""
-    for note in coverage_notes(qrels, run, allow_disjoint=allow_disjoint):
-        if written_alike(note) or allow_disjoint:
-            warnings.warn(note, CoverageWarning, stacklevel=3)
+    warn_coverage(
+        coverage_notes(qrels, run, allow_disjoint=allow_disjoint), allow_disjoint=allow_disjoint, stacklevel=3
+    )
 
 
 def _coded_qrels(qrels: object) -> CodedTable:

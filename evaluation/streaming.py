@@ -21,7 +21,6 @@ values; a piece is ``memory_budget / PIECE_OVERHEAD`` bytes.
 from __future__ import annotations
 
 import tempfile
-import warnings
 import zlib
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
@@ -35,7 +34,7 @@ from rankscope.core.fileio import PathLike
 from rankscope.core.params import check_arguments
 from rankscope.corpora.trec import CodedTable, read_trec_coded
 from rankscope.corpora.trec_pieces import run_pieces
-from rankscope.evaluation.coverage import CoverageWarning, coverage_notes, written_alike
+from rankscope.evaluation.coverage import coverage_notes, warn_coverage
 from rankscope.evaluation.engine import RELEVANCE_LEVEL, _coded_qrels, _judge_coded, _scored
 from rankscope.evaluation.metrics import DEFAULT_METRICS, Metric, parse_metrics
 from rankscope.evaluation.ranking import evaluated_queries
@@ -74,9 +73,7 @@ def evaluate_run_file(
         qrels, path, metrics, relevance_level=relevance_level, allow_disjoint=allow_disjoint,
         memory_budget=memory_budget, **options,
     )  # fmt: skip
-    for note in notes:
-        if written_alike(note) or allow_disjoint:
-            warnings.warn(note, CoverageWarning, stacklevel=2)
+    warn_coverage(notes, allow_disjoint=allow_disjoint, stacklevel=2)
     return result
 
 
