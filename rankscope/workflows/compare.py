@@ -52,7 +52,13 @@ from rankscope.workflows.common.runs import (
     cutoff_table,
     resolve_dataset,
 )
-from rankscope.workflows.common.systems import SystemLike, SystemRun, brief_description, resolve_systems
+from rankscope.workflows.common.systems import (
+    SystemLike,
+    SystemRun,
+    brief_description,
+    descriptions,
+    resolve_systems,
+)
 from rankscope.workflows.options import (
     Execution,
     Judging,
@@ -418,7 +424,7 @@ def comparison(
         provenance=provenance.record(
             "compare",
             data,
-            {name: system.description for name, system in systems.items()},
+            descriptions(systems),
             metrics=list(metrics),
             baseline=baseline if len(baselines) == 1 else list(baselines),
             test=test,

@@ -22,12 +22,15 @@ import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from rankscope.core.errors import RankscopeError
 from rankscope.core.outputs import check_output_folder
 from rankscope.core.params import SEED
 from rankscope.reporting.plots import DEFAULT_FIGURES, check_formats
+
+if TYPE_CHECKING:
+    import argparse
 
 SEARCHES = ("grid", "optuna")
 MAX_TRIALS = 100_000
@@ -73,6 +76,12 @@ class Execution:
 
     def __post_init__(self) -> None:
         SEED.validate(self.seed, "Execution")  # before any work: numpy refuses it only once deep inside
+
+    @classmethod
+    def from_args(cls, args: argparse.Namespace) -> Execution:
+        """What a command's parsed options ask for; a field the command has no option for keeps its default."""
+        given = {f.name: getattr(args, f.name) for f in dataclasses.fields(cls) if hasattr(args, f.name)}
+        return cls(**given)
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,7 @@ from rankscope.reporting.report import Report, write_csv
 from rankscope.reporting.tables import text_table, wrap_paragraph
 from rankscope.workflows.common.fanout import produce_runs
 from rankscope.workflows.common.runs import DatasetSource, check_depth, resolve_dataset
-from rankscope.workflows.common.systems import SystemLike, brief_description, resolve_systems
+from rankscope.workflows.common.systems import SystemLike, brief_description, descriptions, resolve_systems
 from rankscope.workflows.options import Execution, Output
 
 DEFAULT_SYSTEMS = ("tfidf", "bm25", "w2v")
@@ -150,7 +150,7 @@ def poolbias(
         provenance=provenance.record(
             "poolbias",
             data,
-            {name: system.description for name, system in systems.items()},
+            descriptions(systems),
             metrics=list(names),
             depth=depth,
             flag_drop=FLAG_DROP,

@@ -61,7 +61,7 @@ def call(args: argparse.Namespace, compare: Callable[..., Finished]) -> Finished
         args.metrics,
         args.baseline,
         depth=args.depth,
-        execution=Execution(seed=args.seed, test=args.test, scheduler=args.scheduler),
+        execution=Execution.from_args(args),
         judgments=judgments,
     )
     marked = cast("CompareResult", result).with_marks(args.marks)

@@ -73,6 +73,6 @@ def report_result(args: argparse.Namespace):  # noqa: ANN201 (a CompareResult; i
         scoring.checked_baseline(args.baseline, paths),
         None,
         depth=None,
-        execution=Execution(seed=args.seed, test=args.test),
+        execution=Execution.from_args(args),
         judgments=None,
     )

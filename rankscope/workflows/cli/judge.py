@@ -22,7 +22,7 @@ def call(args: argparse.Namespace, judge: Callable[..., Any]) -> Any:
         depth=args.depth,
         judgments=args.judgments,
         study=Study(args.rejudge, args.audit, args.audit_pairs, args.human_sample, args.blind, args.metric),
-        execution=Execution(seed=args.seed, scheduler=args.scheduler),
+        execution=Execution.from_args(args),
     )
     print_warnings(args.command, result.warnings)
     return result

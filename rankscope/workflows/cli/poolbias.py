@@ -24,7 +24,7 @@ def call(args: argparse.Namespace, poolbias: Callable[..., Finished]) -> Finishe
         systems_from_args(specs, args.run, args.fields, args.analyzer),
         args.metrics,
         args.depth,
-        execution=Execution(seed=args.seed, scheduler=args.scheduler),
+        execution=Execution.from_args(args),
     )
 
 

@@ -37,7 +37,7 @@ def call(args: argparse.Namespace, rag: Callable[..., Finished]) -> Finished:
         Budgets(tuple(args.budget), args.tokenizer),
         None if args.answers is None else Answers(args.answers, args.answer_mode),
         depth=args.depth,
-        execution=Execution(seed=args.seed, test=args.test, scheduler=args.scheduler),
+        execution=Execution.from_args(args),
     )
 
 

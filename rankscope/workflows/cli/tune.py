@@ -32,7 +32,7 @@ def call(args: argparse.Namespace, tune: Callable[..., Finished]) -> Finished:
         metric=args.metric,
         folds=args.folds,
         search=Search(args.search, args.trials, args.repeats),
-        execution=Execution(seed=args.seed, scheduler=args.scheduler),
+        execution=Execution.from_args(args),
     )
 
 

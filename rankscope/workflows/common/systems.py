@@ -116,6 +116,11 @@ class SystemRun:
         return f"run given in Python: {len(self.run)} rows, {self.run['query_id'].nunique()} queries"
 
 
+def descriptions(systems: Mapping[str, System]) -> dict[str, str]:
+    """Name -> description, as the provenance record keeps them."""
+    return {name: system.description for name, system in systems.items()}
+
+
 def resolve_systems(systems: Mapping[str, SystemLike] | Sequence[SystemLike]) -> dict[str, System]:
     """Name -> :class:`System` from a mapping, or from a list whose items are named by :func:`system_name`."""
     if isinstance(systems, (str, os.PathLike, pd.DataFrame)) or not isinstance(systems, (Mapping, Sequence)):

@@ -50,7 +50,7 @@ from rankscope.workflows.common.judgments import (
     system_shares,
 )
 from rankscope.workflows.common.runs import DatasetSource, check_depth, resolve_dataset
-from rankscope.workflows.common.systems import SystemLike, resolve_systems
+from rankscope.workflows.common.systems import SystemLike, descriptions, resolve_systems
 from rankscope.workflows.judge.pool import Pool, make_pool, pairs_to_judge
 from rankscope.workflows.options import Execution, Output
 
@@ -296,7 +296,7 @@ def judge(
         provenance=provenance.record(
             "judge",
             data,
-            {name: system.description for name, system in resolved.items()},
+            descriptions(resolved),
             judge=str(judge_obj.identity),
             judge_id=judge_obj.identity.key,
             prompt_hash=judge_obj.identity.prompt_hash,
