@@ -180,7 +180,7 @@ def _indexed(retriever: Retriever, dataset: Dataset, where: str, index_dir: Path
     """``retriever`` on the dataset's corpus: the saved index in ``index_dir`` when it holds this corpus
     (re-weighted if only weights differ), else indexed now and saved there with its ``source.json``."""
     doc_ids = dataset.corpus["doc_id"].tolist()
-    fingerprint = corpus_fingerprint(doc_ids)
+    fingerprint = doc_ids_digest(doc_ids)
     reused = _reuse(index_dir, retriever, fingerprint) if index_dir is not None else None
     if reused is not None:
         return reused
@@ -343,7 +343,7 @@ def _aligned(table: pd.DataFrame) -> str:
     return "\n".join("  " + "  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in rows)
 
 
-def corpus_fingerprint(doc_ids: Iterable[str]) -> str:
+def doc_ids_digest(doc_ids: Iterable[str]) -> str:
     """SHA-256 of the doc ids in order: cheap, and enough to notice an index of another corpus."""
     digest = hashlib.sha256()
     for doc_id in doc_ids:
@@ -366,7 +366,7 @@ def write_source(
     record: dict[str, object] = {
         "dataset": name,
         "documents": len(doc_ids),
-        "doc_ids_sha256": corpus_fingerprint(doc_ids),
+        "doc_ids_sha256": doc_ids_digest(doc_ids),
     }
     if corpus_file is not None:
         record["corpus_file"] = str(corpus_file.resolve())

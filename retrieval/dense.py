@@ -365,7 +365,7 @@ class DenseRetriever(FaissSearch, Retriever):
         return retriever
 
 
-def corpus_fingerprint(doc_ids: Sequence[str], texts: Sequence[str]) -> str:
+def documents_digest(doc_ids: Sequence[str], texts: Sequence[str]) -> str:
     """SHA-256 of the documents as indexed (ids and texts, in order)."""
     digest = hashlib.sha256()
     for doc, text in zip(doc_ids, texts):
@@ -377,7 +377,7 @@ def cache_path(identity: str, doc_ids: Sequence[str], texts: Sequence[str]) -> P
     """``<cache>/embeddings/<sha256 of encoder identity + corpus fingerprint>.npy``."""
     from rankscope.corpora.paths import cache_root
 
-    key = json.dumps([CACHE_FORMAT, identity, corpus_fingerprint(doc_ids, texts)])
+    key = json.dumps([CACHE_FORMAT, identity, documents_digest(doc_ids, texts)])
     return cache_root() / "embeddings" / f"{hashlib.sha256(key.encode('utf-8')).hexdigest()}.npy"
 
 

@@ -28,7 +28,7 @@ PAIRS = int(os.environ.get("RANKSCOPE_LLM_PAIRS", "12"))
 
 def cranfield_pairs(data_dir: Path, n: int, seed: int = 0) -> tuple[list[Pair], list[int]]:
     """Half judged-relevant pairs, half random documents for the same queries (non-relevant unless judged)."""
-    data = load_dataset("cranfield")
+    data = load_dataset(str(data_dir / "cranfield"))
     rng = np.random.default_rng(seed)
     queries = dict(zip(data.queries["query_id"], data.queries["text"]))
     texts = {
