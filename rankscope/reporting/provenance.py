@@ -23,7 +23,7 @@ from rankscope.core import invocation
 from rankscope.core.version import __version__
 from rankscope.corpora.dataset import Dataset
 from rankscope.reporting.report import Report, write_text
-from rankscope.reporting.tables import to_json
+from rankscope.reporting.tables import to_json, wrap_paragraph
 
 FILE = "provenance.json"
 
@@ -96,6 +96,13 @@ def judgments_caption(provenance: Provenance) -> str:
     if not found:
         return ""
     return f"Judgments: {found['provenance']}. Read as: {found['conventions']}."
+
+
+def caption_lines(provenance: Provenance) -> list[str]:
+    """:func:`judgments_caption` as the terminal lines under a result's table (a blank line, then the
+    sentence wrapped to the terminal's width); none when the result was scored without judgments."""
+    caption = judgments_caption(provenance)
+    return ["", wrap_paragraph(caption)] if caption else []
 
 
 def judgments_record(dataset: Dataset) -> dict[str, object]:

@@ -105,6 +105,7 @@ class RagResult:
             text_table(self.marked()),
             "",
             wrap_paragraph(self.legend()),
+            *provenance.caption_lines(self.provenance),
             "",
             text_table(self.shown_chunks(), digits=2),
             "",
@@ -334,6 +335,8 @@ def rag(
         runs=runs,
         chunk_tables={spec: tables[spec][list(CHUNK_TABLE)] for spec in specs if spec != WHOLE},
     )
+    if answers is not None:  # the answers were the evidence: the dataset's judgments, if any, went unused
+        result = replace(result, provenance=replace(result.provenance, judgments={}))
     return finish(result, out_path, figures)
 
 

@@ -13,8 +13,9 @@ from rankscope.cli import main
 from rankscope.corpora import load_dataset
 from rankscope.corpora.beir import write_beir
 from rankscope.corpora.trec import write_trec_qrels, write_trec_run
-from rankscope.workflows import compare
+from rankscope.workflows import compare, diagnose, tune
 from rankscope.workflows.common.judgments import Judgments
+from rankscope.workflows.rag import rag
 from tests.workflows.tiny_collection import DATA
 
 # who made each of the six judgments of DATA, as collection export writes judgments.tsv
@@ -85,3 +86,23 @@ def test_a_judge_folder_says_which_labels_are_the_judges() -> None:
     )
     sources = Judgments(None, qrels, labels, None).sources()
     assert dict(sources.counts) == {"human": 2, "judge": 2}
+
+
+def test_diagnose_tune_and_rag_print_the_conventions_under_their_tables(tmp_path: Path) -> None:
+    """The sentence compare prints (one source, provenance.judgments_caption), now in the other workflows'
+    terminal text too; rag scored by answers has no judgments, so it says none."""
+    write_beir(DATA, tmp_path)
+    data = load_dataset(tmp_path)
+    said = f"Judgments: from {tmp_path}; who made them is not recorded"
+    read_as = "Read as: relevant = label >= 1; a retrieved document without a judgment counts as non-relevant"
+    diagnosed = diagnose(data, "bm25", depth=5).to_text()
+    first_table_end = diagnosed.index("headroom:")
+    assert said in diagnosed[:first_table_end].replace("\n", " ")  # under the first table, before the next
+    tuned = tune(data, "bm25", params={"k1": "1.0:1.2:0.2", "b": "0.5"}, metric="ndcg@5", folds=2).to_text()
+    chunked = rag(data, ["words:4"], ["bm25"], [4, 8]).to_text()
+    for text in (diagnosed, tuned, chunked):
+        assert said in text.replace("\n", " ") and read_as in text.replace("\n", " ")
+    answers = tmp_path / "qa.jsonl"
+    answers.write_text(json.dumps({"query_id": "a1", "text": "wing", "answers": ["wing"]}) + "\n")
+    by_answers = rag(data, ["words:4"], ["bm25"], [4, 8], answers=answers)
+    assert by_answers.provenance.judgments == {} and "Judgments:" not in by_answers.to_text()

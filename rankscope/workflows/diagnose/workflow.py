@@ -295,6 +295,7 @@ class DiagnoseResult:
             ),
             say(f"relevant documents: {LOSS_CAPTION}"),
             text_table(d.loss_summary()[SHOWN_LOSS_COLUMNS]),
+            *provenance.caption_lines(self.provenance),
             "",
             say(f"headroom: {self.headroom_caption}"),
             text_table(d.headroom.summary),

@@ -227,7 +227,7 @@ class TuneResult:
         folds[self.params] = folds[self.params].map(_shown)
         timing = [] if self.timing is None else [f"  {self.timing.line()}"]
         lines = [_wrapped(line) for line in [*self.headline(), *timing]]
-        return "\n".join([*lines, "", text_table(folds)])
+        return "\n".join([*lines, "", text_table(folds), *provenance.caption_lines(self.provenance)])
 
     def report(self) -> Report:
         """Result, folds and heatmap as a :class:`Report` (shown inline in Jupyter)."""
