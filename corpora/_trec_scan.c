@@ -541,9 +541,423 @@ done:
     return result;
 }
 
+/* ---- judged(): a run's pieces scored against the judgments, no document coded ---------------------------
+ *
+ * Evaluation needs, per query, the retrieved count, every row's score (score thresholds) and the rank and
+ * label of each retrieved document that has a judgment; scan() codes every document id into a table of
+ * distinct ids (millions on a large run: cache misses and one str object each), which a streamed evaluation
+ * of 10^8 rows cannot afford. judged() reads a piece of whole queries once: each row's query is the previous
+ * row's or a new one (looked up among the judged queries), its document is looked up only among its own
+ * query's judgments (a small table that stays in cache) and in the query's set of documents seen (a
+ * repeated pair is doubt: the caller's checks word it), and each judged row's rank follows the tie rule of
+ * evaluation/ranking.py (score descending, then doc_id descending in byte order), counted among the rows
+ * of equal score or, when the query's scores are not in descending order, from a sort of its rows. */
+
+typedef struct {
+    Interner queries;  /* the judged query ids (slices into `names`) */
+    char *names;       /* query ids, then document ids, back to back */
+    Py_ssize_t n;      /* judged queries */
+    Py_ssize_t *first; /* first judgment of each query, n + 1 entries */
+    size_t *table_at;  /* each query's table of judged documents: offset into `slots`, */
+    size_t *mask;      /* and its size - 1 */
+    Slot *slots;       /* code: the judgment's index */
+    Slice *docs;       /* each judgment's document id */
+    int64_t *labels;
+} Judgments;
+
+static void judgments_free(PyObject *capsule) {
+    Judgments *j = PyCapsule_GetPointer(capsule, "rankscope.judgments");
+    if (!j) return;
+    interner_free(&j->queries);
+    free(j->names);
+    free(j->first);
+    free(j->table_at);
+    free(j->mask);
+    free(j->slots);
+    free(j->docs);
+    free(j->labels);
+    free(j);
+}
+
+static Py_ssize_t bytes_total(PyObject *list) {
+    Py_ssize_t total = 0;
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(list); i++) {
+        PyObject *item = PyList_GET_ITEM(list, i);
+        if (!PyBytes_Check(item)) return -1;
+        total += PyBytes_GET_SIZE(item);
+    }
+    return total;
+}
+
+/* judgments(query_ids, first, doc_ids, labels) -> capsule. query_ids: distinct bytes; first: int64 bytes,
+ * len(query_ids) + 1 offsets; doc_ids: bytes, one per judgment, each query's from first[q] to first[q + 1]
+ * (distinct within a query); labels: int64 bytes, one per judgment. */
+static PyObject *judgments(PyObject *self, PyObject *args) {
+    PyObject *query_ids, *doc_ids;
+    Py_buffer first_view, label_view;
+    if (!PyArg_ParseTuple(args, "O!y*O!y*", &PyList_Type, &query_ids, &first_view, &PyList_Type, &doc_ids,
+                          &label_view))
+        return NULL;
+    PyObject *result = NULL;
+    Py_ssize_t n = PyList_GET_SIZE(query_ids), n_docs = PyList_GET_SIZE(doc_ids);
+    const int64_t *first = first_view.buf;
+    Py_ssize_t query_bytes = bytes_total(query_ids), doc_bytes = bytes_total(doc_ids);
+    if (query_bytes < 0 || doc_bytes < 0 || first_view.len != (n + 1) * (Py_ssize_t)sizeof(int64_t) ||
+        label_view.len != n_docs * (Py_ssize_t)sizeof(int64_t) || first[0] != 0 || first[n] != n_docs) {
+        PyErr_SetString(PyExc_ValueError, "judgments: query ids, n + 1 offsets, document ids, one label each");
+        goto fail;
+    }
+    for (Py_ssize_t q = 0; q < n; q++) {
+        if (first[q + 1] < first[q]) {
+            PyErr_SetString(PyExc_ValueError, "judgments: offsets must not decrease");
+            goto fail;
+        }
+    }
+    Judgments *j = calloc(1, sizeof(Judgments));
+    if (!j) {
+        PyErr_NoMemory();
+        goto fail;
+    }
+    result = PyCapsule_New(j, "rankscope.judgments", judgments_free);
+    if (!result) {
+        free(j);
+        goto fail;
+    }
+    j->n = n;
+    j->names = malloc(query_bytes + doc_bytes + 1);
+    j->first = malloc((n + 1) * sizeof(Py_ssize_t));
+    j->table_at = malloc((n + 1) * sizeof(size_t));
+    j->mask = malloc((n + 1) * sizeof(size_t));
+    j->docs = malloc((n_docs + 1) * sizeof(Slice));
+    j->labels = malloc((n_docs + 1) * sizeof(int64_t));
+    if (!j->names || !j->first || !j->table_at || !j->mask || !j->docs || !j->labels ||
+        interner_init(&j->queries) < 0) {
+        PyErr_NoMemory();
+        goto fail;
+    }
+    memcpy(j->labels, label_view.buf, n_docs * sizeof(int64_t));
+    char *at = j->names;
+    for (Py_ssize_t q = 0; q < n; q++) {
+        PyObject *id = PyList_GET_ITEM(query_ids, q);
+        Py_ssize_t len = PyBytes_GET_SIZE(id);
+        memcpy(at, PyBytes_AS_STRING(id), len);
+        uint64_t head = id_head(at, len);
+        int64_t code = intern(&j->queries, at, len, head, hash_id(head, at, len));
+        if (code != q) {
+            if (code < 0) PyErr_NoMemory();
+            else PyErr_SetString(PyExc_ValueError, "judgments: repeated query id");
+            goto fail;
+        }
+        at += len;
+    }
+    size_t slots = 0;
+    for (Py_ssize_t q = 0; q < n; q++) {
+        size_t size = 2;
+        while (size < 2 * (size_t)(first[q + 1] - first[q])) size *= 2;
+        j->first[q] = first[q];
+        j->table_at[q] = slots;
+        j->mask[q] = size - 1;
+        slots += size;
+    }
+    j->first[n] = first[n];
+    j->slots = new_slots(slots ? slots : 1);
+    if (!j->slots) {
+        PyErr_NoMemory();
+        goto fail;
+    }
+    for (Py_ssize_t q = 0; q < n; q++) {
+        Slot *table = j->slots + j->table_at[q];
+        for (Py_ssize_t k = first[q]; k < first[q + 1]; k++) {
+            PyObject *id = PyList_GET_ITEM(doc_ids, k);
+            Py_ssize_t len = PyBytes_GET_SIZE(id);
+            memcpy(at, PyBytes_AS_STRING(id), len);
+            j->docs[k] = (Slice){at, len};
+            uint64_t head = id_head(at, len), h = hash_id(head, at, len);
+            size_t slot = h & j->mask[q];
+            while (table[slot].code >= 0) slot = (slot + 1) & j->mask[q];
+            table[slot] = (Slot){slot_tag(h, len), (int32_t)k, head};
+            at += len;
+        }
+    }
+    PyBuffer_Release(&first_view);
+    PyBuffer_Release(&label_view);
+    return result;
+fail:
+    Py_XDECREF(result);
+    PyBuffer_Release(&first_view);
+    PyBuffer_Release(&label_view);
+    return NULL;
+}
+
+/* The code of id `s` in `t`, or -1 (nothing added). */
+static int64_t find_id(const Interner *t, const char *s, Py_ssize_t n, uint64_t head, uint64_t h) {
+    uint32_t tag = slot_tag(h, n);
+    for (size_t at = h & t->mask; t->slots[at].code >= 0; at = (at + 1) & t->mask) {
+        const Slot *slot = &t->slots[at];
+        if (slot->tag == tag && slot->head == head) {
+            const Slice *known = &t->ids[slot->code];
+            if (n <= 8 || (known->len == n && memcmp(known->start + 8, s + 8, n - 8) == 0)) return slot->code;
+        }
+    }
+    return -1;
+}
+
+/* The judgment of document `s` for judged query `q`, or -1. */
+static int64_t find_judgment(const Judgments *j, Py_ssize_t q, const char *s, Py_ssize_t n, uint64_t head,
+                             uint64_t h) {
+    const Slot *table = j->slots + j->table_at[q];
+    size_t mask = j->mask[q];
+    uint32_t tag = slot_tag(h, n);
+    for (size_t at = h & mask; table[at].code >= 0; at = (at + 1) & mask) {
+        if (table[at].tag == tag && table[at].head == head) {
+            const Slice *known = &j->docs[table[at].code];
+            if (n <= 8 || (known->len == n && memcmp(known->start + 8, s + 8, n - 8) == 0)) return table[at].code;
+        }
+    }
+    return -1;
+}
+
+/* Byte order of two ids (shorter first when one is the other's prefix): Python's order of their str. */
+static int id_order(const char *a, Py_ssize_t na, const char *b, Py_ssize_t nb) {
+    int c = memcmp(a, b, na < nb ? (size_t)na : (size_t)nb);
+    return c ? c : (na > nb) - (na < nb);
+}
+
+typedef struct {
+    double score;
+    const char *doc;
+    Py_ssize_t len;
+    int64_t judgment; /* -1: not judged */
+} Row;
+
+/* The tie rule's order: score descending, then doc_id descending. */
+static int rank_order(const void *a, const void *b) {
+    const Row *x = a, *y = b;
+    if (x->score != y->score) return x->score > y->score ? -1 : 1;
+    return -id_order(x->doc, x->len, y->doc, y->len);
+}
+
+/* Documents seen under the current query: slots stamped with the query's number + 1, so none is cleared. */
+typedef struct {
+    uint64_t stamp;
+    uint64_t head;
+    const char *doc;
+    Py_ssize_t len;
+} Seen;
+
+typedef struct {
+    Seen *slots;
+    size_t mask;
+    uint64_t stamp;
+    Py_ssize_t count; /* documents of the current query */
+} SeenSet;
+
+/* Add a document to the current query's set: 1 if it was there already, 0 if not, -1 out of memory. */
+static int seen_add(SeenSet *set, const char *s, Py_ssize_t n, uint64_t head, uint64_t h) {
+    if ((size_t)set->count * 2 >= set->mask) {
+        size_t mask = set->mask * 2 + 1;
+        Seen *slots = calloc(mask + 1, sizeof(Seen));
+        if (!slots) return -1;
+        for (size_t i = 0; i <= set->mask; i++) {
+            const Seen *old = &set->slots[i];
+            if (old->stamp != set->stamp) continue;
+            size_t at = hash_id(old->head, old->doc, old->len) & mask;
+            while (slots[at].stamp == set->stamp) at = (at + 1) & mask;
+            slots[at] = *old;
+        }
+        free(set->slots);
+        set->slots = slots;
+        set->mask = mask;
+    }
+    size_t at = h & set->mask;
+    for (; set->slots[at].stamp == set->stamp; at = (at + 1) & set->mask) {
+        const Seen *slot = &set->slots[at];
+        if (slot->head == head && slot->len == n && (n <= 8 || memcmp(slot->doc + 8, s + 8, n - 8) == 0)) return 1;
+    }
+    set->slots[at] = (Seen){set->stamp, head, s, n};
+    set->count++;
+    return 0;
+}
+
+typedef struct {
+    Column row_query, row_score, query, pos, label, score;
+} Outputs;
+
+static int push_judged(Outputs *out, int64_t number, int64_t pos, int64_t label, double score) {
+    return column_push(&out->query, &number) < 0 || column_push(&out->pos, &pos) < 0 ||
+                   column_push(&out->label, &label) < 0 || column_push(&out->score, &score) < 0
+               ? -1
+               : 0;
+}
+
+/* Append one query's rows (rows[0..count), file order; `number`: the query's in the piece) and its judged
+ * rows with their 0-based ranks to the outputs (rows may be reordered); -1 out of memory. */
+static int emit_query(Outputs *out, const int64_t *labels, Row *rows, Py_ssize_t count, int64_t number) {
+    int in_order = 1, judged = 0;
+    for (Py_ssize_t r = 0; r < count; r++) {
+        if (r && rows[r].score > rows[r - 1].score) in_order = 0;
+        judged |= rows[r].judgment >= 0;
+        if (column_push(&out->row_query, &number) < 0 || column_push(&out->row_score, &rows[r].score) < 0) return -1;
+    }
+    if (!judged) return 0;
+    for (Py_ssize_t r = 0; r < count && in_order; r++) { /* stretches of equal scores short enough to count in */
+        if (rows[r].judgment < 0) continue;
+        Py_ssize_t a = r, b = r + 1;
+        while (a > 0 && rows[a - 1].score == rows[r].score) a--;
+        while (b < count && rows[b].score == rows[r].score) b++;
+        in_order = b - a <= 64;
+    }
+    if (in_order) { /* a judged row's rank: the rows before its stretch of ties, and those of it ordered first */
+        for (Py_ssize_t r = 0; r < count; r++) {
+            if (rows[r].judgment < 0) continue;
+            Py_ssize_t a = r, b = r + 1;
+            while (a > 0 && rows[a - 1].score == rows[r].score) a--;
+            while (b < count && rows[b].score == rows[r].score) b++;
+            int64_t pos = a;
+            for (Py_ssize_t k = a; k < b; k++) pos += id_order(rows[k].doc, rows[k].len, rows[r].doc, rows[r].len) > 0;
+            if (push_judged(out, number, pos, labels[rows[r].judgment], rows[r].score) < 0) return -1;
+        }
+        return 0;
+    }
+    qsort(rows, count, sizeof(Row), rank_order);
+    for (Py_ssize_t r = 0; r < count; r++) {
+        if (rows[r].judgment >= 0 && push_judged(out, number, r, labels[rows[r].judgment], rows[r].score) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* judged(data, judgments, ignore_self) -> None on doubt (as scan()'s, or a (query, document) pair twice),
+ * False when a query's lines are in two places of `data`, else (query ids of the piece in order of
+ * appearance [bytes], each one's judged-query code or -1, then for the rows of judged queries: query
+ * number, score; for their judged rows: query number, 0-based rank, label, score (numbers int64 bytes,
+ * scores float64 bytes), and the count of rows read). With ignore_self, rows whose doc_id is their
+ * query_id are dropped, after the repeat check. */
+static PyObject *judged(PyObject *self, PyObject *args) {
+    Py_buffer view;
+    PyObject *capsule;
+    int ignore_self;
+    if (!PyArg_ParseTuple(args, "y*Op", &view, &capsule, &ignore_self)) return NULL;
+    PyObject *result = NULL;
+    Interner queries;
+    Column codes = {NULL, 0, 0, sizeof(int64_t)};
+    Outputs out = {{NULL, 0, 0, sizeof(int64_t)}, {NULL, 0, 0, sizeof(double)},  {NULL, 0, 0, sizeof(int64_t)},
+                   {NULL, 0, 0, sizeof(int64_t)}, {NULL, 0, 0, sizeof(int64_t)}, {NULL, 0, 0, sizeof(double)}};
+    Row *rows = NULL;
+    Py_ssize_t n_rows = 0, cap_rows = 0, total = 0;
+    SeenSet seen = {calloc(1024, sizeof(Seen)), 1023, 0, 0};
+    int queries_ready = interner_init(&queries) == 0;
+    Judgments *j = PyCapsule_GetPointer(capsule, "rankscope.judgments");
+    if (!j) goto done;
+    if (!queries_ready || !seen.slots) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    const struct lconv *conventions = localeconv();
+    int c_locale = conventions->decimal_point[0] == '.' && conventions->decimal_point[1] == '\0';
+    const char *p = view.buf, *end = p + view.len;
+    Slice f[6], current = {NULL, 0};
+    int64_t number = -1, code = -1;
+    int doubt = 0, interleaved = 0;
+    while (p < end) {
+        Py_ssize_t found = split_line(&p, end, f, 6);
+        if (found == 0) continue;
+        double score, unused;
+        if (found < 6 || !plain_id(f[0].start, f[0].len) || !plain_id(f[2].start, f[2].len) ||
+            (!short_plain_number(f[3].start, f[3].len) && !parse_float(f[3].start, f[3].len, c_locale, &unused)) ||
+            !parse_float(f[4].start, f[4].len, c_locale, &score)) {
+            doubt = 1;
+            break;
+        }
+        total++;
+        const char *q = f[0].start, *d = f[2].start;
+        Py_ssize_t nq = f[0].len, nd = f[2].len;
+        if (!current.start || current.len != nq || memcmp(current.start, q, nq) != 0) {
+            if (code >= 0 && emit_query(&out, j->labels, rows, n_rows, number) < 0) goto no_memory;
+            n_rows = 0;
+            uint64_t head = id_head(q, nq), h = hash_id(head, q, nq);
+            Py_ssize_t before = queries.n;
+            number = intern(&queries, q, nq, head, h);
+            if (number < 0) goto no_memory;
+            if (number < before) {
+                interleaved = 1;
+                break;
+            }
+            current = (Slice){q, nq};
+            code = find_id(&j->queries, q, nq, head, h);
+            if (column_push(&codes, &code) < 0) goto no_memory;
+            seen.stamp++;
+            seen.count = 0;
+        }
+        uint64_t head = id_head(d, nd), h = hash_id(head, d, nd);
+        int again = seen_add(&seen, d, nd, head, h);
+        if (again < 0) goto no_memory;
+        if (again) {
+            doubt = 1;
+            break;
+        }
+        if (code < 0 || (ignore_self && nd == nq && memcmp(d, q, nd) == 0)) continue;
+        if (n_rows == cap_rows) {
+            Py_ssize_t cap = cap_rows ? cap_rows * 2 : 1024;
+            Row *grown = realloc(rows, cap * sizeof(Row));
+            if (!grown) goto no_memory;
+            rows = grown;
+            cap_rows = cap;
+        }
+        rows[n_rows++] = (Row){score, d, nd, find_judgment(j, code, d, nd, head, h)};
+    }
+    if (doubt || interleaved) {
+        result = doubt ? Py_None : Py_False;
+        Py_INCREF(result);
+        goto done;
+    }
+    if (code >= 0 && emit_query(&out, j->labels, rows, n_rows, number) < 0) goto no_memory;
+    PyObject *names = distinct_ids(&queries);
+    if (!names) goto done;
+    Column *columns[] = {&codes, &out.row_query, &out.row_score, &out.query, &out.pos, &out.label, &out.score};
+    result = PyTuple_New(9);
+    if (!result) {
+        Py_DECREF(names);
+        goto done;
+    }
+    PyTuple_SET_ITEM(result, 0, names);
+    for (int c = 0; c < 7; c++) {
+        PyObject *values = PyBytes_FromStringAndSize(columns[c]->data, columns[c]->n * columns[c]->item);
+        if (!values) {
+            Py_CLEAR(result);
+            goto done;
+        }
+        PyTuple_SET_ITEM(result, c + 1, values);
+    }
+    PyObject *count = PyLong_FromSsize_t(total);
+    if (!count) {
+        Py_CLEAR(result);
+        goto done;
+    }
+    PyTuple_SET_ITEM(result, 8, count);
+    goto done;
+no_memory:
+    PyErr_NoMemory();
+done:
+    if (queries_ready) interner_free(&queries);
+    free(codes.data);
+    free(out.row_query.data);
+    free(out.row_score.data);
+    free(out.query.data);
+    free(out.pos.data);
+    free(out.label.data);
+    free(out.score.data);
+    free(rows);
+    free(seen.slots);
+    PyBuffer_Release(&view);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"scan", scan, METH_VARARGS, "scan(data, kinds, trailing) -> kept columns, or None when a line is in doubt"},
     {"repeats", repeats, METH_VARARGS, "repeats(query_codes, doc_codes, n_docs) -> True, False or None (not grouped)"},
+    {"judgments", judgments, METH_VARARGS, "judgments(query_ids, first, doc_ids, labels) -> the judgments judged() reads"},
+    {"judged", judged, METH_VARARGS, "judged(data, judgments, ignore_self) -> a piece's rows for evaluation, False or None"},
     {NULL, NULL, 0, NULL},
 };
 

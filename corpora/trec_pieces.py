@@ -40,14 +40,62 @@ def run_pieces(path: PathLike, piece_bytes: int) -> Iterator[Piece]:
     the query id changes; an empty file is a FormatError, as for the whole-file reader."""
     path = require_file(path, "run file")
     rows = 0
-    with _opened(path) as handle:
-        for raw, first_line in _cut(handle, piece_bytes):
-            table = _table(path, raw, first_line)
-            if len(table):
-                rows += len(table)
-                yield Piece(table, raw, first_line)
+    for raw, first_line in raw_pieces(path, piece_bytes):
+        table = piece_table(path, raw, first_line)
+        if len(table):
+            rows += len(table)
+            yield Piece(table, raw, first_line)
     if rows == 0:
-        raise FormatError(path, None, f"empty run file: expected lines of {RUN_LAYOUT.expected}")
+        raise empty_run(path)
+
+
+def empty_run(path: Path) -> FormatError:
+    return FormatError(path, None, f"empty run file: expected lines of {RUN_LAYOUT.expected}")
+
+
+def raw_pieces(path: Path, piece_bytes: int, span: tuple[int, int] | None = None) -> Iterator[tuple[bytes, int]]:
+    """(bytes, number of its first line) of each piece of the file, or of the bytes ``span`` (start, end) of
+    a plain file, which :func:`query_starts` gave (its line numbers then count from the span's start)."""
+    with _opened(path) as handle:
+        if span is None:
+            yield from _cut(handle, piece_bytes, None)
+        else:
+            handle.seek(span[0])
+            yield from _cut(handle, piece_bytes, span[1] - span[0])
+
+
+def query_starts(path: PathLike, count: int) -> list[int]:
+    """Offsets cutting a plain run file into about ``count`` spans of whole lines, each starting at a line
+    whose query id differs from the line before (so a grouped file's spans hold whole queries): 0, ...,
+    the file's size. A span may come out empty when one query is longer than the spans."""
+    size = Path(path).stat().st_size
+    starts = [0]
+    with open(path, "rb") as handle:
+        for k in range(1, count):
+            at = max(size * k // count, starts[-1])
+            starts.append(_next_query_start(handle, at, size))
+    return sorted({*starts, size})
+
+
+def _next_query_start(handle: io.BufferedReader, at: int, size: int) -> int:
+    """The start of the first line after ``at``'s line whose query id differs from the line before (``size``
+    if none)."""
+    if at == 0:
+        return 0
+    handle.seek(at - 1)
+    handle.readline()  # to the start of the first whole line at or after ``at``
+    query = None
+    while True:
+        start = handle.tell()
+        line = handle.readline()
+        if not line:
+            return size
+        field = _first_field(line, 0)
+        if not field:
+            continue  # a blank line
+        if query is not None and field != query:
+            return start
+        query = field
 
 
 def _opened(path: Path) -> gzip.GzipFile | io.BufferedReader:
@@ -57,12 +105,17 @@ def _opened(path: Path) -> gzip.GzipFile | io.BufferedReader:
         raise FormatError(path, None, f"cannot be read ({exc})") from None
 
 
-def _cut(handle: gzip.GzipFile | io.BufferedReader, piece_bytes: int) -> Iterator[tuple[bytes, int]]:
-    """(bytes, number of its first line) of each piece: whole lines, cut before the last query's first line."""
-    carry, line, first = b"", 1, True
+def _cut(handle: gzip.GzipFile | io.BufferedReader, piece_bytes: int, limit: int | None) -> Iterator[tuple[bytes, int]]:
+    """(bytes, number of its first line) of each piece: whole lines, cut before the last query's first line;
+    ``limit``: read no more than that many bytes (a span of the file). While one query fills what is
+    held, each read is as long as what is held, so a query of any length costs linear time."""
+    carry, line, first = b"", 1, handle.tell() == 0
+    left, want = limit, piece_bytes
     while True:
         try:
-            block = handle.read(piece_bytes)
+            block = handle.read(want if left is None else min(want, left))
+            if left is not None:
+                left -= len(block)
         except (OSError, EOFError) as exc:
             raise FormatError(getattr(handle, "name", "run file"), None, f"not a valid gzip file ({exc})") from None
         if first:
@@ -74,11 +127,11 @@ def _cut(handle: gzip.GzipFile | io.BufferedReader, piece_bytes: int) -> Iterato
             return
         cut = _last_query_start(data)
         if cut == 0:  # one query so far: read on
-            carry = data
+            carry, want = data, max(len(data), piece_bytes)
             continue
         yield data[:cut], line
         line += data.count(b"\n", 0, cut)
-        carry = data[cut:]
+        carry, want = data[cut:], piece_bytes
 
 
 def _last_query_start(data: bytes) -> int:
@@ -102,7 +155,7 @@ def _first_field(data: bytes, start: int) -> bytes:
     return match.group(1) if match else b""
 
 
-def _table(path: Path, raw: bytes, first_line: int) -> CodedTable:
+def piece_table(path: Path, raw: bytes, first_line: int) -> CodedTable:
     """The piece's rows: the compiled scan, or line by line (which names a bad line by its number in the file)."""
     table = scanned_bytes(raw, RUN_LAYOUT)
     if table is None:

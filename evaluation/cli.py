@@ -151,17 +151,16 @@ def run_evaluate(args: argparse.Namespace, out: TextIO | None = None) -> int:
         raise RankscopeError(f"a run file is listed twice: {paths}")
     baseline = checked_baseline(args.baseline, paths)
     fields = parsed_fields(args.fields)
-    if args.memory_budget is not None:
-        budget = parse_size(args.memory_budget)
-        if args.scheduler is not None or fields.get("run"):
-            raise RankscopeError(
-                "--memory-budget reads TREC run files in this process: without --scheduler or --fields"
-            )
+    budget = None if args.memory_budget is None else parse_size(args.memory_budget)
+    if budget is not None and fields.get("run"):
+        raise RankscopeError("--memory-budget reads TREC run files by their columns: without --fields")
+    with using(args.scheduler) as client:
         qrels = _read(args.qrels, "qrels", fields.get("qrels"))
-        scored = {path: _stream_file(qrels, path, metrics, args, budget, len(paths) > 1) for path in paths}
-    else:
-        with using(args.scheduler) as client:
-            qrels = _read(args.qrels, "qrels", fields.get("qrels"))
+        if budget is not None:
+            scored = {
+                path: _stream_file(qrels, path, metrics, args, (budget, client), len(paths) > 1) for path in paths
+            }
+        else:
             scored = {
                 path: _evaluate_file(
                     qrels, _read(path, "run", fields.get("run")), path, metrics, args, client, len(paths) > 1
@@ -228,13 +227,21 @@ def _evaluate_file(
 
 
 def _stream_file(
-    qrels: pd.DataFrame | CodedTable, path: str, metrics: list[str], args: argparse.Namespace, budget: int, named: bool
+    qrels: pd.DataFrame | CodedTable,
+    path: str,
+    metrics: list[str],
+    args: argparse.Namespace,
+    where: tuple[int, Any],
+    named: bool,
 ) -> tuple[EvaluationResult, dict[str, float]]:
-    """:func:`_evaluate_file` of a TREC run read in pieces (:mod:`rankscope.evaluation.streaming`); the
-    coverage notes come once the whole file is read."""
+    """:func:`_evaluate_file` of a TREC run read in pieces (:mod:`rankscope.evaluation.streaming`) in
+    ``where`` = (memory budget, Dask client or None); the coverage notes come once the whole file is read."""
     if sniff(path, "run").name != "trec":
         raise RankscopeError(f"{path}: --memory-budget reads TREC run files (query_id Q0 doc_id rank score tag)")
-    result, notes = stream_evaluate(qrels, path, _with_bands(metrics), memory_budget=budget, **_options(args))
+    budget, client = where
+    result, notes = stream_evaluate(
+        qrels, path, _with_bands(metrics), memory_budget=budget, client=client, **_options(args)
+    )
     _report(notes, path, args, named)
     return _banded(result, metrics)
 

@@ -40,12 +40,7 @@ def partitioned_scores(
     A measure added with :func:`~rankscope.evaluation.metrics.define` exists in this process only,
     not on the workers: it is refused in one line.
     """
-    defined = [metric.name for metric in metrics if not metric.built_in]
-    if defined:
-        raise RankscopeError(
-            f"metric {defined[0]!r} was defined in this process (define), so the scheduler's workers do not "
-            "know it; evaluate it without a scheduler"
-        )
+    refuse_defined(metrics)
     query_ids = evaluated_queries(columns.qrels_query, pd.unique(columns.run_query), judged_only)
     cuts = np.array_split(np.arange(len(query_ids)), min(partitions or worker_count(client), len(query_ids)))
     part_of = np.repeat(np.arange(len(cuts)), [len(cut) for cut in cuts])
@@ -60,6 +55,16 @@ def partitioned_scores(
         futures.append(client.submit(score_queries, inputs, metrics, pure=False, **options))
     scored = client.gather(futures)
     return tuple(np.concatenate([part[i] for part in scored]) for i in range(3))  # type: ignore[return-value]
+
+
+def refuse_defined(metrics: Sequence[Metric]) -> None:
+    """A measure added with :func:`~rankscope.evaluation.metrics.define` cannot run on a scheduler's workers."""
+    defined = [metric.name for metric in metrics if not metric.built_in]
+    if defined:
+        raise RankscopeError(
+            f"metric {defined[0]!r} was defined in this process (define), so the scheduler's workers do not "
+            "know it; evaluate it without a scheduler"
+        )
 
 
 def _partition_of(codes: np.ndarray, part_of: np.ndarray) -> np.ndarray:

@@ -4,25 +4,37 @@ comes, in memory bounded by ``memory_budget``; the same numbers as the whole fil
 A built-in metric's value for a query depends only on that query's rows and judgments (what makes
 :mod:`rankscope.evaluation.query_partitions` exact too). A run grouped by query (each query's lines
 together, as runs are written) is read in pieces cut where the query id changes
-(:func:`rankscope.corpora.trec_pieces.run_pieces`); each piece is judged against the judgments of its
-queries and scored, and only its per-query values are kept. The qrels queries the run lacks are
-scored against no rows, as the whole-file path does. The values are then put in
+(:func:`rankscope.corpora.trec_pieces.raw_pieces`); each piece goes through the compiled pass of
+:mod:`rankscope.evaluation.judged_scan` straight to the table the metrics read (a piece it doubts is
+read by the whole-file reader's line-by-line check, which names the bad line), is scored, and only its
+per-query values are kept. The qrels queries the run lacks are scored against no rows, as the
+whole-file path does. The values are then put in
 :func:`~rankscope.evaluation.ranking.evaluated_queries` order, so the means are taken over the same
 floats in the same order.
 
+With a scheduler, a plain file is cut into spans of whole queries
+(:func:`~rankscope.corpora.trec_pieces.query_starts`, :data:`SPANS_PER_WORKER` a worker), each read and
+scored in pieces by a task; the spans' values are stacked and ordered as one process's, so the numbers
+do not depend on the workers. A span in doubt has the file read here (which words the problem).
+
 A run that is not grouped (a query's lines in two places) is first spread over ``buckets`` temporary
-files by a hash of the query id, in the same pieces, so that each bucket holds whole queries; each
-bucket is then read whole and scored (an external grouping: two passes over the data, one write).
+files by a hash of the query id, in pieces of ``memory_budget / PIECE_OVERHEAD`` bytes, so that each
+bucket holds whole queries; each bucket is then read whole and scored (an external grouping: two passes
+over the data, one write).
 
 Peak memory is about ``PIECE_OVERHEAD`` times a piece's bytes, plus the qrels and the per-query
-values; a piece is ``memory_budget / PIECE_OVERHEAD`` bytes.
+values; a piece is ``memory_budget / PIECE_OVERHEAD`` bytes, at most :data:`READ_BYTES` for the
+compiled pass (shared among the workers with a scheduler).
 """
 
 from __future__ import annotations
 
+import io
+import re
 import tempfile
 import zlib
 from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -30,22 +42,30 @@ import numpy as np
 import pandas as pd
 
 from rankscope.core.errors import RankscopeError
-from rankscope.core.fileio import PathLike
+from rankscope.core.fileio import PathLike, require_file
 from rankscope.core.params import check_arguments
+from rankscope.core.scheduler import using, worker_count
 from rankscope.corpora.trec import CodedTable, read_trec_coded
-from rankscope.corpora.trec_pieces import run_pieces
+from rankscope.corpora.trec_pieces import empty_run, piece_table, query_starts, raw_pieces, run_pieces
 from rankscope.evaluation.coverage import coverage_notes, warn_coverage
 from rankscope.evaluation.engine import RELEVANCE_LEVEL, _coded_qrels, _judge_coded, _scored
+from rankscope.evaluation.judged_scan import INTERLEAVED, Judgments
 from rankscope.evaluation.metrics import DEFAULT_METRICS, Metric, parse_metrics
+from rankscope.evaluation.query_partitions import refuse_defined
 from rankscope.evaluation.ranking import evaluated_queries
 from rankscope.evaluation.results import EvaluationResult
 
 PIECE_OVERHEAD = 16
+READ_BYTES = 2 << 20
+"""Bytes of a piece the compiled pass reads at most (more only for a longer query): small pieces are
+read into memory the allocator reuses and whose outputs stay in cache (10^7 rows: 0.40 us of CPU a row
+in pieces of 128 MiB, 0.26 us in pieces of 2 MiB)."""
 """Peak bytes of memory per byte of a piece of the run file (measured: benchmarks/bench_stream_evaluate.py)."""
 DEFAULT_BUDGET = 2 << 30
 """2 GiB."""
 _DOC_EXAMPLES = 1000
 """Document ids kept for the coverage note of a run retrieving no judged document."""
+_FIELDS = re.compile(rb"[ \t]+")
 
 
 class _NotGrouped(Exception):
@@ -64,15 +84,18 @@ def evaluate_run_file(
     ignore_self: bool = False,
     allow_disjoint: bool = False,
     memory_budget: int = DEFAULT_BUDGET,
+    scheduler: Any = None,
 ) -> EvaluationResult:
     """:func:`~rankscope.evaluation.evaluate` of the TREC run file at ``path``, read in pieces so that
     memory stays near ``memory_budget`` bytes whatever the file's size (the options are evaluate's, and
-    so are its coverage warnings)."""
+    so are its coverage warnings). ``scheduler`` (``local:N``, an address or a Dask client): spans of a
+    plain file scored as tasks there, the budget shared among the workers; the same numbers."""
     options = {"judged_only": judged_only, "exclude_unjudged": exclude_unjudged, "ignore_self": ignore_self}
-    result, notes = stream_evaluate(
-        qrels, path, metrics, relevance_level=relevance_level, allow_disjoint=allow_disjoint,
-        memory_budget=memory_budget, **options,
-    )  # fmt: skip
+    with using(scheduler) as client:
+        result, notes = stream_evaluate(
+            qrels, path, metrics, relevance_level=relevance_level, allow_disjoint=allow_disjoint,
+            memory_budget=memory_budget, client=client, **options,
+        )  # fmt: skip
     warn_coverage(notes, allow_disjoint=allow_disjoint, stacklevel=2)
     return result
 
@@ -89,22 +112,90 @@ def stream_evaluate(
     ignore_self: bool,
     allow_disjoint: bool,
     memory_budget: int,
+    client: Any = None,
 ) -> tuple[EvaluationResult, list[str]]:
-    """:func:`evaluate_run_file`'s result and every coverage note (what ``rankscope evaluate`` prints)."""
+    """:func:`evaluate_run_file`'s result and every coverage note (what ``rankscope evaluate`` prints);
+    ``client``: a Dask client, or None for this process."""
     if memory_budget < 1 << 20:
         raise RankscopeError(f"memory budget {memory_budget} bytes is too small: give at least 1 MiB (e.g. 2G)")
     parsed = parse_metrics(metrics)
     coded = _coded_qrels(qrels)
+    path = require_file(path, "run file")
     piece_bytes = max(memory_budget // PIECE_OVERHEAD, 1 << 12)
     scorer = _Scorer(coded, parsed, relevance_level, ignore_self)
     try:
-        scorer.add_all(_grouped_pieces(path, piece_bytes))
+        read = min(piece_bytes, READ_BYTES)
+        if client is None or path.suffix == ".gz":
+            scorer.add_file(path, read)
+        else:
+            refuse_defined(parsed)
+            workers = worker_count(client)
+            scorer.merge(_partials(client, coded, path, parsed, max(read // workers, 1 << 12), (
+                relevance_level, ignore_self, workers * SPANS_PER_WORKER)), path, read)  # fmt: skip
     except _NotGrouped:
         scorer = _Scorer(coded, parsed, relevance_level, ignore_self)
         with tempfile.TemporaryDirectory(prefix="rankscope_buckets_") as folder:
             scorer.add_all(_bucketed(path, piece_bytes, Path(folder)))
+    if scorer.rows == 0:
+        raise empty_run(path)
     notes = scorer.notes(allow_disjoint)
     return scorer.result(judged_only, exclude_unjudged), notes
+
+
+SPANS_PER_WORKER = 4
+"""Spans of the file per worker with a scheduler: a worker slowed by other work leaves its share to the rest."""
+
+
+class _Doubt(Exception):
+    """A worker met a piece the compiled pass doubts: this process reads the file, which words the problem."""
+
+
+@dataclass(frozen=True)
+class _Partial:
+    """What a span of the file gives (:meth:`_Scorer.partial`): per-query values, and the coverage check's inputs."""
+
+    parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]]
+    run_queries: list[str]
+    doc_examples: np.ndarray | None
+    retrieved_judged: bool
+    rows: int
+
+
+def _partials(
+    client: Any, qrels: CodedTable, path: Path, metrics: Sequence[Metric], piece_bytes: int, rest: tuple[int, bool, int]
+) -> list[_Partial | str]:
+    """Each span's :class:`_Partial` (or why not: :data:`INTERLEAVED`, or ``"doubt"``) from tasks on ``client``."""
+    relevance_level, ignore_self, spans = rest
+    starts = query_starts(path, spans)
+    shared = client.scatter(qrels, broadcast=True)
+    futures = [
+        client.submit(
+            _score_span, shared, str(path), metrics, (start, end), piece_bytes, relevance_level, ignore_self, pure=False
+        )  # fmt: skip
+        for start, end in zip(starts[:-1], starts[1:])
+    ]
+    return list(client.gather(futures))
+
+
+def _score_span(
+    qrels: CodedTable,
+    path: str,
+    metrics: Sequence[Metric],
+    span: tuple[int, int],
+    piece_bytes: int,
+    relevance_level: int,
+    ignore_self: bool,
+) -> _Partial | str:
+    """A task: one span of the file scored in pieces."""
+    scorer = _Scorer(qrels, metrics, relevance_level, ignore_self)
+    try:
+        for raw, _ in raw_pieces(Path(path), piece_bytes, span):
+            scorer.add_raw(raw, None)
+    except _NotGrouped:
+        return INTERLEAVED
+    except _Doubt:
+        return "doubt"
+    return scorer.partial()
 
 
 class _Scorer:
@@ -122,18 +213,74 @@ class _Scorer:
         self.run_queries: set[str] = set()
         self.doc_examples: np.ndarray | None = None
         self.retrieved_judged = False
+        self.rows = 0
+        self.judgments: Judgments | None = None
 
     def add_all(self, tables: Iterator[CodedTable]) -> None:
         for table in tables:
             self.add(table)
 
-    def add(self, run: CodedTable) -> None:
-        """Score one piece holding whole queries (its queries must be new)."""
-        names = run.query_names
+    def add_file(self, path: Path, piece_bytes: int) -> None:
+        """Score the grouped run file at ``path`` piece by piece (:class:`_NotGrouped` if it is not)."""
+        for raw, first_line in raw_pieces(path, piece_bytes):
+            self.add_raw(raw, (path, first_line))
+
+    def add_raw(self, raw: bytes, where: tuple[Path, int] | None) -> None:
+        """Score one piece of whole lines through the compiled pass; one it doubts is read line by line at
+        ``where`` (file, number of its first line), which words the problem, or with None is :class:`_Doubt`."""
+        if self.judgments is None:
+            self.judgments = Judgments(self.qrels, self.relevance_level)
+        piece = self.judgments.piece(raw, self.ignore_self)
+        if piece is None:
+            if where is None:
+                raise _Doubt
+            table = piece_table(where[0], raw, where[1])
+            query = table.query
+            if np.count_nonzero(query[1:] != query[:-1]) != max(len(table.query_names) - 1, 0):
+                raise _NotGrouped
+            if len(table):
+                self.add(table)
+            return
+        if isinstance(piece, str):  # INTERLEAVED
+            raise _NotGrouped
+        if piece.rows == 0:
+            return
+        self._note_queries(piece.query_names, piece.rows)
+        if self.doc_examples is None:
+            self.doc_examples = _first_documents(raw)
+        if piece.judged is not None:
+            self.retrieved_judged |= len(piece.judged.q) > 0
+            self.parts.append(_scored(piece.judged, self.metrics))
+
+    def partial(self) -> _Partial:
+        return _Partial(self.parts, sorted(self.run_queries), self.doc_examples, self.retrieved_judged, self.rows)
+
+    def merge(self, partials: list[_Partial | str], path: Path, piece_bytes: int) -> None:
+        """Take the spans' partials in file order; a span in doubt: the whole file read here instead."""
+        if "doubt" in partials:
+            self.add_file(path, piece_bytes)
+            return
+        for partial in partials:
+            if isinstance(partial, str):
+                raise _NotGrouped
+            self._note_queries(np.array(partial.run_queries, dtype=object), partial.rows)
+            if self.doc_examples is None:
+                self.doc_examples = partial.doc_examples
+            self.retrieved_judged |= partial.retrieved_judged
+            self.parts.extend(partial.parts)
+
+    def _note_queries(self, names: np.ndarray, rows: int) -> None:
+        """Count a piece's queries and rows; a query seen in an earlier piece is :class:`_NotGrouped`."""
         fresh = len(self.run_queries)
         self.run_queries.update(names)
         if len(self.run_queries) - fresh != len(names):
             raise _NotGrouped
+        self.rows += rows
+
+    def add(self, run: CodedTable) -> None:
+        """Score one piece holding whole queries (its queries must be new)."""
+        names = run.query_names
+        self._note_queries(names, len(run))
         if self.doc_examples is None:
             self.doc_examples = run.doc_names[:_DOC_EXAMPLES]
         codes = self.query_index.get_indexer(names)
@@ -206,13 +353,16 @@ def _offsets(lengths: np.ndarray) -> np.ndarray:
     return np.arange(total, dtype=np.int64) - np.repeat(np.cumsum(lengths) - lengths, lengths)
 
 
-def _grouped_pieces(path: PathLike, piece_bytes: int) -> Iterator[CodedTable]:
-    """The file's pieces; :class:`_NotGrouped` when a piece's queries interleave."""
-    for piece in run_pieces(path, piece_bytes):
-        query = piece.table.query
-        if np.count_nonzero(query[1:] != query[:-1]) != len(piece.table.query_names) - 1:
-            raise _NotGrouped
-        yield piece.table
+def _first_documents(raw: bytes) -> np.ndarray:
+    """The first distinct document ids of a piece (at most :data:`_DOC_EXAMPLES`), in order of appearance."""
+    seen: dict[str, None] = {}
+    for line in io.BytesIO(raw):
+        fields = _FIELDS.split(line.strip(b" \t\r\n"))
+        if len(fields) > 2:
+            seen.setdefault(fields[2].decode(), None)
+            if len(seen) == _DOC_EXAMPLES:
+                break
+    return np.array(list(seen), dtype=object)
 
 
 def _bucketed(path: PathLike, piece_bytes: int, folder: Path) -> Iterator[CodedTable]:

@@ -147,5 +147,29 @@ def test_the_cli_prints_the_same_with_a_memory_budget(tmp_path: Path, capsys: py
     assert streamed.out == whole.out and streamed.err == whole.err and "5 of 125 run queries" in whole.err
     assert main([*base, "--memory-budget", "lots"]) == 2
     assert "--memory-budget must be a positive size such as 512M or 2G, got 'lots'" in capsys.readouterr().err
-    assert main([*base, "--memory-budget", "1M", "--scheduler", "local:1"]) == 2
-    assert "--memory-budget reads TREC run files in this process" in capsys.readouterr().err
+    assert main([*base, "--memory-budget", "1M", "--fields", "run.score=s"]) == 2
+    assert "--memory-budget reads TREC run files by their columns: without --fields" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_spans_on_two_workers_give_one_processs_numbers(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """--scheduler local:2 scores spans of the file on two worker processes: the same numbers, bit for bit,
+    grouped or not (a run not grouped is noticed across spans and grouped on disk), and the same output."""
+    from distributed import Client, LocalCluster
+
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
+        with Client(cluster) as client:
+            for seed, grouped in ((5, True), (6, False)):
+                qrels, run = write_case(tmp_path, seed, grouped)
+                coded = read_trec_coded(qrels, "qrels")
+                whole = evaluate(coded, read_trec_coded(run, "run"), EVERY_FAMILY)
+                for budget in (SMALL, 64 << 20):
+                    assert_same(
+                        whole, evaluate_run_file(coded, run, EVERY_FAMILY, memory_budget=budget, scheduler=client)
+                    )
+    qrels, run = write_case(tmp_path, 7)
+    base = ["evaluate", str(qrels), str(run), "--per-query", "--format", "csv", "-m", "ndcg@10", "-m", "map"]
+    assert main([*base, "--memory-budget", "1M"]) == 0
+    one = capsys.readouterr()
+    assert main([*base, "--memory-budget", "1M", "--scheduler", "local:2"]) == 0
+    assert capsys.readouterr() == one
