@@ -112,13 +112,14 @@ def _write_parquet(table: pd.DataFrame, path: Path) -> None:
             ) from None
 
 
-def refuse_repeated_pairs(table: pd.DataFrame, source: str, unit: str = "entry") -> None:
-    """A (query, document) pair twice is an error naming the first repeat."""
+def refuse_repeated_pairs(table: pd.DataFrame, source: str, unit: str = "entry", first_row: int = 0) -> None:
+    """A (query, document) pair twice is an error naming the first repeat (``first_row``: the table's first
+    row's number in the file, for a piece of one)."""
     repeated = table.duplicated(["query_id", "doc_id"]).to_numpy()
     if repeated.any():
         row = int(np.flatnonzero(repeated)[0])
         key = (table["query_id"].iat[row], table["doc_id"].iat[row])
-        raise SchemaError(f"{source}: {unit} {row}: {duplicate_message('query, document', key)}")
+        raise SchemaError(f"{source}: {unit} {first_row + row}: {duplicate_message('query, document', key)}")
 
 
 def _write_jsonl(table: pd.DataFrame, path: Path) -> None:

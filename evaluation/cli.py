@@ -109,8 +109,9 @@ def register(subparsers: argparse._SubParsersAction, formats: tuple[str, ...] = 
     parser.add_argument(
         "--memory-budget",
         metavar="SIZE",
-        help="read each TREC run file in pieces of whole queries and score them as they come, in about SIZE of "
-        "memory (bytes, or with K, M or G: 2G); a run not grouped by query is grouped on disk first. "
+        help="read each TREC or Parquet run file in pieces of whole queries and score them as they come, in about "
+        "SIZE of memory (bytes, or with K, M or G: 2G); a run not grouped by query is grouped on disk first; with "
+        "--scheduler, spans of a plain TREC file are scored on the workers. "
         "The numbers are the same, bit for bit",
     )
     add_fields(parser)
@@ -153,7 +154,7 @@ def run_evaluate(args: argparse.Namespace, out: TextIO | None = None) -> int:
     fields = parsed_fields(args.fields)
     budget = None if args.memory_budget is None else parse_size(args.memory_budget)
     if budget is not None and fields.get("run"):
-        raise RankscopeError("--memory-budget reads TREC run files by their columns: without --fields")
+        raise RankscopeError("--memory-budget reads TREC and Parquet run files by their own columns: without --fields")
     with using(args.scheduler) as client:
         qrels = _read(args.qrels, "qrels", fields.get("qrels"))
         if budget is not None:
@@ -236,8 +237,10 @@ def _stream_file(
 ) -> tuple[EvaluationResult, dict[str, float]]:
     """:func:`_evaluate_file` of a TREC run read in pieces (:mod:`rankscope.evaluation.streaming`) in
     ``where`` = (memory budget, Dask client or None); the coverage notes come once the whole file is read."""
-    if sniff(path, "run").name != "trec":
-        raise RankscopeError(f"{path}: --memory-budget reads TREC run files (query_id Q0 doc_id rank score tag)")
+    if sniff(path, "run").name not in ("trec", "parquet"):
+        raise RankscopeError(
+            f"{path}: --memory-budget reads TREC run files (query_id Q0 doc_id rank score tag) and Parquet runs"
+        )
     budget, client = where
     result, notes = stream_evaluate(
         qrels, path, _with_bands(metrics), memory_budget=budget, client=client, **_options(args)

@@ -45,7 +45,9 @@ from rankscope.core.errors import RankscopeError
 from rankscope.core.fileio import PathLike, require_file
 from rankscope.core.params import check_arguments
 from rankscope.core.scheduler import using, worker_count
-from rankscope.corpora.trec import CodedTable, read_trec_coded
+from rankscope.corpora.formats import sniff
+from rankscope.corpora.parquet_pieces import parquet_pieces, parquet_table, row_groups
+from rankscope.corpora.trec import CodedTable, coded_table, read_trec_coded
 from rankscope.corpora.trec_pieces import empty_run, piece_table, query_starts, raw_pieces, run_pieces
 from rankscope.evaluation.coverage import coverage_notes, warn_coverage
 from rankscope.evaluation.engine import RELEVANCE_LEVEL, _coded_qrels, _judge_coded, _scored
@@ -123,6 +125,9 @@ def stream_evaluate(
     path = require_file(path, "run file")
     piece_bytes = max(memory_budget // PIECE_OVERHEAD, 1 << 12)
     scorer = _Scorer(coded, parsed, relevance_level, ignore_self)
+    if sniff(path, "run").name == "parquet":
+        scorer = _parquet(scorer, path, memory_budget // PARQUET_ROW_BYTES)
+        return scorer.result(judged_only, exclude_unjudged), scorer.notes(allow_disjoint)
     try:
         read = min(piece_bytes, READ_BYTES)
         if client is None or path.suffix == ".gz":
@@ -140,6 +145,47 @@ def stream_evaluate(
         raise empty_run(path)
     notes = scorer.notes(allow_disjoint)
     return scorer.result(judged_only, exclude_unjudged), notes
+
+
+PARQUET_ROW_BYTES = 1000
+"""Memory a row of a Parquet run's piece may take while it is scored (ids as ``str`` objects in pandas, the
+coding, the judged table): a piece holds ``memory_budget / PARQUET_ROW_BYTES`` rows or more (whole queries)."""
+
+
+def _parquet(scorer: _Scorer, path: Path, piece_rows: int) -> _Scorer:
+    """The Parquet run at ``path`` scored in pieces of whole queries, row group by row group; one not grouped
+    by query is spread over bucket files of whole queries first (Parquet files, by a hash of the query id)."""
+    try:
+        scorer.add_all(coded_table(piece, "run") for piece in parquet_pieces(path, piece_rows))
+        return scorer
+    except _NotGrouped:
+        pass
+    fresh = _Scorer(scorer.qrels, scorer.metrics, scorer.relevance_level, scorer.ignore_self)
+    with tempfile.TemporaryDirectory(prefix="rankscope_buckets_") as folder:
+        fresh.add_all(_parquet_buckets(path, piece_rows, Path(folder)))
+    return fresh
+
+
+def _parquet_buckets(path: Path, piece_rows: int, folder: Path) -> Iterator[CodedTable]:
+    """The Parquet run spread over bucket files by a CRC-32 of the query id, then each bucket read whole."""
+    from fastparquet import write
+
+    count = 0
+    files: list[Path] = []
+    for piece in parquet_pieces(path, piece_rows):
+        if not files:
+            rows = sum(group.num_rows for group in row_groups(path))
+            count = max(2, -(-2 * rows // piece_rows))
+            files = [folder / f"bucket{i}.parquet" for i in range(count)]
+        names, codes = np.unique(piece["query_id"].to_numpy(), return_inverse=True)
+        bucket_of = np.array([zlib.crc32(name.encode()) % count for name in names], dtype=np.int64)[codes]
+        for bucket in np.unique(bucket_of):
+            part = piece[bucket_of == bucket][["query_id", "doc_id", "score"]].reset_index(drop=True)
+            write(str(files[bucket]), part, append=files[bucket].exists())
+    for file in files:
+        if file.exists():
+            yield coded_table(parquet_table(file), "run")
+            file.unlink()
 
 
 SPANS_PER_WORKER = 4

@@ -148,7 +148,10 @@ def test_the_cli_prints_the_same_with_a_memory_budget(tmp_path: Path, capsys: py
     assert main([*base, "--memory-budget", "lots"]) == 2
     assert "--memory-budget must be a positive size such as 512M or 2G, got 'lots'" in capsys.readouterr().err
     assert main([*base, "--memory-budget", "1M", "--fields", "run.score=s"]) == 2
-    assert "--memory-budget reads TREC run files by their columns: without --fields" in capsys.readouterr().err
+    assert (
+        "--memory-budget reads TREC and Parquet run files by their own columns: without --fields"
+        in capsys.readouterr().err
+    )
 
 
 @pytest.mark.slow
@@ -173,3 +176,57 @@ def test_spans_on_two_workers_give_one_processs_numbers(tmp_path: Path, capsys: 
     one = capsys.readouterr()
     assert main([*base, "--memory-budget", "1M", "--scheduler", "local:2"]) == 0
     assert capsys.readouterr() == one
+
+
+def write_parquet_case(folder: Path, seed: int, grouped: bool, group_rows: int = 97) -> tuple[Path, Path]:
+    """write_case's run as a Parquet file of row groups of ``group_rows`` rows (fastparquet)."""
+    from fastparquet import write
+
+    qrels, run = write_case(folder, seed, grouped)
+    table = read_trec_coded(run, "run").frame()[["query_id", "doc_id", "score"]]
+    parquet = folder / f"run{seed}{grouped}.parquet"
+    write(str(parquet), table, row_group_offsets=group_rows)
+    return qrels, parquet
+
+
+@pytest.mark.parametrize("grouped", [True, False])
+@pytest.mark.parametrize("options", [{}, {"judged_only": True, "ignore_self": True}, {"relevance_level": 2}])
+def test_a_parquet_run_in_row_groups_gives_the_whole_files_numbers(tmp_path: Path, grouped: bool, options) -> None:
+    from rankscope.corpora.foreign import read_run
+
+    qrels, run = write_parquet_case(tmp_path, 8, grouped)
+    coded = read_trec_coded(qrels, "qrels")
+    whole = evaluate(coded, read_run(run), EVERY_FAMILY, **options)
+    assert_same(whole, evaluate_run_file(coded, run, EVERY_FAMILY, memory_budget=SMALL, **options))
+
+
+def test_parquet_pieces_hold_whole_queries_and_refuse_a_huge_group(tmp_path: Path) -> None:
+    from rankscope.corpora.parquet_pieces import parquet_pieces
+
+    _, run = write_parquet_case(tmp_path, 9, True, group_rows=50)
+    pieces = list(parquet_pieces(run, 120))
+    assert len(pieces) > 5 and sum(map(len, pieces)) == len(read_trec_coded(tmp_path / "run9True.txt", "run"))
+    names = [name for piece in pieces for name in pd.unique(piece["query_id"])]
+    assert len(names) == len(set(names)) == 125
+    with pytest.raises(
+        RankscopeError, match=r"row group 0 holds 50 rows, more than the memory budget lets one read hold \(40\)"
+    ):
+        next(parquet_pieces(run, 10))
+
+
+def test_a_repeated_pair_in_a_late_parquet_piece_is_named_by_its_row(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from fastparquet import write
+
+    frame = pd.DataFrame({"query_id": [f"q{i // 50}" for i in range(3000)], "doc_id": [f"d{i}" for i in range(3000)],
+                          "score": np.arange(3000.0)})  # fmt: skip
+    frame.loc[2501, "doc_id"] = "d2500"
+    run, qrels = tmp_path / "run.parquet", tmp_path / "qrels.txt"
+    write(str(run), frame, row_group_offsets=200)
+    qrels.write_text("q1 0 d1 1\n")
+    base = ["evaluate", str(qrels), str(run)]
+    assert main(base) == 2
+    whole = capsys.readouterr().err
+    assert main([*base, "--memory-budget", "1M"]) == 2
+    assert capsys.readouterr().err == whole and "row 2501" in whole and "duplicate" in whole
