@@ -113,17 +113,24 @@ def bootstrap_means(values: np.ndarray, n_resamples: int, seed: int) -> np.ndarr
 
 
 def competition_ranks(means: np.ndarray) -> np.ndarray:
-    """Each row's ranks, highest mean first, ties sharing the better rank (1 + count strictly higher)."""
-    from scipy.stats import rankdata
-
-    return rankdata(-means, method="min", axis=1).astype(np.int64)
+    """Each row's ranks, highest mean first, ties sharing the better rank (1 + count strictly higher):
+    ``scipy.stats.rankdata(-means, method="min", axis=1)``, in numpy (scipy.stats takes longer to import
+    than a comparison takes to compute, docs/speed.md)."""
+    rows, count = means.shape
+    order = np.argsort(-means, axis=1, kind="stable")
+    ordered = np.take_along_axis(means, order, axis=1)
+    starts = np.zeros((rows, count), dtype=np.int64)  # the position where each run of equal means begins
+    starts[:, 1:] = np.where(ordered[:, 1:] != ordered[:, :-1], np.arange(1, count), 0)
+    ranks = np.empty((rows, count), dtype=np.int64)
+    np.put_along_axis(ranks, order, np.maximum.accumulate(starts, axis=1) + 1, axis=1)
+    return ranks
 
 
 def pair_pvalues(values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(i, j, p) for every pair ``i < j`` of columns: the two-sided paired t-test's p-value, from the
     columns' covariance (1.0 when every difference is zero, 0.0 for a constant non-zero difference,
     as :func:`rankscope.evaluation.significance.t_test`)."""
-    from scipy import stats
+    from scipy.special import stdtr  # what scipy.stats.t.sf computes, without scipy.stats' import
 
     n, count = values.shape
     i, j = np.triu_indices(count, k=1)
@@ -138,7 +145,7 @@ def pair_pvalues(values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray
     constant = diff_var <= (1e-12 * scale) ** 2
     with np.errstate(divide="ignore", invalid="ignore"):
         t = np.abs(delta) / np.sqrt(diff_var / n)
-    p = 2 * stats.t.sf(t, n - 1)
+    p = 2 * stdtr(n - 1, -t)
     zero = np.abs(delta) <= 1e-12 * scale
     p = np.where(constant, np.where(zero, 1.0, 0.0), p)
     return i, j, np.clip(p, 0.0, 1.0)

@@ -9,6 +9,7 @@ most matching words (the first such window).
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
@@ -54,6 +55,13 @@ def highlight(text: str, words: Sequence[str], before: str, after: str, escape: 
     """``text`` escaped with ``escape``, every whole occurrence of ``words`` wrapped in ``before`` ... ``after``."""
     if not words:
         return escape(text)
-    pattern = re.compile(r"\b(" + "|".join(re.escape(w) for w in sorted(words, key=len, reverse=True)) + r")\b")
+    pattern = _pattern(tuple(sorted(words, key=len, reverse=True)))
     pieces = pattern.split(text)  # even positions: text between matches; odd: the matches
     return "".join(escape(p) if i % 2 == 0 else f"{before}{escape(p)}{after}" for i, p in enumerate(pieces))
+
+
+@functools.lru_cache(maxsize=4096)
+def _pattern(words: tuple[str, ...]) -> re.Pattern[str]:
+    """The pattern of whole occurrences of ``words``, longest first; kept, because a report highlights each
+    snippet twice (HTML and Markdown) and holds more snippets than :mod:`re`'s own cache of 512 patterns."""
+    return re.compile(r"\b(" + "|".join(re.escape(w) for w in words) + r")\b")

@@ -188,7 +188,8 @@ def _fitted_legend(fig: Figure, handles: Sequence[Any], labels: Sequence[str], n
         legend = fig.legend(handles, labels, loc="outside lower center", ncol=ncol, fontsize="small")
         if ncol == 1:
             return
-        fig.draw_without_rendering()
+        # the legend's width is its texts' and handles' alone: measured on the canvas's renderer without
+        # drawing (and laying out) the whole figure, which cost as much as saving it (docs/speed.md)
         if legend.get_window_extent().width <= fig.bbox.width * 0.98:
             return
         legend.remove()

@@ -11,7 +11,7 @@ from scipy import stats
 
 from rankscope.core.errors import SchemaError
 from rankscope.evaluation.significance import adjust_pvalues, t_test
-from rankscope.evaluation.tiers import bootstrap_means, pair_pvalues, rank_tiers, tier_numbers
+from rankscope.evaluation.tiers import bootstrap_means, competition_ranks, pair_pvalues, rank_tiers, tier_numbers
 
 
 def frame(values: np.ndarray) -> pd.DataFrame:
@@ -33,6 +33,15 @@ def test_pair_pvalues_equal_scipys_paired_t_test_including_degenerate_pairs() ->
         assert p[(i == a) & (j == b)][0] == pytest.approx(stats.ttest_rel(values[:, a], values[:, b]).pvalue, rel=1e-9)
     assert p[(i == 1) & (j == 4)][0] == 1.0
     assert p[(i == 2) & (j == 5)][0] == 0.0
+
+
+def test_competition_ranks_equal_scipys_rankdata_min_with_ties() -> None:
+    rng = np.random.default_rng(11)
+    for shape in ((500, 2), (200, 7), (3, 300), (1, 1)):
+        for means in (rng.random(shape), rng.integers(0, 4, size=shape) / 4, np.zeros(shape)):
+            expected = stats.rankdata(-means, method="min", axis=1)
+            assert np.array_equal(competition_ranks(means), expected)
+    assert competition_ranks(np.array([[0.5, 0.7, 0.5, 0.1]])).tolist() == [[2, 1, 2, 4]]
 
 
 def test_bootstrap_means_equal_a_resample_by_resample_reference() -> None:
