@@ -27,12 +27,15 @@ def test_every_example_of_the_frameworks_page_runs(
     monkeypatch.setenv("RANKSCOPE_QUIET", "1")
     namespace: dict[str, object] = {"__name__": "frameworks_page"}
     blocks = examples()
-    assert len(blocks) == 6
+    assert len(blocks) == 8
     for block in blocks:
         exec(compile(block, str(PAGE), "exec"), namespace)  # noqa: S102 - the page's own examples
     printed = capsys.readouterr().out
     assert "system 'lc-bm25': query '1', result 1 has no 'id'" in printed
     assert "by maxp" in printed  # LlamaIndex's chunks merged per document
+    assert "document_store.bm25_parameters.k1=1.8" in printed and "as given" in printed
+    assert namespace["haystack_store"].bm25_parameters == {}  # put back
+    assert "own chunks / llamaindex" in printed and "own chunks / llamaindex: its own chunks:" in printed
     data, mine, table = namespace["data"], namespace["mine"], namespace["table"]
     assert (len(mine.corpus), len(mine.queries), len(mine.qrels)) == (
         len(data.corpus),

@@ -38,6 +38,7 @@ from rankscope.workflows.options import Execution, Output, accepts_old_calls, mo
 if TYPE_CHECKING:
     from rankscope.corpora.chunking import TokenCounter
     from rankscope.evaluation.results import EvaluationResult
+    from rankscope.workflows.common.frameworks import Adapted
 
 DEFAULT_CHUNKINGS = ("words:200:50", "words:100:25", "sentences:300")
 DEFAULT_BUDGETS = (500, 1000, 2000, 4000)
@@ -47,6 +48,10 @@ DOCUMENT_METRICS = ("ndcg@10", "recall@100")
 DISTINCT_AT = 10
 CHUNK_TABLE = ("chunk_id", "doc_id", "position", "start", "end", "tokens")
 """The columns of ``chunk_table.<chunking>.csv``: each chunk id's document, position and span (characters, tokens)."""
+
+
+OWN = "own chunks"
+"""The chunking of a framework retriever's row: the chunks it cut and indexed itself."""
 
 
 def chunked_name(chunking: str, retriever: str) -> str:
@@ -228,7 +233,7 @@ def _old_rag(kwargs: dict[str, object]) -> dict[str, object]:
 def rag(
     dataset: str | Dataset = "cisi",
     chunkings: Sequence[str] = DEFAULT_CHUNKINGS,
-    retrievers: Sequence[str] = ("bm25",),
+    retrievers: Sequence[str] | Mapping[str, object] = ("bm25",),
     budgets: Sequence[int] | Budgets = DEFAULT_BUDGETS,
     answers: str | Path | Answers | None = None,
     out: str | Path | Output | None = None,
@@ -239,6 +244,8 @@ def rag(
     """Chunk, index, search and score every (chunking or whole documents) x retriever; write files to
     ``out`` (a folder, or an :class:`~rankscope.workflows.options.Output` with the figures' formats).
 
+    ``retrievers``: specs, or a mapping name -> spec or framework retriever; a framework retriever is
+    asked with its own chunks, one row ``own chunks / NAME`` (:mod:`rankscope.workflows.common.framework_chunks`).
     ``budgets`` are token counts (or :class:`Budgets` with the tokenizer that counts them);
     ``answers`` a questions JSONL file whose answers are the evidence (or :class:`Answers` with the
     matching mode; without answers, the qrels' relevant documents are). ``execution`` gives the seed,
@@ -258,9 +265,11 @@ def rag(
     from rankscope.evaluation.budget import check_budgets
     from rankscope.evaluation.significance import compare_results
     from rankscope.retrieval.registry import make_retriever
+    from rankscope.workflows.common.framework_chunks import framework_chunk_run
 
     out_path, figures = Output.of(out).checked()  # before any computing
-    check_specs(retrievers)
+    specs_of, asked = _retrievers(retrievers)
+    check_specs(list(specs_of.values()))
     check_depth(depth)
     budgets = tuple(check_budgets(given_budgets.tokens))
     if answer_mode not in MODES:
@@ -277,12 +286,24 @@ def rag(
         if questions is None
         else f"answers of {answers} found in the chunk ({answer_mode} matching)"
     )
-    systems = [(c, r) for c in specs for r in retrievers]
+    systems = [(c, r) for c in specs for r in specs_of]
     with phase("index"):  # every chunking of the corpus, each document's tokens counted once
         tables = dict(zip(specs, chunk_corpus_many(data.corpus, specs, counter)))
     calls = [
-        (chunking, spec, data, queries, questions, answer_mode, counter, budgets, depth, tables[chunking])
-        for chunking, spec in systems
+        (
+            chunking,
+            specs_of[name],
+            data,
+            queries,
+            questions,
+            answer_mode,
+            counter,
+            budgets,
+            depth,
+            tables[chunking],
+            name,
+        )
+        for chunking, name in systems
     ]
     results, tokens, stats, runs = {}, [], [], {}
     made = run_tasks(rag_system, calls, execution.scheduler)
@@ -294,7 +315,18 @@ def rag(
         runs[name], results[name] = outcome.run, outcome.result
         tokens.append(outcome.tokens)
         stats.append(outcome.stats)
-    baseline = chunked_name(WHOLE, retrievers[0])
+    notes = []
+    known = set(data.corpus["doc_id"].astype(str))
+    asking = queries if questions is not None else queries[queries["query_id"].isin(data.qrels["query_id"])]
+    for name, adapted in asked.items():  # in this process: the framework's object is not sent anywhere
+        row = chunked_name(OWN, name)  # its own chunks, asked the queries with evidence
+        run, chunks, said = framework_chunk_run(row, adapted, asking, known, data.name, depth, counter)
+        outcome = _scored(row, run, chunks, data, questions, answer_mode, budgets)
+        runs[row], results[row] = outcome.run, outcome.result
+        tokens.append(outcome.tokens)
+        stats.append(outcome.stats)
+        notes += [f"{row}: {note}." for note in said]
+    baseline = chunked_name(WHOLE, next(iter(specs_of)))
     metrics = list(results[baseline].mean)
     significance = compare_results(results, baseline, metrics, test=test, correction="holm", seed=seed, alpha=ALPHA)
     summary = pd.DataFrame({name: r.mean for name, r in results.items()}).T[metrics].rename_axis("system")
@@ -314,11 +346,14 @@ def rag(
         significance=significance,
         tokens=tokens_frame,
         chunks=chunk_stats,
-        findings=tuple(rag_findings(summary, significance, chunk_stats, baseline, budgets)),
+        findings=tuple(rag_findings(summary, significance, chunk_stats, baseline, budgets) + notes),
         provenance=provenance.record(
             "rag",
             data,
-            {spec: make_retriever(spec).spec() for spec in retrievers},
+            {
+                **{name: make_retriever(spec).spec() for name, spec in specs_of.items()},
+                **{name: adapted.describe() for name, adapted in asked.items()},
+            },
             chunkings=list(specs),
             budgets=list(budgets),
             evidence=evidence_kind,
@@ -361,13 +396,12 @@ def rag_system(
     budgets: tuple[int, ...],
     depth: int,
     chunks: pd.DataFrame | None = None,
+    label: str | None = None,
 ) -> SystemOutcome:
     """Chunk, index, search and score one system (a task with a scheduler: everything it needs is an
-    argument; ``chunks``: the corpus already chunked so, as :func:`rag` gives it)."""
+    argument; ``chunks``: the corpus already chunked so, as :func:`rag` gives it; ``label``: the
+    retriever's name in the row, its spec by default)."""
     from rankscope.corpora.chunking import chunk_corpus, chunks_as_corpus
-    from rankscope.evaluation import evaluate
-    from rankscope.evaluation.budget import budget_evaluate, tokens_to_first
-    from rankscope.evaluation.chunk_runs import aggregate_run, distinct_documents
     from rankscope.retrieval.registry import make_retriever
 
     with phase("index"):
@@ -376,6 +410,50 @@ def rag_system(
         retriever = make_retriever(spec).index(chunks_as_corpus(chunks))
     with phase("search"):
         run = retriever.search(queries, k=depth)
+    return _scored(chunked_name(chunking, label or spec), run, chunks, data, questions, answer_mode, budgets)
+
+
+def _retrievers(retrievers: Sequence[str] | Mapping[str, object]) -> tuple[dict[str, str], dict[str, Adapted]]:
+    """Name -> spec of rankscope's retrievers (the first makes the baseline) and name -> framework retriever."""
+    from rankscope.workflows.common.frameworks import Adapted, adapt, framework_of
+
+    if isinstance(retrievers, str) or not isinstance(retrievers, (Sequence, Mapping)):
+        raise RankscopeError(f"retrievers: expected specs or a mapping name -> system, got {type(retrievers).__name__}")
+    pairs = list(retrievers.items()) if isinstance(retrievers, Mapping) else [(spec, spec) for spec in retrievers]
+    specs: dict[str, str] = {}
+    asked: dict[str, Adapted] = {}
+    for name, system in pairs:
+        if isinstance(system, str):
+            specs[name] = system
+        elif framework_of(system) is not None:
+            asked[name] = system if isinstance(system, Adapted) else adapt(system)
+        else:
+            raise RankscopeError(
+                f"retriever {name!r}: rag takes a spec or a LangChain, LlamaIndex, Haystack or PyTerrier retriever, "
+                f"got {type(system).__name__}"
+            )
+    if not specs:
+        raise RankscopeError(
+            "rag needs a rankscope retriever (a spec, e.g. 'bm25') for its baseline, whole documents: "
+            "add one beside the framework retrievers"
+        )
+    return specs, asked
+
+
+def _scored(
+    name: str,
+    run: pd.DataFrame,
+    chunks: pd.DataFrame,
+    data: Dataset,
+    questions: pd.DataFrame | None,
+    answer_mode: str,
+    budgets: tuple[int, ...],
+) -> SystemOutcome:
+    """One system's chunk run scored at the budgets (and, with judgments, as a MaxP document run)."""
+    from rankscope.evaluation import evaluate
+    from rankscope.evaluation.budget import budget_evaluate, tokens_to_first
+    from rankscope.evaluation.chunk_runs import aggregate_run, distinct_documents
+
     lengths = chunks.set_index("chunk_id")["tokens"]
     evidence = _evidence(run, chunks, data, questions, answer_mode)
     result = budget_evaluate(run, lengths, evidence, budgets)
@@ -385,7 +463,6 @@ def rag_system(
         result = _joined(result, _renamed(scored, "maxp "))
     first = tokens_to_first(run, lengths, evidence)
     distinct = distinct_documents(run, chunks, DISTINCT_AT).reindex(first.index, fill_value=0)
-    name = chunked_name(chunking, spec)
     stats = {
         "system": name,
         "chunks": len(chunks),

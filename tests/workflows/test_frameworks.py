@@ -19,7 +19,6 @@ import frameworks_cisi as built  # noqa: E402
 from tiny_collection import DATA, TEXTS  # noqa: E402
 
 import rankscope as rs  # noqa: E402
-from rankscope.core.errors import RankscopeError  # noqa: E402
 from rankscope.workflows.common.frameworks import FrameworkError, adapt, framework_of  # noqa: E402
 
 for module in ("langchain_core", "langchain_community", "llama_index.core", "haystack", "pyterrier"):
@@ -141,8 +140,6 @@ def test_framework_objects_are_told_apart_by_their_classes() -> None:
     assert framework_of(built.pyterrier_overlap(DATA, 3)) == "pyterrier"
     assert framework_of(built.llamaindex_chunks(DATA, 3)) == "llamaindex"
     assert framework_of("bm25") is None and framework_of(pd.DataFrame()) is None
-    with pytest.raises(RankscopeError, match="aggregate=.firstp."):
-        adapt(_langchain_bm25(TEXTS), aggregate="firstp")
 
 
 def test_chunks_of_one_document_become_one_row_by_the_chosen_rule() -> None:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import dataclasses
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import numpy as np
 import pandas as pd
@@ -26,9 +26,18 @@ from rankscope.workflows.common.systems import System, SystemRun, produce_run
 
 if TYPE_CHECKING:
     from rankscope.corpora.dataset import Dataset
-    from rankscope.retrieval.base import Retriever
 
 T = TypeVar("T")
+
+
+class Tunable(Protocol):
+    """What a grid point is scored with: a Retriever, or a framework retriever's
+    :class:`~rankscope.workflows.tune.framework_params.FrameworkParams`."""
+
+    def index(self, corpus: pd.DataFrame) -> Any: ...
+    def search(self, queries: pd.DataFrame, k: int = ...) -> pd.DataFrame: ...
+    def set_params(self, **params: Any) -> Any: ...
+
 
 Point = Mapping[str, object] | None
 """Parameters to set, or None for the retriever's defaults."""
@@ -65,7 +74,7 @@ class Timing:
 
 
 def score_points(
-    system: Retriever,
+    system: Tunable,
     corpus: pd.DataFrame,
     queries: pd.DataFrame,
     qrels: pd.DataFrame,
@@ -96,7 +105,7 @@ def score_points(
 
 
 def per_query_score(
-    system: Retriever, queries: pd.DataFrame, qrels: pd.DataFrame | CodedTable, metric: str, depth: int
+    system: Tunable, queries: pd.DataFrame, qrels: pd.DataFrame | CodedTable, metric: str, depth: int
 ) -> pd.Series:
     """The indexed ``system``'s per-query ``metric`` (index ``query_id``), searching every query to
     ``depth``. A retriever with ``search_coded`` (BM25, TF-IDF) hands evaluation its run as integer
@@ -118,7 +127,7 @@ def coded_qrels(qrels: pd.DataFrame | CodedTable) -> CodedTable:
 
 
 def grid_scores(
-    system: Retriever,
+    system: Tunable,
     data: Any,
     metric: str,
     depth: int,

@@ -9,16 +9,20 @@ its fields), it is asked every query of the dataset and its results become a che
   there, any other from its metadata (a PyTerrier result frame's column). A result without
   it, or naming a document the corpus lacks, is a one-line error naming the query and the
   result: never a silent drop, which would score the system on fewer results than it gave;
-- several results naming one document (chunks of it) become one row scored by ``aggregate``
-  (MaxP by default: the best chunk's score), said in the run's notes;
+- several results naming one document (chunks of it) become one row scored by ``aggregate``, a
+  rule of :func:`rankscope.evaluation.chunk_runs.aggregate_run` (MaxP by default: the best chunk's
+  score; FirstP reads each chunk's position in its document from ``position_field``), said in the
+  run's notes;
 - the framework's scores are kept; a framework that gives none (LangChain) gets ``1/rank``,
   which keeps its order exactly. Equal framework scores are ordered by rankscope's tie rule
   (score descending, then doc_id descending, as trec_eval), and the notes count them;
 - only the queries with judgments are asked (a framework's call may cost money or time; the
   others would not be scored);
-- queries go in batches, ``concurrency`` at a time (LangChain's own ``batch``, a thread pool
-  for LlamaIndex's and Haystack's ``retrieve``/``run``, one PyTerrier ``transform`` per batch),
-  with a progress bar.
+- queries go in batches with a progress bar, ``concurrency`` at a time through the framework's
+  asynchronous API (LangChain's ``abatch``, LlamaIndex's ``aretrieve``, Haystack's ``run_async``; a
+  thread pool over ``run`` for a component without it), one after another with ``concurrency=1``
+  (``invoke``, ``retrieve``, ``run``); one PyTerrier ``transform`` per batch. Answers keep the
+  queries' order whatever order they arrive in.
 
 No framework is imported here: an object is recognised by the modules of its classes
 (duck typing over ``type(obj).__mro__``), so none is a dependency of rankscope.
@@ -26,6 +30,7 @@ No framework is imported here: an object is recognised by the modules of its cla
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -50,15 +55,16 @@ class Framework:
     module: str  # the top package of the framework's classes
     id_field: str
     score_field: str | None  # None: the framework gives no scores
+    position_field: str | None  # where its splitters put a chunk's place in its document (FirstP)
+    text_field: str  # a result's text (rag counts its tokens and looks for answers in it)
 
 
 FRAMEWORKS: dict[str, Framework] = {
-    "langchain": Framework("LangChain", "langchain_core", "id", None),
-    "llamaindex": Framework("LlamaIndex", "llama_index", "ref_doc_id", "score"),
-    "haystack": Framework("Haystack", "haystack", "id", "score"),
-    "pyterrier": Framework("PyTerrier", "pyterrier", "docno", "score"),
+    "langchain": Framework("LangChain", "langchain_core", "id", None, "start_index", "page_content"),
+    "llamaindex": Framework("LlamaIndex", "llama_index", "ref_doc_id", "score", "start_char_idx", "text"),
+    "haystack": Framework("Haystack", "haystack", "id", "score", "split_idx_start", "content"),
+    "pyterrier": Framework("PyTerrier", "pyterrier", "docno", "score", None, "text"),
 }
-AGGREGATIONS = ("maxp", "sump", "meanp")
 
 
 class FrameworkError(RankscopeError):
@@ -75,6 +81,8 @@ class Adapted:
     score_field: str | None
     aggregate: str = "maxp"
     concurrency: int = 4
+    position_field: str | None = None
+    text_field: str = "text"
 
     @property
     def label(self) -> str:
@@ -112,14 +120,21 @@ def adapt(
     score_field: str | None = "",
     aggregate: str = "maxp",
     concurrency: int = 4,
+    position_field: str | None = None,
+    text_field: str | None = None,
 ) -> Adapted:
     """A framework retriever as a system, with its fields chosen (defaults: :data:`FRAMEWORKS`).
 
     ``id_field``: where a result's document id is (``"doc_id"``: a metadata key). ``score_field``:
     where its score is; None ignores the framework's scores (``1/rank``); ``""`` the default.
-    ``aggregate``: ``maxp``, ``sump`` or ``meanp`` over several results of one document.
-    ``concurrency``: queries asked at once (1: one after another).
+    ``aggregate``: a rule of :func:`~rankscope.evaluation.chunk_runs.aggregate_run` over several
+    results of one document (``maxp``, ``firstp``, ``sump``, ``meanp``, ``kmaxavgp:K``); ``firstp``
+    reads each chunk's position in its document from ``position_field`` (default: where the
+    framework's splitters put it). ``concurrency``: queries asked at once (1: one after another).
+    ``text_field``: where a result's text is (``rag`` counts its tokens).
     """
+    from rankscope.evaluation.chunk_runs import parse_aggregation
+
     if isinstance(retriever, Adapted):
         retriever = retriever.retriever
     name = framework_of(retriever)
@@ -128,14 +143,16 @@ def adapt(
             f"a {type(retriever).__name__} is not a retriever of a framework rankscope reads "
             "(a LangChain retriever, a LlamaIndex retriever, a Haystack retriever component, a PyTerrier transformer)"
         )
-    if aggregate not in AGGREGATIONS:
+    parse_aggregation(aggregate)
+    framework = FRAMEWORKS[name]
+    position_field = position_field or framework.position_field
+    if aggregate == "firstp" and position_field is None:
         raise RankscopeError(
-            f"aggregate={aggregate!r}: expected one of {', '.join(AGGREGATIONS)} (firstp needs each chunk's "
-            "position in its document, which framework results do not carry)"
+            f"aggregate='firstp' needs each chunk's position in its document: pass position_field= naming the "
+            f"field of a {framework.label} result that holds it"
         )
     if not isinstance(concurrency, int) or isinstance(concurrency, bool) or concurrency < 1:
         raise RankscopeError(f"concurrency={concurrency!r}: expected a positive integer")
-    framework = FRAMEWORKS[name]
     return Adapted(
         retriever,
         name,
@@ -143,6 +160,8 @@ def adapt(
         framework.score_field if score_field == "" else score_field,
         aggregate,
         concurrency,
+        position_field if aggregate == "firstp" else None,
+        text_field or framework.text_field,
     )
 
 
@@ -153,26 +172,40 @@ Result = tuple[Any, Mapping[str, Any]]
 
 
 def _langchain(adapted: Adapted, ids: Sequence[str], texts: Sequence[str], depth: int) -> list[list[Result]]:
-    batches = adapted.retriever.batch(list(texts), config={"max_concurrency": adapted.concurrency})
-    return [[(doc, doc.metadata or {}) for doc in docs] for docs in batches]
+    retriever = adapted.retriever
+    if adapted.concurrency == 1:
+        found = [retriever.invoke(text) for text in texts]
+    else:  # LangChain bounds its own abatch by max_concurrency and keeps the inputs' order
+        config = {"max_concurrency": adapted.concurrency}
+        found = _run_async(lambda: retriever.abatch(list(texts), config=config))
+    return [[(doc, doc.metadata or {}) for doc in docs] for docs in found]
 
 
 def _llamaindex(adapted: Adapted, ids: Sequence[str], texts: Sequence[str], depth: int) -> list[list[Result]]:
-    found = _threaded(adapted.retriever.retrieve, texts, adapted.concurrency)
+    retriever = adapted.retriever
+    found = _asked(retriever.retrieve, getattr(retriever, "aretrieve", None), texts, adapted.concurrency)
     return [[(hit, {**(hit.node.metadata or {})}) for hit in hits] for hits in found]
 
 
 def _haystack(adapted: Adapted, ids: Sequence[str], texts: Sequence[str], depth: int) -> list[list[Result]]:
-    run = adapted.retriever.run
-    takes_top_k = "top_k" in inspect.signature(run).parameters
+    component = adapted.retriever
+    takes_top_k = "top_k" in inspect.signature(component.run).parameters
+    kwargs = {"top_k": depth} if takes_top_k else {}
 
-    def ask(text: str) -> list[Any]:
-        answer = run(query=text, top_k=depth) if takes_top_k else run(query=text)
+    def documents(answer: Any) -> list[Any]:
         if not isinstance(answer, Mapping) or "documents" not in answer:
-            raise FrameworkError(f"{type(adapted.retriever).__name__}.run(query=...) gave no 'documents'")
+            raise FrameworkError(f"{type(component).__name__}.run(query=...) gave no 'documents'")
         return list(answer["documents"])
 
-    return [[(doc, doc.meta or {}) for doc in docs] for docs in _threaded(ask, texts, adapted.concurrency)]
+    def ask(text: str) -> list[Any]:
+        return documents(component.run(query=text, **kwargs))
+
+    async def ask_async(text: str) -> list[Any]:
+        return documents(await component.run_async(query=text, **kwargs))
+
+    has_async = callable(getattr(component, "run_async", None))
+    found = _asked(ask, ask_async if has_async else None, texts, adapted.concurrency)
+    return [[(doc, doc.meta or {}) for doc in docs] for docs in found]
 
 
 def _pyterrier(adapted: Adapted, ids: Sequence[str], texts: Sequence[str], depth: int) -> list[list[Result]]:
@@ -197,31 +230,59 @@ ASKERS: dict[str, Callable[[Adapted, Sequence[str], Sequence[str], int], list[li
 }
 
 
-def _threaded(call: Callable[[str], Any], texts: Sequence[str], workers: int) -> list[Any]:
+def _asked(
+    call: Callable[[str], Any], call_async: Callable[[str], Any] | None, texts: Sequence[str], workers: int
+) -> list[Any]:
+    """``call(text)`` for each text in order: one after another with one worker, else ``workers`` at once
+    through ``call_async`` (a thread pool over ``call`` without it); answers in the texts' order."""
     if workers == 1:
         return [call(text) for text in texts]
-    with ThreadPoolExecutor(max_workers=workers) as pool:
-        return list(pool.map(call, texts))
+    if call_async is None:
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            return list(pool.map(call, texts))
+
+    async def bounded() -> list[Any]:
+        gate = asyncio.Semaphore(workers)
+
+        async def one(text: str) -> Any:
+            async with gate:
+                return await call_async(text)
+
+        return list(await asyncio.gather(*(one(text) for text in texts)))
+
+    return _run_async(bounded)
+
+
+def _run_async(make: Callable[[], Any]) -> Any:
+    """The result of the coroutine ``make()`` gives, run to its end: on an event loop of its own, on a
+    thread of its own when this one already runs a loop (a notebook's)."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(make())
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(lambda: asyncio.run(make())).result()
 
 
 # -- results into a run ----------------------------------------------------------------------------
 
 
-def _field(result: Result, field: str) -> Any:
+def field_of(result: Result, field: str) -> Any:
     """A result's ``field``: an attribute of the result object (or of a LlamaIndex hit's node), else a metadata key."""
     obj, metadata = result
     for holder in (obj, getattr(obj, "node", None)):
-        if holder is not None and field in _attributes(holder):
+        if holder is not None and field in attributes(holder):
             return getattr(holder, field)
     return metadata.get(field)
 
 
-def _attributes(obj: Any) -> set[str]:
+def attributes(obj: Any) -> set[str]:
+    """The names an object holds: its pydantic fields, its instance attributes, its class's properties."""
     names = set(getattr(type(obj), "model_fields", {})) | set(getattr(obj, "__dict__", {}))
     return names | {n for n in dir(type(obj)) if isinstance(getattr(type(obj), n, None), property)}
 
 
-def _what_it_has(result: Result) -> str:
+def what_it_has(result: Result) -> str:
     """The fields and metadata keys a result has, for the message that says its id is not where expected."""
     obj, metadata = result
     holder = getattr(obj, "node", obj)
@@ -241,15 +302,9 @@ def framework_run(name: str, adapted: Adapted, dataset: Dataset, depth: int) -> 
         )
     queries = dataset.queries[dataset.queries["query_id"].isin(dataset.qrels["query_id"])]
     ids = queries["query_id"].astype(str).tolist()
-    texts = queries["text"].astype(str).tolist()
-    ask = ASKERS[adapted.framework]
-    answers: list[list[Result]] = []
-    for start in progress_slices(range(len(ids)), BATCH, desc=f"{name}: queries", unit="query"):
-        found = ask(adapted, ids[start.start : start.stop], texts[start.start : start.stop], depth)
-        answers += found
+    answers = ask_queries(name, adapted, ids, queries["text"].astype(str).tolist(), depth)
     known = set(dataset.corpus["doc_id"].astype(str))
-    rows, scored = _rows(name, adapted, ids, answers, known, dataset.name)
-    run = pd.DataFrame(rows, columns=["query_id", "doc_id", "score", "order"])
+    run, scored = result_rows(name, adapted, ids, answers, known, dataset.name)
     notes = []
     if len(queries) < len(dataset.queries):
         notes.append(f"asked the {len(queries)} queries with judgments (of {len(dataset.queries)})")
@@ -263,9 +318,12 @@ def framework_run(name: str, adapted: Adapted, dataset: Dataset, depth: int) -> 
         )
     run, chunked = _one_row_per_document(run, adapted.aggregate)
     if chunked:
+        rule = _AGGREGATE_SAYS[adapted.aggregate.partition(":")[0]].format(
+            k=adapted.aggregate.partition(":")[2], field=adapted.position_field
+        )
         notes.append(
             f"{chunked} results were further chunks of a document already retrieved for the query: one score "
-            f"per document by {adapted.aggregate} ({_AGGREGATE_SAYS[adapted.aggregate]})"
+            f"per document by {adapted.aggregate} ({rule})"
         )
     tied = int(run.duplicated(["query_id", "score"], keep=False).sum())
     if tied:
@@ -276,23 +334,42 @@ def framework_run(name: str, adapted: Adapted, dataset: Dataset, depth: int) -> 
     return run[["query_id", "doc_id", "score"]], tuple(notes)
 
 
-_AGGREGATE_SAYS = {"maxp": "its best chunk's score", "sump": "the sum of its chunks' scores", "meanp": "their mean"}
+def ask_queries(
+    name: str, adapted: Adapted, ids: Sequence[str], texts: Sequence[str], depth: int
+) -> list[list[Result]]:
+    """Each query's results in the framework's order, asked in batches with a progress bar."""
+    ask = ASKERS[adapted.framework]
+    answers: list[list[Result]] = []
+    size = max(BATCH, adapted.concurrency)  # a batch keeps every worker busy
+    for part in progress_slices(range(len(ids)), size, desc=f"{name}: queries", unit="query"):
+        answers += ask(adapted, ids[part.start : part.stop], texts[part.start : part.stop], depth)
+    return answers
 
 
-def _rows(
+_AGGREGATE_SAYS = {
+    "maxp": "its best chunk's score",
+    "firstp": "the score of its chunk first in the document, by {field!r}",
+    "sump": "the sum of its chunks' scores",
+    "meanp": "their mean",
+    "kmaxavgp": "the mean of its {k} best chunks' scores",
+}
+
+
+def result_rows(
     name: str, adapted: Adapted, ids: Sequence[str], answers: Sequence[list[Result]], known: set[str], dataset: str
-) -> tuple[list[tuple[str, str, float, int]], bool]:
-    """(query_id, doc_id, score, order) rows, and whether the framework gave scores; one-line errors naming
-    the query and the result for a missing id or score and an id the corpus lacks."""
-    rows: list[tuple[str, str, float, int]] = []
+) -> tuple[pd.DataFrame, bool]:
+    """Rows ``query_id, doc_id, score, order`` (and ``position``, a chunk's place in its document, for
+    FirstP), and whether the framework gave scores; one-line errors naming the query and the result for
+    a missing id, score or position and an id the corpus lacks."""
+    rows: list[tuple[str, str, float, int, float]] = []
     scored = None
     for query_id, results in zip(ids, answers):
         for position, result in enumerate(results, start=1):
             where = f"system {name!r}: query {query_id!r}, result {position}"
-            doc_id = _field(result, adapted.id_field)
+            doc_id = field_of(result, adapted.id_field)
             if doc_id is None or doc_id == "":
                 raise FrameworkError(
-                    f"{where} has no {adapted.id_field!r} ({_what_it_has(result)}): pass "
+                    f"{where} has no {adapted.id_field!r} ({what_it_has(result)}): pass "
                     f"adapt(retriever, id_field=...) naming the field that holds the collection's document id"
                 )
             doc_id = str(doc_id)
@@ -301,7 +378,7 @@ def _rows(
                     f"{where} names {doc_id!r} (field {adapted.id_field!r}), which is not a document of {dataset!r}: "
                     "the retriever indexed another collection, or its ids are in another field (adapt(..., id_field=...))"
                 )
-            score = _field(result, adapted.score_field) if adapted.score_field else None
+            score = field_of(result, adapted.score_field) if adapted.score_field else None
             has_score = score is not None and not (isinstance(score, float) and np.isnan(score))
             if scored is None:
                 scored = has_score
@@ -311,8 +388,22 @@ def _rows(
                     f"result {'lacked' if has_score else 'had'} one: pass adapt(retriever, score_field=None) to rank by order"
                 )
             value = _number(score, f"{where}: its score in {adapted.score_field!r}") if has_score else 1.0 / position
-            rows.append((query_id, doc_id, value, position))
-    return rows, bool(scored)
+            rows.append((query_id, doc_id, value, position, _position(result, adapted, where)))
+    run = pd.DataFrame(rows, columns=["query_id", "doc_id", "score", "order", "position"])
+    return (run if adapted.position_field else run.drop(columns="position")), bool(scored)
+
+
+def _position(result: Result, adapted: Adapted, where: str) -> float:
+    """The chunk's place in its document (FirstP), from ``position_field``; 0 when FirstP is not asked."""
+    if adapted.position_field is None:
+        return 0.0
+    found = field_of(result, adapted.position_field)
+    if found is None:
+        raise FrameworkError(
+            f"{where} has no position in {adapted.position_field!r} ({what_it_has(result)}): firstp needs each "
+            "chunk's place in its document; pass adapt(retriever, position_field=...) naming the field that holds it"
+        )
+    return _number(found, f"{where}: its position in {adapted.position_field!r}")
 
 
 def _number(score: Any, where: str) -> float:
@@ -327,8 +418,9 @@ def _number(score: Any, where: str) -> float:
 
 def _one_row_per_document(run: pd.DataFrame, method: str) -> tuple[pd.DataFrame, int]:
     """One row per (query, document), scored by ``method`` over its results (the chunk rules of
-    :func:`rankscope.evaluation.chunk_runs.aggregate_run`, a document's n-th result its chunk ``DOC#n``);
-    and how many rows were merged."""
+    :func:`rankscope.evaluation.chunk_runs.aggregate_run`, each result a chunk of its own, at its
+    ``position`` when the run has one, else at its place among the document's results); and how many
+    rows were merged."""
     from rankscope.evaluation.chunk_runs import aggregate_run
 
     keys = ["query_id", "doc_id"]
@@ -336,8 +428,9 @@ def _one_row_per_document(run: pd.DataFrame, method: str) -> tuple[pd.DataFrame,
     if not extra:
         return run, 0
     ordered = run.sort_values(["query_id", "order"], kind="stable")
-    position = ordered.groupby(keys, sort=False).cumcount()
-    chunk_ids = ordered["doc_id"] + "#" + position.astype(str)
+    nth = ordered.groupby(keys, sort=False).cumcount()
+    chunk_ids = ordered["query_id"] + "#" + ordered["doc_id"] + "#" + nth.astype(str)  # one per result
+    position = ordered["position"] if "position" in ordered.columns else nth
     chunks = pd.DataFrame({"chunk_id": chunk_ids, "doc_id": ordered["doc_id"], "position": position})
     chunk_run = ordered.assign(doc_id=chunk_ids)[["query_id", "doc_id", "score"]]
-    return aggregate_run(chunk_run, chunks.drop_duplicates("chunk_id"), method), extra
+    return aggregate_run(chunk_run, chunks, method), extra

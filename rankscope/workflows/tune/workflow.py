@@ -39,7 +39,8 @@ from rankscope.reporting.finish import finish
 from rankscope.reporting.provenance import Provenance
 from rankscope.reporting.report import Report, write_csv
 from rankscope.reporting.tables import records, terminal_width, text_table
-from rankscope.workflows.common.fanout import Timing, coded_qrels, grid_scores, per_query_score
+from rankscope.workflows.common.fanout import Timing, Tunable, coded_qrels, grid_scores, per_query_score
+from rankscope.workflows.common.frameworks import Adapted, adapt, framework_of
 from rankscope.workflows.common.runs import DatasetSource, check_specs, resolve_dataset
 from rankscope.workflows.options import Execution, Output, Search, accepts_old_calls, moved, moved_figures
 from rankscope.workflows.tune.crossval import (
@@ -50,6 +51,7 @@ from rankscope.workflows.tune.crossval import (
     fold_seeds,
     repeated_cross_validate,
 )
+from rankscope.workflows.tune.framework_params import FrameworkParams
 from rankscope.workflows.tune.gain import GainTest, gain_test
 from rankscope.workflows.tune.grid import MAX_POINTS, parse_values
 from rankscope.workflows.tune.model_search import optuna_search, point_values
@@ -310,8 +312,11 @@ def _wrapped(line: str) -> str:
 
 
 def _point(values: Mapping[str, object], names: Sequence[str]) -> str:
-    """``k1=1.2 b=0.75``; parameters the point does not have (None) are left out."""
+    """``k1=1.2 b=0.75``; parameters the point does not have (None) are left out; none left: ``as given``
+    (a framework retriever whose dictionary lacks the tuned keys: the framework's own defaults)."""
     shown = [n for n in names if values[n] is not None]
+    if not shown:
+        return "as given"
     return " ".join(f"{n}={values[n]:g}" if isinstance(values[n], float) else f"{n}={values[n]}" for n in shown)
 
 
@@ -348,7 +353,7 @@ def _old_tune(kwargs: dict[str, object]) -> dict[str, object]:
 @accepts_old_calls(("dataset", "retriever", "k1", "b", "metric", "folds", "seed", "out"), _old_tune)
 def tune(
     dataset: DatasetSource = "cranfield",
-    retriever: str | Retriever | Sequence[str] = "bm25",
+    retriever: str | Retriever | Sequence[str] | object = "bm25",
     *,
     params: Mapping[str, str | Sequence[object]] | None = None,
     metric: str = "ndcg@10",
@@ -384,10 +389,18 @@ def tune(
     every_point = search.method == "grid"
     systems = cast("Sequence[str | Retriever]", retriever if choice else [retriever])
     plans = [_plan(system, params, choice, every_point) for system in systems]
+    asked = any(isinstance(plan.system, FrameworkParams) for plan in plans)
+    if asked and execution.scheduler is not None:
+        raise RankscopeError(
+            "a framework retriever is asked in this process; --scheduler is for rankscope's retrievers"
+        )
     described = {plan.spec: plan.system.spec() for plan in plans}  # every parameter, before any is tuned
     grids = {plan.spec: {n: [_plain(v) for v in values] for n, values in plan.space.items()} for plan in plans}
     out_path, figures = Output.of(out).checked()  # before any computing
     data = resolve_dataset(dataset)
+    for plan in plans:
+        if isinstance(plan.system, FrameworkParams):
+            plan.system = plan.system.bound(data)
     seed = execution.seed
     record = provenance.record(
         "tune",
@@ -534,7 +547,7 @@ def _tune_by_search(task: _Task, plan: _Plan, trials: int) -> TuneResult:
 
     qrels = coded_qrels(data.qrels)
 
-    def score(system: Retriever) -> pd.Series:
+    def score(system: Tunable) -> pd.Series:
         return per_query_score(system, data.queries, qrels, task.metric, task.depth)
 
     system = plan.system
@@ -583,7 +596,7 @@ class _Plan:
     """One retriever's part of the grid, checked before any loading."""
 
     spec: str
-    system: Retriever
+    system: Retriever | FrameworkParams
     defaults: dict[str, object]
     space: dict[str, list[object]]
     at_defaults: pd.Series | None = None
@@ -599,7 +612,7 @@ class _Plan:
 
 
 def _plan(
-    given: str | Retriever,
+    given: str | Retriever | object,
     params: Mapping[str, str | Sequence[object]] | None,
     nested: bool,
     every_point: bool = True,
@@ -607,34 +620,59 @@ def _plan(
     """The retriever, its grid and its defaults; with ``nested``, only the given parameters it has.
 
     ``given`` is a spec or a Retriever object; an object is never modified (a fresh one with its
-    parameters is indexed, as compare does), and its full spec names it in the results. Every
+    parameters is indexed, as compare does), and its full spec names it in the results. A framework
+    retriever's parameters are paths from it (:mod:`.framework_params`), put back after each point. Every
     grid point is checked (``every_point``), or, for a search that scores only some of them,
     every value of each parameter with the others as they are.
     """
     from rankscope.workflows.common.systems import resolve_system
 
-    name = given if isinstance(given, str) else "retriever"
-    system = resolve_system(name, given).fresh_retriever()
-    spec = given if isinstance(given, str) else system.spec()
-    defaults = system.effective_params()
-    if nested:  # each retriever takes the parameters it has in effect (not None: fb_terms without prf is not)
-        params = {name: values for name, values in (params or {}).items() if defaults.get(name) is not None}
-        if not params:
-            return _Plan(spec, system, defaults, {})
-    kinds = {p.name: p.kind for p in system.parameters}
-    plan = _Plan(spec, system, defaults, _space(spec, defaults, kinds, params))
+    if framework_of(given) is not None:
+        plan = _framework_plan(given, params)
+    else:
+        name = given if isinstance(given, str) else "retriever"
+        system = resolve_system(name, given).fresh_retriever()
+        spec = given if isinstance(given, str) else system.spec()
+        defaults = system.effective_params()
+        if nested:  # each retriever takes the parameters it has in effect (not None: fb_terms without prf is not)
+            params = {name: values for name, values in (params or {}).items() if defaults.get(name) is not None}
+            if not params:
+                return _Plan(spec, system, defaults, {})
+        kinds = {p.name: p.kind for p in system.parameters}
+        plan = _Plan(spec, system, defaults, _space(spec, defaults, kinds, params))
     size = math.prod(len(values) for values in plan.space.values())
     if every_point and size > MAX_POINTS:
         raise RankscopeError(
             f"the grid of {' x '.join(str(len(v)) for v in plan.space.values())} = {size:,} points is more than "
             f"the {MAX_POINTS:,} tune scores; use larger steps or --search optuna"
         )
-    current = system.get_params()
+    if isinstance(plan.system, FrameworkParams):  # each value set once and put back: a refused one fails now
+        for name, grid_values in plan.space.items():
+            for value in grid_values:
+                plan.system.check({name: value})
+        return plan
+    current = plan.system.get_params()
     checked = plan.points if every_point else [{n: v} for n, values in plan.space.items() for v in values]
     for values in checked:  # a grid value the retriever refuses fails before any indexing
         point = dict(zip(plan.names, values)) if every_point else cast("dict[str, object]", values)
-        type(system).check_params({**current, **{n: _plain(v) for n, v in point.items()}})
+        type(plan.system).check_params({**current, **{n: _plain(v) for n, v in point.items()}})
     return plan
+
+
+def _framework_plan(given: object, params: Mapping[str, str | Sequence[object]] | None) -> _Plan:
+    """A framework retriever's plan: ``params`` name paths from the object (:mod:`.framework_params`; no
+    defaults: a framework's parameters are its own), its values now their defaults."""
+    adapted = given if isinstance(given, Adapted) else adapt(given)
+    if not params:
+        raise RankscopeError(
+            f"tuning a {adapted.label} {type(adapted.retriever).__name__} needs params naming its own parameters, "
+            "e.g. params={'k': [10, 100]} or {'search_kwargs.k': ...}: attributes of the object, dotted through "
+            "attributes and dictionary keys"
+        )
+    system = FrameworkParams.of("retriever", adapted, list(params))
+    spec = system.spec()
+    kinds = {p.name: p.kind for p in system.parameters}
+    return _Plan(spec, system, system.defaults, _space(spec, system.defaults, kinds, params))
 
 
 def _space(
