@@ -23,6 +23,7 @@ from rankscope.corpora.checks import id_problem, integer, refuse_repeats
 from rankscope.corpora.dataset import Dataset
 from rankscope.corpora.jsonl import EMPTY, corpus_document, read_jsonl, string_field, write_jsonl
 from rankscope.corpora.paths import first_file
+from rankscope.corpora.query_fields import QueriesFile
 
 QRELS_HEADER = ("query-id", "corpus-id", "score")
 _HEADER_LINE = "\t".join(QRELS_HEADER)
@@ -69,6 +70,7 @@ def read_beir(folder: PathLike, split: str = "test", name: str | None = None) ->
         qrels=qrels,
         split=split,
         warnings=tuple(warnings),
+        queries_file=QueriesFile(Path(queries_path), "beir"),
     )
 
 

@@ -11,6 +11,7 @@ import pandas as pd
 
 from rankscope.core.errors import SchemaError, duplicate_message
 from rankscope.corpora.label_sources import LabelSources
+from rankscope.corpora.query_fields import QueriesFile
 from rankscope.corpora.schema import validate
 
 
@@ -39,6 +40,9 @@ class Dataset:
     """What a reader may want to know but need not act on (a known collection's handled quirks)."""
     label_sources: LabelSources | None = field(default=None, compare=False)
     """Where the qrels were read from and who made them (:mod:`rankscope.corpora.label_sources`), when known."""
+    queries_file: QueriesFile | None = field(default=None, compare=False, repr=False)
+    """The file the queries were read from, whose other fields a command may group them by
+    (:mod:`rankscope.corpora.query_fields`); None when they came from elsewhere (SMART, memory)."""
 
     def __post_init__(self) -> None:
         src = f"dataset {self.name!r}"

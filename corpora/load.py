@@ -31,6 +31,7 @@ from rankscope.corpora.dataset import Dataset
 from rankscope.corpora.integrity import check_counts, check_files, record_checksums, recorded_checksums
 from rankscope.corpora.label_sources import folder_sources
 from rankscope.corpora.paths import cache_root, data_root, first_file
+from rankscope.corpora.query_fields import QueriesFile
 from rankscope.corpora.registry import COLLECTIONS, Collection, get_collection
 from rankscope.corpora.smart import SPECS, detect_smart, read_smart
 from rankscope.corpora.tabular import Columns, read_table
@@ -133,6 +134,7 @@ def _read_folder(folder: Path, split: str | None, name: str | None, columns: Map
             corpus=read_table(corpus, "corpus", columns.get("corpus")),
             queries=read_table(queries, "queries", columns.get("queries")),
             qrels=read_trec_qrels(qrels),
+            queries_file=QueriesFile(queries, "table", dict(columns.get("queries") or {})),
         )
     missing = _missing_parts(folder)
     if missing:

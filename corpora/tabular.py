@@ -28,6 +28,7 @@ from rankscope.core.params import check_arguments
 from rankscope.corpora.checks import empty_table, id_problem, integer_problem, number_problem, refuse_repeats
 from rankscope.corpora.dataset import Dataset
 from rankscope.corpora.jsonl import read_jsonl, string_problem
+from rankscope.corpora.query_fields import QueriesFile
 from rankscope.corpora.schema import KIND, KINDS, validate
 from rankscope.corpora.stream import DELIMITERS
 
@@ -57,6 +58,25 @@ def read_table(path: PathLike, kind: str, columns: Columns | None = None) -> pd.
     missing JSON field, a non-integer relevance, a repeated id or judgment.
     """
     path = Path(path)
+    records, lines, mapping = table_records(path, kind, columns)
+    frame = pd.DataFrame.from_records(_check_rows(path, records, lines, kind, mapping))
+    title = mapping.get("title")
+    if title in frame.columns:
+        frame[title] = frame[title].fillna("")  # a JSONL corpus may give some documents no title
+    table = from_frame(frame, kind, mapping, source=str(path))
+    keys = list(zip(*(table[k] for k in _KEYS[kind])))
+    grades = table["relevance"].tolist() if kind == "qrels" else None
+    refuse_repeats(path, keys, lines, "/".join(_KEYS[kind]), grades)
+    return table
+
+
+def table_records(
+    path: PathLike, kind: str, columns: Columns | None = None
+) -> tuple[list[dict], list[int], dict[str, str]]:
+    """A table file's rows as read (every field, values as the file wrote them), their line numbers, and
+    the mapping of ``kind``'s columns to the file's names; :func:`read_table` checks and keeps the schema's
+    columns, :mod:`rankscope.corpora.query_fields` reads the queries' other fields."""
+    path = Path(path)
     suffix = Path(path.name.removesuffix(".gz")).suffix.lower()
     if suffix == ".jsonl":
         records, lines = _jsonl_records(path)
@@ -69,17 +89,7 @@ def read_table(path: PathLike, kind: str, columns: Columns | None = None) -> pd.
         raise FormatError(path, None, f"unknown table format {suffix!r}; {expected}")
     if not records:
         raise empty_table(path, kind)
-    found = set().union(*records)
-    mapping = _full_mapping(kind, columns, found, str(path))
-    frame = pd.DataFrame.from_records(_check_rows(path, records, lines, kind, mapping))
-    title = mapping.get("title")
-    if title in frame.columns:
-        frame[title] = frame[title].fillna("")  # a JSONL corpus may give some documents no title
-    table = from_frame(frame, kind, mapping, source=str(path))
-    keys = list(zip(*(table[k] for k in _KEYS[kind])))
-    grades = table["relevance"].tolist() if kind == "qrels" else None
-    refuse_repeats(path, keys, lines, "/".join(_KEYS[kind]), grades)
-    return table
+    return records, lines, _full_mapping(kind, columns, set().union(*records), str(path))
 
 
 def from_frame(
@@ -138,6 +148,7 @@ def read_tabular_dataset(
         queries=read_table(queries, "queries", columns.get("queries")),
         qrels=read_table(qrels, "qrels", columns.get("qrels")),
         split=split,
+        queries_file=QueriesFile(Path(queries), "table", dict(columns.get("queries") or {})),
     )
 
 

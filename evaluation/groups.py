@@ -1,8 +1,9 @@
 """Query groups: where a system wins and where it loses (issue 26 item 7).
 
-A group is a label per query, from a TSV file (``query_id<TAB>group``, one line each) or from a
-rule: ``length``, the query's length in terms (whitespace-separated words) in the bands of
-:data:`LENGTH_BANDS`. Per group, each system's mean and a paired test against the baseline(s);
+A group is a label per query, from a TSV file (``query_id<TAB>group``, one line each), from a
+column of the dataset's own queries file (``column:NAME``: a TSV/CSV column, a JSONL field, BEIR's
+``metadata.KEY``; :mod:`rankscope.corpora.query_fields`) or from a rule: ``length``, the query's
+length in terms (whitespace-separated words) in the bands of :data:`LENGTH_BANDS`. Per group, each system's mean and a paired test against the baseline(s);
 the correction runs per metric over every comparison made in every group, since looking for the
 groups where a system wins is itself a search over groups. A query the file does not name is in
 the group :data:`UNGROUPED` (counted, never dropped).
@@ -18,6 +19,7 @@ import pandas as pd
 
 from rankscope.core.errors import FormatError, RankscopeError, duplicate_message
 from rankscope.core.fileio import read_lines
+from rankscope.corpora.query_fields import QueriesFile
 from rankscope.evaluation.marks import ALPHA
 from rankscope.evaluation.significance import adjust_pvalues, compare_systems
 
@@ -25,6 +27,8 @@ UNGROUPED = "(ungrouped)"
 LENGTH_BANDS = ((1, 3), (4, 7), (8, 15), (16, None))
 """Query length bands in terms, ``(first, last)``; ``None``: no upper end."""
 RULES = ("length",)
+COLUMN = "column:"
+"""``column:NAME``: the groups are the queries file's field NAME."""
 
 
 def read_groups(path: str | Path) -> pd.Series:
@@ -58,12 +62,25 @@ def length_groups(queries: pd.DataFrame) -> pd.Series:
     return pd.Series([labels[i] for i in band], index=lengths.index, name="group")
 
 
-def query_groups(source: str | Path, queries: pd.DataFrame) -> pd.Series:
-    """The groups a ``--groups`` value names: a rule of :data:`RULES`, else a TSV file."""
-    if str(source) in RULES:
+def query_groups(source: str | Path, queries: pd.DataFrame, queries_file: QueriesFile | None = None) -> pd.Series:
+    """The groups a ``--groups`` value names: a rule of :data:`RULES`, ``column:NAME`` of
+    ``queries_file`` (the file ``queries`` were read from), else a TSV file."""
+    text = str(source)
+    if text in RULES:
         return length_groups(queries)
+    if text.startswith(COLUMN):
+        name = text.removeprefix(COLUMN)
+        if not name:
+            raise RankscopeError(f"--groups {text!r}: name the column, e.g. column:topic")
+        if queries_file is None:
+            raise RankscopeError(
+                f"--groups {text}: these queries were not read from a JSONL/TSV/CSV queries file (a SMART "
+                "collection, ir_datasets, judgments alone, a table in memory), so they have no other column; "
+                "give a TSV file of query_id<TAB>group instead"
+            )
+        return queries_file.column(name, queries["query_id"])
     if not Path(source).is_file():
-        raise RankscopeError(f"--groups {str(source)!r}: not a file and not a rule ({', '.join(RULES)})")
+        raise RankscopeError(f"--groups {text!r}: not a file, not column:NAME and not a rule ({', '.join(RULES)})")
     return read_groups(source)
 
 

@@ -21,6 +21,7 @@ import pandas as pd
 
 from rankscope.core.errors import RankscopeError
 from rankscope.core.progress import progress
+from rankscope.corpora.query_fields import QueriesFile
 from rankscope.corpora.trec import coded_table
 from rankscope.evaluation.holes import BANDS, BANDS_CAPTION, FAR_BELOW, band_name, hole_warnings, judged_by_band
 from rankscope.evaluation.marks import (
@@ -41,6 +42,7 @@ from rankscope.reporting.finish import finish
 from rankscope.reporting.provenance import Provenance
 from rankscope.reporting.report import Report, table_block, write_csv, write_runs, write_text
 from rankscope.reporting.tables import records, text_table, wrap_paragraph
+from rankscope.workflows.common import groups
 from rankscope.workflows.common.fanout import coded_qrels, produce_runs
 from rankscope.workflows.common.judgments import SHARE_DEPTH, Judgments, read_judgments, system_shares
 from rankscope.workflows.common.runs import (
@@ -134,6 +136,8 @@ class CompareResult:
     tier_captions: Mapping[str, str] = field(default_factory=dict)
     marks: str = "baseline"
     queries: pd.DataFrame = field(default_factory=pd.DataFrame, repr=False)
+    queries_file: QueriesFile | None = field(default=None, repr=False)
+    """The file the queries were read from (``with_groups("column:NAME")`` reads its field NAME)."""
     group_means: pd.DataFrame = field(default_factory=pd.DataFrame)
     """With :meth:`with_groups`: per group and metric, the group's query count and each system's mean."""
     group_tests: pd.DataFrame = field(default_factory=pd.DataFrame)
@@ -159,14 +163,20 @@ class CompareResult:
 
     def with_groups(self, source: str | Path | pd.Series) -> CompareResult:
         """The same result with per-group means and tests: ``source`` is ``length`` (the query's
-        length in terms), a TSV file of ``query_id<TAB>group``, or a series query id -> group."""
+        length in terms), ``column:NAME`` (a field of the queries file), a TSV file of
+        ``query_id<TAB>group``, or a series query id -> group."""
         from rankscope.evaluation.groups import group_tables, query_groups
 
-        groups = source if isinstance(source, pd.Series) else query_groups(source, self.queries)
+        labels = source if isinstance(source, pd.Series) else query_groups(source, self.queries, self.queries_file)
         means, tests = group_tables(
-            self.per_query, groups, self.baselines or (self.baseline,), test=self.test, seed=self.seed()
+            self.per_query, labels, self.baselines or (self.baseline,), test=self.test, seed=self.seed()
         )
         return replace(self, group_means=means, group_tests=tests)
+
+    def shown_groups(self, metric: str) -> pd.DataFrame:
+        """One metric's group means marked against the baseline(s) (:func:`groups.shown_groups`)."""
+        baselines = self.baselines or (self.baseline,)
+        return groups.shown_groups(self.group_means, self.group_tests, list(self.summary.index), baselines, metric)
 
     def seed(self) -> int:
         """The seed the comparison ran with (its provenance records it)."""
@@ -201,8 +211,8 @@ class CompareResult:
             text = f"{text}\n\n{wrap_paragraph(f'Tiers on {metric}: ' + self.tier_captions[metric])}\n{table}"
         text = f"{text}\n\n{wrap_paragraph(SYSTEMS_CAPTION)}\n{text_table(shown_systems(self.systems))}"
         if not self.group_means.empty:
-            text = f"{text}\n\n{wrap_paragraph(GROUPS_CAPTION.format(metric=self.metrics[0]))}\n"
-            text += text_table(shown_groups(self, self.metrics[0]))
+            text = f"{text}\n\n{wrap_paragraph(groups.CAPTION.format(metric=self.metrics[0]))}\n"
+            text += text_table(self.shown_groups(self.metrics[0]))
         if self.warnings:
             text = f"{text}\n" + "\n".join(wrap_paragraph(f"warning: {line}") for line in self.warnings)
             text = f"{text}\n{wrap_paragraph(HOLES_RULE)}"
@@ -237,8 +247,7 @@ class CompareResult:
             *([] if self.intervals.empty else [write_csv(self.intervals, out / "intervals.csv", index=False)]),
             *([] if self.tiers.empty else [write_csv(self.tiers, out / "tiers.csv", index=False)]),
             *([] if self.pairs.empty else [write_csv(self.pairs, out / "pairs.csv", index=False)]),
-            *([] if self.group_means.empty else [write_csv(self.group_means, out / "groups.csv", index=False)]),
-            *([] if self.group_tests.empty else [write_csv(self.group_tests, out / "group_tests.csv", index=False)]),
+            *groups.write_groups(self.group_means, self.group_tests, out),
             *write_runs(self.runs, out),
         ]
 
@@ -408,6 +417,7 @@ def comparison(
         pairs=pairs,
         tier_captions=tier_captions,
         queries=data.queries[["query_id", "text"]],
+        queries_file=data.queries_file,
         metrics=metrics,
         test=test,
         depth=depth,
@@ -465,31 +475,6 @@ def shown_tiers(tiers: pd.DataFrame) -> str:
         }
     )
     return text_table(rows, index=False)
-
-
-GROUPS_CAPTION = (
-    "By query group ({metric}): each system's mean over the group's queries; + / - significantly better / "
-    "worse than the baseline in that group (+N / -N: baseline N), paired test, Holm-corrected per metric over "
-    "every comparison in every group, p < 0.05; groups.csv and group_tests.csv have every metric"
-)
-
-
-def shown_groups(result: CompareResult, metric: str) -> pd.DataFrame:
-    """One metric's group means as text, a row per group (``group (n)``) and a column per system,
-    each mean with its marks against the baseline(s) in that group."""
-    means = result.group_means[result.group_means["metric"] == metric].set_index("group")
-    systems = list(result.summary.index)
-    tests = result.group_tests
-    if not tests.empty:
-        tests = tests[tests["metric"] == metric].assign(metric=tests["group"])
-    _, marks = summary_marks(means[systems].T, tests if not tests.empty else result.significance.iloc[:0])
-    shown = pd.DataFrame(
-        {name: [f"{means.at[g, name]:.4f}{marks.at[name, g]}" for g in means.index] for name in systems},
-        index=[f"{g} ({int(means.at[g, 'n_queries'])})" for g in means.index],
-    )
-    shown.columns = baseline_names(result.summary, result.baselines or result.baseline)
-    shown.index.name = "group (queries)"
-    return shown
 
 
 def check_judging(judging: Judging) -> None:
@@ -670,15 +655,8 @@ def build_report(result: CompareResult) -> Report:
             f"{primary}: each system's mean and rank interval, sorted, coloured by tier",
         )
     if not result.group_means.empty:
-        report.heading(f"By query group ({primary})").table(
-            shown_groups(result, primary), caption=GROUPS_CAPTION.format(metric=primary)
-        )
-        means = result.group_means[result.group_means["metric"] == primary].set_index("group")
-        report.image(
-            "group_means",
-            plots.group_means(means.drop(columns="metric"), primary, dataset=result.dataset),
-            f"{primary} per query group",
-        )
+        systems, baselines = list(result.summary.index), result.baselines or (result.baseline,)
+        groups.add_section(report, result.group_means, result.group_tests, systems, baselines, primary, result.dataset)
     if not result.significance.empty:
         report.heading(f"Significance against the baseline{'s' * (len(result.baselines) > 1)}").table(
             significance_grid(result.significance, list(result.metrics)), caption=GRID_CAPTION

@@ -13,13 +13,20 @@ from rankscope.corpora.cli import parsed_fields
 from rankscope.evaluation.metrics import DEFAULT_METRICS
 from rankscope.reporting.finish import Finished
 from rankscope.workflows.cli.command import Command, Option, defaults, loader
-from rankscope.workflows.cli.options import RETRIEVERS, RUN, TEST, default_specs, scheduler, systems_from_args
+from rankscope.workflows.cli.options import (
+    GROUPS,
+    RETRIEVERS,
+    RUN,
+    TEST,
+    Grouping,
+    default_specs,
+    scheduler,
+    systems_from_args,
+)
 from rankscope.workflows.common.runs import SEARCH_DEPTH
 from rankscope.workflows.options import Execution, Judging
 
 if TYPE_CHECKING:
-    import pandas as pd
-
     from rankscope.workflows.compare import CompareResult
 
 POOL_DEPTH = Judging.__dataclass_fields__["depth"].default
@@ -54,9 +61,9 @@ def dataset_or_qrels(args: argparse.Namespace) -> partial:
 def call(args: argparse.Namespace, compare: Callable[..., Finished]) -> Finished:
     specs = default_specs(args.retrievers, args.run, defaults(compare)["retrievers"])
     judgments = judgments_from(args)
-    groups = None if args.groups is None else checked_groups(args.groups)  # a bad file is said before any work
+    grouping = Grouping(args.groups)  # a bad file is said before any work, a bad column once the dataset loads
     result = compare(
-        dataset_or_qrels(args),
+        grouping.loading(dataset_or_qrels(args)),
         systems_from_args(specs, args.run, args.fields, args.analyzer),
         args.metrics,
         args.baseline,
@@ -64,24 +71,13 @@ def call(args: argparse.Namespace, compare: Callable[..., Finished]) -> Finished
         execution=Execution.from_args(args),
         judgments=judgments,
     )
-    marked = cast("CompareResult", result).with_marks(args.marks)
-    return marked if groups is None else marked.with_groups(groups)
-
-
-def checked_groups(source: str) -> str | pd.Series:
-    """``--groups``: a rule's name as given, or the TSV file read (refused in one line when it is neither)."""
-    from rankscope.evaluation.groups import RULES, read_groups
-
-    if source in RULES:
-        return source
-    if not Path(source).is_file():
-        raise RankscopeError(f"--groups {source!r}: not a file and not a rule ({', '.join(RULES)})")
-    return read_groups(source)
+    return grouping.applied(cast("CompareResult", result).with_marks(args.marks))
 
 
 COMMAND = Command(
     name="compare",
-    help="compare retrievers and runs on one dataset, with significance tests",
+    help="compare retrievers and runs on one dataset, with significance tests (the pool-bias test of the same "
+    "systems: rankscope poolbias)",
     workflow="rankscope.workflows.compare:compare",
     options=(
         RETRIEVERS,
@@ -102,13 +98,7 @@ COMMAND = Command(
             "metric) (default: %(default)s)",
             settings={"choices": ("baseline", "all-pairs"), "default": "baseline"},
         ),
-        Option(
-            ("--groups",),
-            "query groups: 'length' (the query's length in terms: 1-3, 4-7, 8-15, 16+) or a TSV file of "
-            "query_id<TAB>group; adds each group's means and tests against the baseline(s), Holm per metric "
-            "over every group's comparisons, and a per-group plot",
-            settings={"metavar": "length|FILE"},
-        ),
+        GROUPS,
         Option(
             ("--depth",),
             f"documents each retriever returns per query (default: {SEARCH_DEPTH}); when given, --run files are cut "

@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from rankscope.reporting.finish import Finished
 from rankscope.workflows.cli.command import Command, Option, defaults, loader
-from rankscope.workflows.cli.options import RUN, default_specs, depth, systems_from_args
+from rankscope.workflows.cli.options import GROUPS, RUN, Grouping, default_specs, depth, systems_from_args
 from rankscope.workflows.diagnose.headroom import default_metrics
 from rankscope.workflows.diagnose.sampling import Sampled
+
+if TYPE_CHECKING:
+    from rankscope.workflows.diagnose import DiagnoseResult
 
 
 def call(args: argparse.Namespace, diagnose: Callable[..., Finished]) -> Finished:
@@ -18,8 +21,9 @@ def call(args: argparse.Namespace, diagnose: Callable[..., Finished]) -> Finishe
     given), the ``--run`` files, then ``--vs``; the first is the one diagnosed in depth."""
     given = [args.retriever] if args.retriever else None
     specs = default_specs(given, args.run, defaults(diagnose)["retriever"])
-    return diagnose(
-        loader(args),
+    grouping = Grouping(args.groups)  # a bad file is said before any work, a bad column once the dataset loads
+    result = diagnose(
+        grouping.loading(loader(args)),
         systems_from_args(specs, args.run, args.fields, args.analyzer, after=[args.vs] if args.vs else []),
         None,
         args.depth,
@@ -27,6 +31,7 @@ def call(args: argparse.Namespace, diagnose: Callable[..., Finished]) -> Finishe
         sampled=Sampled(args.sampled_negatives, args.sampled_repeats) if args.sampled else False,
         seed=args.seed,
     )
+    return grouping.applied(cast("DiagnoseResult", result))
 
 
 def _metrics_help(given: Mapping[str, Any]) -> str:
@@ -66,6 +71,7 @@ COMMAND = Command(
             "sampled protocol: repeats (default: %(default)s)",
             settings={"type": int, "default": Sampled.repeats},
         ),
+        GROUPS,
     ),
     call=call,
     example=("--retriever", "bm25", "--vs", "tfidf", "--depth", "20"),

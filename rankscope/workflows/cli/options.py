@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast
 
 from rankscope.core.errors import RankscopeError
 from rankscope.core.scheduler import add_scheduler
@@ -12,6 +13,20 @@ from rankscope.evaluation.significance import TESTS
 from rankscope.reporting.plots import FIGURE_FORMATS
 from rankscope.workflows.cli.command import Added, Adds, Option
 from rankscope.workflows.options import Output
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from rankscope.corpora.dataset import Dataset
+
+
+class Grouped(Protocol):
+    """A result that can take query groups (compare's, diagnose's)."""
+
+    def with_groups(self, source: pd.Series) -> Any: ...
+
+
+G = TypeVar("G", bound=Grouped)
 
 RUN_HELP = "a run file as a system, named NAME (repeatable; TREC, MS MARCO, Parquet or a JSONL/CSV/TSV table)"
 
@@ -46,6 +61,52 @@ RETRIEVERS = Option(
 TEST = Option(
     ("--test",), "paired significance test, Holm-corrected (default: %(default)s)", "test", {"choices": TESTS}
 )
+
+
+GROUPS = Option(
+    ("--groups",),
+    "query groups: 'length' (the query's length in terms: 1-3, 4-7, 8-15, 16+), column:NAME (a column of the "
+    "dataset's queries file: a TSV/CSV column, a JSONL field, BEIR's metadata.KEY) or a TSV file of "
+    "query_id<TAB>group; adds each group's means and tests against the baseline(s), Holm per metric over "
+    "every group's comparisons, groups.csv and a per-group plot",
+    settings={"metavar": "length|column:NAME|FILE"},
+)
+"""``--groups`` of compare and diagnose (read by :class:`Grouping`)."""
+
+
+class Grouping:
+    """``--groups``, read as early as it can be: a TSV file before any work, a rule or a column of the
+    queries file as soon as the dataset is loaded, so a bad file or column is said before any system
+    runs; :meth:`applied` gives the result with its groups (``with_groups``)."""
+
+    def __init__(self, source: str | None) -> None:
+        from rankscope.evaluation.groups import COLUMN, RULES, read_groups
+
+        self.source = source
+        self.groups: pd.Series | None = None
+        if source is not None and source not in RULES and not source.startswith(COLUMN):
+            if not Path(source).is_file():
+                raise RankscopeError(
+                    f"--groups {source!r}: not a file, not column:NAME and not a rule ({', '.join(RULES)})"
+                )
+            self.groups = read_groups(source)
+
+    def loading(self, load: Callable[[], Dataset]) -> Callable[[], Dataset]:
+        """``load``, then the groups read from what it loaded (the rule's or the column's)."""
+        if self.source is None or self.groups is not None:
+            return load
+
+        def load_then_group() -> Dataset:
+            from rankscope.evaluation.groups import query_groups
+
+            data = load()
+            self.groups = query_groups(cast(str, self.source), data.queries, data.queries_file)
+            return data
+
+        return load_then_group
+
+    def applied(self, result: G) -> G:
+        return result if self.groups is None else result.with_groups(self.groups)
 
 
 def depth(help: str) -> Option:

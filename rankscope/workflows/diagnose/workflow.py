@@ -22,7 +22,7 @@ analyzer and scores the sampled protocol).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
 from typing import TypeVar
@@ -32,11 +32,13 @@ import pandas as pd
 from rankscope.core.errors import RankscopeError
 from rankscope.core.progress import progress
 from rankscope.corpora.dataset import Dataset
+from rankscope.corpora.query_fields import QueriesFile
 from rankscope.reporting import plots, provenance
 from rankscope.reporting.finish import finish
 from rankscope.reporting.provenance import Provenance
 from rankscope.reporting.report import Report, image_block, table_block, write_csv
 from rankscope.reporting.tables import records, text_table, wrap_paragraph
+from rankscope.workflows.common import groups
 from rankscope.workflows.common.runs import (
     CUTOFFS,
     DIAGNOSTICS_CAPTION,
@@ -171,6 +173,13 @@ class DiagnoseResult:
     provenance: Provenance
     notes: tuple[str, ...] = ()
     files: tuple[Path, ...] = field(default=())
+    queries_file: QueriesFile | None = field(default=None, repr=False)
+    """The file the queries were read from (``with_groups("column:NAME")`` reads its field NAME)."""
+    group_means: pd.DataFrame = field(default_factory=pd.DataFrame)
+    """With :meth:`with_groups`: per group and metric, the group's query count and each system's mean."""
+    group_tests: pd.DataFrame = field(default_factory=pd.DataFrame)
+    """With :meth:`with_groups` and two systems: per group and metric, the first against the second
+    (compare's test and correction: :func:`rankscope.evaluation.groups.group_tables`)."""
 
     def __repr__(self) -> str:
         """Counts, not the tables (a notebook cell shows one line)."""
@@ -200,6 +209,41 @@ class DiagnoseResult:
                 "text": self.texts(lost["query_id"]),
             }
         )
+
+    def per_query(self) -> pd.DataFrame:
+        """Long ``retriever, query_id, metric, value``: each system's value of each metric on each judged
+        query (the headroom's ``actual``), compare's per-query table."""
+        frames = [
+            d.headroom.per_query[["query_id", "metric", "actual"]].assign(retriever=d.retriever) for d in self.diagnoses
+        ]
+        table = pd.concat(frames, ignore_index=True).rename(columns={"actual": "value"})
+        return table[["retriever", "query_id", "metric", "value"]]
+
+    def with_groups(self, source: str | Path | pd.Series) -> DiagnoseResult:
+        """The same result with per-group means of every system and, with two, the first tested against
+        the second in every group, as compare tests against its baseline: ``source`` is ``length``,
+        ``column:NAME`` (a field of the queries file), a TSV file of ``query_id<TAB>group`` or a series."""
+        from rankscope.evaluation.groups import group_tables, query_groups
+
+        labels = source if isinstance(source, pd.Series) else query_groups(source, self.queries, self.queries_file)
+        seed = int(str(self.provenance.settings.get("seed", 0)))
+        means, tests = group_tables(self.per_query(), labels, self.baselines, seed=seed)
+        return replace(self, group_means=means, group_tests=tests)
+
+    @property
+    def baselines(self) -> tuple[str, ...]:
+        """What the diagnosed system is tested against in each group: the system it is compared with."""
+        return tuple(d.retriever for d in self.diagnoses[1:])
+
+    def group_lines(self) -> list[str]:
+        """The terminal's group section: the first metric's marked table and where the system wins and loses."""
+        if self.group_means.empty:
+            return []
+        metric, systems = self.metrics[0], [d.retriever for d in self.diagnoses]
+        shown = groups.shown_groups(self.group_means, self.group_tests, systems, self.baselines, metric)
+        line = groups.wins_and_losses(self.group_means, self.group_tests, systems[0], metric)
+        caption = groups.CAPTION.format(metric=metric)
+        return [wrap_paragraph(caption), text_table(shown), wrap_paragraph(line), ""]
 
     def texts(self, query_ids: pd.Series | pd.Index) -> list[str]:
         """Query texts on one line each (multi-line queries, as in CISI, would break tables)."""
@@ -249,7 +293,7 @@ class DiagnoseResult:
             files.append(write_csv(d.failures, out / f"recall_failures.{stem}.csv", index=False))
             if len(d.sampled):
                 files.append(write_csv(d.sampled, out / f"sampled.{stem}.csv", index=False))
-        return files
+        return files + groups.write_groups(self.group_means, self.group_tests, out)
 
     def to_dict(self) -> dict[str, object]:
         """The result as plain data (what ``--format json`` prints and summary.json holds)."""
@@ -274,6 +318,8 @@ class DiagnoseResult:
             "sampled_settings": self.sampled_settings,
             "notes": list(self.notes),
             "findings": self.findings,
+            "groups": records(self.group_means, index=False),
+            "group_tests": records(self.group_tests, index=False),
             "provenance": self.provenance.to_dict(),
         }
 
@@ -324,6 +370,7 @@ class DiagnoseResult:
                 text_table(other.headroom.summary),
                 "",
             ]
+        parts += self.group_lines()
         parts += ["findings:", *(say(f"- {f}") for f in [*d.findings, *self.comparison])]
         if self.notes:
             parts += ["", "notes:", *(say(f"- {n}") for n in self.notes)]
@@ -505,6 +552,7 @@ def diagnose_runs(
             seed=seed,
         ),
         notes=(*described, *notes),
+        queries_file=data.queries_file,
     )
     return finish(result, out_path, figures)
 
@@ -614,6 +662,11 @@ def build_report(result: DiagnoseResult) -> Report:
         worst = result.worst(d)
         worst["text"] = [t if len(t) <= 120 else t[:119] + "…" for t in worst["text"]]
         report.heading(f"{d.retriever}: worst queries").table(worst, caption=result.worst_caption, index=False)
+    if not result.group_means.empty:
+        systems = [d.retriever for d in result.diagnoses]
+        groups.add_section(
+            report, result.group_means, result.group_tests, systems, result.baselines, result.metrics[0], result.dataset
+        )
     title = "Queries, worst first"
     index, pages = query_pages(result)
     report.raw(
