@@ -115,3 +115,27 @@ def test_a_framework_result_without_text_or_a_rag_without_a_spec_fails_in_one_li
         rs.rag(DATA, ["words:5:0"], {"pt": overlap}, budgets=BUDGETS)
     with pytest.raises(RankscopeError, match="retriever 'x': rag takes a spec"):
         rs.rag(DATA, ["words:5:0"], {"bm25": "bm25", "x": 3}, budgets=BUDGETS)
+
+
+@pytest.mark.slow
+def test_answers_found_in_a_framework_retrievers_own_chunks_score_as_by_hand(tmp_path: Path) -> None:
+    """With answers as the evidence, every question is asked and a chunk carries an answer its text holds."""
+    import json
+
+    questions = DATA.queries.assign(answers=DATA.queries["text"].str.split().str[0].map(lambda word: [word]))
+    path = tmp_path / "questions.jsonl"
+    path.write_text("".join(json.dumps(row) + "\n" for row in questions.to_dict("records")), encoding="utf-8")
+    lc = _langchain_chunks()
+    result = rs.rag(DATA, [], {"bm25": "bm25", "lc": adapt(lc, id_field="doc_id")}, budgets=BUDGETS, answers=path)
+    found = result.per_query[result.per_query["system"] == "own chunks / lc"]
+    hits = found[found["metric"] == "hit@10tok"].set_index("query_id")["value"]
+    expected = {}
+    for query_id, text, (answer,) in zip(questions["query_id"], questions["text"], questions["answers"]):
+        used, hit = 0, 0.0
+        for _, chunk in dict.fromkeys((doc.metadata["doc_id"], doc.page_content) for doc in lc.invoke(text)):
+            used += len(chunk.split())  # a chunk (document, text) once, at its first place
+            if used > 10:
+                break
+            hit = max(hit, float(answer in chunk.lower().split()))
+        expected[query_id] = hit
+    assert hits.to_dict() == expected and 0 < hits.mean() < 1

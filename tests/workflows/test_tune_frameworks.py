@@ -93,6 +93,14 @@ def test_the_best_k_of_a_langchain_retriever_is_the_deepest_for_recall() -> None
     assert result.best["k"] == 20 and result.default["k"] == 4
     assert result.grid.set_index("k")["mean"].is_monotonic_increasing
     assert retriever.k == 4
+    assert not any("change nothing" in note for note in result.notes())
+
+
+def test_a_parameter_read_only_when_the_index_is_built_is_said_to_change_nothing() -> None:
+    """rank_bm25 uses epsilon for the idf it computes when built: setting it later changes no ranking."""
+    result = rs.tune(DATA, rs.adapt(_bm25(10), id_field="doc_id"), params={"vectorizer.epsilon": [0.1, 0.5]}, folds=3)
+    assert result.grid["mean"].nunique() == 1
+    assert "same ndcg@10: the tuned parameters (vectorizer.epsilon) change nothing" in result.to_text()
 
 
 @pytest.mark.slow

@@ -94,6 +94,7 @@ class Adapted:
         return (
             f"{self.label} {type(self.retriever).__name__}: ids from {self.id_field!r}, {scores}, "
             f"chunks of a document by {self.aggregate}"
+            + (f" (their place from {self.position_field!r})" if self.position_field else "")
         )
 
 

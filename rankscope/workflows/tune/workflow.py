@@ -251,9 +251,21 @@ class TuneResult:
         return {"method": "optuna", "sampler": "TPE", "studies": studies, "trials": self.trials, "seed": self.seed}
 
     def notes(self) -> list[str]:
-        """Edge-of-grid notes, then the warning when too few queries differ for a test to be significant."""
+        """Edge-of-grid notes (or that no point changed anything), then the warning when too few queries
+        differ for a test to be significant."""
         warning = self.gain.warning()
-        return self.edge_notes() + ([warning] if warning else [])
+        return self.edge_notes() + self.inert_notes() + ([warning] if warning else [])
+
+    def inert_notes(self) -> list[str]:
+        """Say so when every grid point gives every query the same value: the tuned parameters change
+        nothing here (a framework's parameter read only when its index is built, say)."""
+        values = self.per_query.to_numpy()
+        if len(self.grid) < 2 or not (values == values[:, :1]).all():
+            return []
+        return [
+            f"every grid point gives every query the same {self.metric}: the tuned parameters "
+            f"({', '.join(self.params)}) change nothing here (are they read only when the index is built?)"
+        ]
 
     def edge_notes(self) -> list[str]:
         """Warn when the best point lies on the border of a numeric range: the optimum may lie outside it
