@@ -24,7 +24,11 @@
  * (`margin`), so no document that ties or beats the k-th best is ever dropped.
  *
  * Only the CPython C API and the buffer protocol are used (no numpy headers); the GIL is
- * released while scoring, so several threads can search at once.
+ * released while scoring, so several threads can search at once. Each thread passes its own
+ * Workspace, which keeps the scratch buffers (heap, cursors, MaxScore's window, and the dense
+ * accumulator of exhaustive scoring, allocated on its first use) from one batch to the next: a
+ * batch then costs no allocation and no clearing proportional to the corpus. Between calls a
+ * workspace's accumulator and window are all zero: each query clears the entries it touched.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -181,6 +185,7 @@ static inline int add_postings(const IndexArray w_doc, const double *w_val, int6
         int64_t d = wide ? ((const int64_t *)docs)[p] : (int64_t)((const int32_t *)docs)[p];
         if ((uint64_t)d >= (uint64_t)n_docs) {
             *bad_doc = d;
+            *n_touched = nt; /* what was touched so far is cleared by the caller */
             return -1;
         }
         if (!seen[d]) {
@@ -448,53 +453,133 @@ static Status maxscore(Job *job, Py_ssize_t q, Scratch *w, Heap *heap) {
     return emit(job, q, heap);
 }
 
-static Status run(Job *job) {
-    Py_ssize_t n_docs = job->n_docs, longest = 0;
+/* A thread's scratch space, kept across calls (see the top of this file). Invariant between calls:
+   acc and seen are all zero, w.bits all clear; busy is set (with the GIL held) while a call uses it. */
+typedef struct {
+    PyObject_HEAD
+    double *acc;       /* dense accumulator of exhaustive scoring, n_docs + 1 entries; NULL until needed */
+    char *seen;        /* which of its entries the current query touched */
+    int64_t *touched;  /* those entries, in order of first touch */
+    Py_ssize_t n_docs; /* the corpus size they were allocated for (0: none) */
+    Heap heap;
+    Py_ssize_t heap_cap, terms_cap; /* entries of the heap arrays and of the cursor arrays */
+    Scratch w;
+    int busy;
+} Workspace;
+
+static void free_dense(Workspace *ws) {
+    free(ws->acc);
+    free(ws->seen);
+    free(ws->touched);
+    ws->acc = NULL, ws->seen = NULL, ws->touched = NULL, ws->n_docs = 0;
+}
+
+/* Grow an array to hold n entries of size bytes; the old contents need not be kept. */
+static int reserve(void **array, size_t n, size_t size) {
+    void *grown = realloc(*array, n * size);
+    if (grown == NULL) return -1;
+    *array = grown;
+    return 0;
+}
+
+/* Make room for a heap of k and queries of up to `longest` terms; allocate the window once. */
+static Status prepare(Workspace *ws, Py_ssize_t k, Py_ssize_t longest) {
+    if (k + 1 > ws->heap_cap) {
+        size_t n = (size_t)k + 1;
+        if (reserve((void **)&ws->heap.score, n, sizeof(double)) || reserve((void **)&ws->heap.rank, n, sizeof(int64_t)) ||
+            reserve((void **)&ws->heap.doc, n, sizeof(int64_t)))
+            return NO_MEMORY;
+        ws->heap_cap = k + 1;
+    }
+    if (longest + 1 > ws->terms_cap) {
+        size_t n = (size_t)longest + 1;
+        if (reserve((void **)&ws->w.cur, n, sizeof(Cursor)) || reserve((void **)&ws->w.raw, n, sizeof(Cursor)) ||
+            reserve((void **)&ws->w.order, n, sizeof(Py_ssize_t)) || reserve((void **)&ws->w.byj, n, sizeof(Py_ssize_t)) ||
+            reserve((void **)&ws->w.cum, n, sizeof(double)))
+            return NO_MEMORY;
+        ws->terms_cap = longest + 1;
+    }
+    if (ws->w.acc == NULL && reserve((void **)&ws->w.acc, WINDOW, sizeof(double))) return NO_MEMORY;
+    if (ws->w.bits == NULL && (ws->w.bits = calloc(WINDOW / 64, sizeof(uint64_t))) == NULL) return NO_MEMORY;
+    ws->heap.n = 0;
+    ws->heap.k = k;
+    return OK;
+}
+
+/* The dense accumulator for a corpus of n_docs, zeroed once when (re)allocated. */
+static Status dense(Workspace *ws, Py_ssize_t n_docs) {
+    if (ws->n_docs == n_docs) return OK;
+    free_dense(ws);
+    ws->acc = calloc((size_t)n_docs + 1, sizeof(double));
+    ws->seen = calloc((size_t)n_docs + 1, 1);
+    ws->touched = malloc(((size_t)n_docs + 1) * sizeof(int64_t));
+    if (ws->acc == NULL || ws->seen == NULL || ws->touched == NULL) {
+        free_dense(ws);
+        return NO_MEMORY;
+    }
+    ws->n_docs = n_docs;
+    return OK;
+}
+
+static Status run(Job *job, Workspace *ws) {
+    Py_ssize_t longest = 0;
     for (Py_ssize_t q = 0; q < job->n_queries; q++) { /* malformed rows are reported by the walk */
         int64_t begin = at(&job->q_ptr, q), end = at(&job->q_ptr, q + 1);
         if (begin >= 0 && begin <= end && end <= job->q_term.len && end - begin > longest) longest = end - begin;
     }
-    double *acc = calloc((size_t)n_docs + 1, sizeof(double));
-    char *seen = calloc((size_t)n_docs + 1, 1);
-    int64_t *touched = malloc(((size_t)n_docs + 1) * sizeof(int64_t));
-    Heap heap = {malloc(((size_t)job->k + 1) * sizeof(double)), malloc(((size_t)job->k + 1) * sizeof(int64_t)),
-                 malloc(((size_t)job->k + 1) * sizeof(int64_t)), 0, job->k};
-    size_t terms = (size_t)longest + 1;
-    Scratch w = {malloc(terms * sizeof(Cursor)),     malloc(terms * sizeof(Cursor)), malloc(terms * sizeof(Py_ssize_t)),
-                 malloc(terms * sizeof(Py_ssize_t)), malloc(terms * sizeof(double)), malloc(WINDOW * sizeof(double)),
-                 calloc(WINDOW / 64, sizeof(uint64_t))};
-    Status status = (acc && seen && touched && heap.score && heap.rank && heap.doc && w.cur && w.raw && w.order && w.byj &&
-                     w.cum && w.acc && w.bits)
-                        ? OK
-                        : NO_MEMORY;
+    Status status = prepare(ws, job->k, longest);
     for (Py_ssize_t q = 0; status == OK && q < job->n_queries; q++) {
         if (job->t_max != NULL) {
-            status = maxscore(job, q, &w, &heap);
+            status = maxscore(job, q, &ws->w, &ws->heap);
             if (status != UNBOUNDED) continue; /* UNBOUNDED is found before anything is scored */
         }
+        status = dense(ws, job->n_docs);
+        if (status != OK) break;
         Py_ssize_t nt = 0;
-        status = accumulate(job, q, acc, seen, touched, &nt);
-        if (status == OK) status = select_best(job, q, acc, touched, nt, &heap);
+        status = accumulate(job, q, ws->acc, ws->seen, ws->touched, &nt);
+        if (status == OK) status = select_best(job, q, ws->acc, ws->touched, nt, &ws->heap);
         for (Py_ssize_t i = 0; i < nt; i++) { /* reset only what this query touched */
-            acc[touched[i]] = 0.0;
-            seen[touched[i]] = 0;
+            ws->acc[ws->touched[i]] = 0.0;
+            ws->seen[ws->touched[i]] = 0;
         }
     }
-    free(acc);
-    free(seen);
-    free(touched);
-    free(heap.score);
-    free(heap.rank);
-    free(heap.doc);
-    free(w.cur);
-    free(w.raw);
-    free(w.order);
-    free(w.byj);
-    free(w.cum);
-    free(w.acc);
-    free(w.bits);
+    if (status != OK && ws->w.bits != NULL) /* MaxScore may stop inside a window */
+        memset(ws->w.bits, 0, WINDOW / 64 * sizeof(uint64_t));
     return status;
 }
+
+static void workspace_dealloc(PyObject *self) {
+    Workspace *ws = (Workspace *)self;
+    free_dense(ws);
+    free(ws->heap.score);
+    free(ws->heap.rank);
+    free(ws->heap.doc);
+    free(ws->w.cur);
+    free(ws->w.raw);
+    free(ws->w.order);
+    free(ws->w.byj);
+    free(ws->w.cum);
+    free(ws->w.acc);
+    free(ws->w.bits);
+    Py_TYPE(self)->tp_free(self);
+}
+
+PyDoc_STRVAR(workspace_doc,
+    "Workspace()\n--\n\n"
+    "Scratch space of top_k kept from one call to the next: a thread searching batch after batch\n"
+    "passes the same one, so buffers (the dense accumulator of exhaustive scoring: 17 bytes per\n"
+    "document) are allocated once, and cleared only where each query touched them. One call at a\n"
+    "time: a workspace passed to two threads at once is refused.");
+
+static PyTypeObject WorkspaceType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "rankscope.retrieval._sparse_topk.Workspace",
+    .tp_basicsize = sizeof(Workspace),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = workspace_doc,
+    .tp_new = PyType_GenericNew,
+    .tp_dealloc = workspace_dealloc,
+};
 
 static void set_error(Status status, const Job *job) {
     long long v = (long long)job->bad_value;
@@ -513,30 +598,43 @@ static PyObject *as_bytes(const void *data, Py_ssize_t n_bytes) {
 }
 
 PyDoc_STRVAR(top_k_doc,
-    "top_k(q_indptr, q_indices, q_data, w_indptr, w_indices, w_data, doc_id_rank, k, term_max=None, term_min=None)\n"
+    "top_k(q_indptr, q_indices, q_data, w_indptr, w_indices, w_data, doc_id_rank, k, term_max=None, term_min=None,\n"
+    "      workspace=None)\n"
     "-> (counts, positions, scores, postings_read): bytes of int64, int64, float64, and an int.\n\n"
     "For each row of the query x term CSR matrix, score the documents of the term x document\n"
     "CSR matrix it touches, and return the k best by (score desc, doc_id_rank desc): counts[i]\n"
     "entries for query i, concatenated in query order. With term_max and term_min (float64, one\n"
     "per term: its largest and smallest weight) queries are scored by MaxScore, with the same\n"
     "result; the postings must then ascend within each term. postings_read counts the postings\n"
-    "whose weights were added (all of the query terms' without bounds).");
+    "whose weights were added (all of the query terms' without bounds). A Workspace keeps the\n"
+    "scratch buffers for the next call (without one, they are allocated for this call only).");
 
 static PyObject *top_k(PyObject *self, PyObject *args) {
     (void)self;
     static const char *names[9] = {"q_indptr", "q_indices", "q_data",      "w_indptr", "w_indices",
                                    "w_data",   "doc_id_rank", "term_max", "term_min"};
-    PyObject *objs[9] = {NULL};
+    PyObject *objs[9] = {NULL}, *given = Py_None;
     Py_ssize_t k;
-    if (!PyArg_ParseTuple(args, "OOOOOOOn|OO:top_k", &objs[0], &objs[1], &objs[2], &objs[3], &objs[4], &objs[5], &objs[6],
-                          &k, &objs[7], &objs[8]))
+    if (!PyArg_ParseTuple(args, "OOOOOOOn|OOO:top_k", &objs[0], &objs[1], &objs[2], &objs[3], &objs[4], &objs[5], &objs[6],
+                          &k, &objs[7], &objs[8], &given))
         return NULL;
     if (k < 1) return PyErr_Format(PyExc_ValueError, "k must be a positive integer, got %zd", k);
+    if (given != Py_None && !PyObject_TypeCheck(given, &WorkspaceType))
+        return PyErr_Format(PyExc_TypeError, "workspace must be a Workspace or None, got %.100s", Py_TYPE(given)->tp_name);
     int n_views = objs[7] != NULL && objs[7] != Py_None ? 9 : 7;
     if (n_views == 9 && (objs[8] == NULL || objs[8] == Py_None)) {
         PyErr_SetString(PyExc_TypeError, "term_max needs term_min");
         return NULL;
     }
+    /* without one, a workspace for this call only */
+    Workspace *ws = (Workspace *)(given == Py_None ? PyType_GenericNew(&WorkspaceType, NULL, NULL) : Py_NewRef(given));
+    if (ws == NULL) return NULL;
+    if (ws->busy) {
+        Py_DECREF(ws);
+        PyErr_SetString(PyExc_RuntimeError, "this Workspace is in use by another top_k call: give each thread its own");
+        return NULL;
+    }
+    ws->busy = 1;
     Py_buffer views[9];
     int got = 0;
     PyObject *result = NULL;
@@ -579,7 +677,7 @@ static PyObject *top_k(PyObject *self, PyObject *args) {
     status = job.counts ? OK : NO_MEMORY;
     if (status == OK && job.k > 0) {
         Py_BEGIN_ALLOW_THREADS
-        status = run(&job);
+        status = run(&job, ws);
         Py_END_ALLOW_THREADS
     }
     if (status != OK) {
@@ -600,6 +698,8 @@ done:
     free(job.positions);
     free(job.scores);
     for (int i = 0; i < got; i++) PyBuffer_Release(&views[i]);
+    ws->busy = 0;
+    Py_DECREF(ws);
     return result;
 }
 
@@ -616,4 +716,15 @@ static struct PyModuleDef module = {
     .m_methods = methods,
 };
 
-PyMODINIT_FUNC PyInit__sparse_topk(void) { return PyModule_Create(&module); }
+PyMODINIT_FUNC PyInit__sparse_topk(void) {
+    if (PyType_Ready(&WorkspaceType) < 0) return NULL;
+    PyObject *m = PyModule_Create(&module);
+    if (m == NULL) return NULL;
+    Py_INCREF(&WorkspaceType);
+    if (PyModule_AddObject(m, "Workspace", (PyObject *)&WorkspaceType) < 0) {
+        Py_DECREF(&WorkspaceType);
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
+}

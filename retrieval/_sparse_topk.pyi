@@ -1,6 +1,10 @@
 """Types of the compiled scoring and top-k kernel (``retrieval/_sparse_topk.c``), for the type checker."""
 
-from typing import Any
+from typing import Any, final
+
+@final
+class Workspace:
+    """Scratch space of ``top_k`` kept between calls; one call at a time."""
 
 def top_k(
     q_indptr: Any,
@@ -13,5 +17,6 @@ def top_k(
     k: int,
     term_max: Any = ...,
     term_min: Any = ...,
+    workspace: Workspace | None = ...,
     /,
 ) -> tuple[bytes, bytes, bytes, int]: ...

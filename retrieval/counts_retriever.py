@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import queue
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -55,7 +56,7 @@ from rankscope.retrieval.storage import (
 )
 from rankscope.retrieval.streaming import DEFAULT_MEMORY_BUDGET, write_counts
 from rankscope.retrieval.termcounts import TermCounts
-from rankscope.retrieval.topk import TermBounds, sparse_top_k
+from rankscope.retrieval.topk import TermBounds, Workspace, sparse_top_k
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -65,8 +66,12 @@ if TYPE_CHECKING:
 
 BATCH_CANDIDATES = 2_000_000
 """Postings visited per batch of queries (one query may exceed it alone): the unit of work
-handed to a thread. The kernel keeps only each query's top k plus one dense accumulator
-per batch (17 bytes per document), so memory no longer depends much on this bound."""
+handed to a thread. The kernel keeps only each query's top k, and each thread one workspace
+across its batches (:data:`retrieval.topk.Workspace`), so memory depends little on this bound."""
+
+BATCHES_PER_THREAD = 4
+"""On several threads, at least this many batches per thread, and a multiple of the threads: the
+threads take batches as they finish, and the last ones finish close together."""
 
 THREADS_VARIABLE = "RANKSCOPE_NUM_THREADS"
 """Environment variable: how many threads ``search`` scores batches on (default 1). Not a
@@ -209,10 +214,18 @@ class CountsRetriever(Retriever):
         rank = self.counts_.doc_id_rank
         bounds = self._term_bounds()
 
-        def best(rows: tuple[int, int]) -> tuple[list[np.ndarray], list[np.ndarray]]:
-            return sparse_top_k(query_weights[rows[0] : rows[1]], self.weights_, k, rank, bounds)
-
         batches = candidate_batches(query_weights, self.counts_.df, threads)
+        workspaces: queue.SimpleQueue[Workspace] = queue.SimpleQueue()  # one per thread, kept across its batches
+        for _ in range(min(threads, len(batches))):
+            workspaces.put(Workspace())
+
+        def best(rows: tuple[int, int]) -> tuple[list[np.ndarray], list[np.ndarray]]:
+            workspace = workspaces.get()
+            try:
+                return sparse_top_k(query_weights[rows[0] : rows[1]], self.weights_, k, rank, bounds, workspace)
+            finally:
+                workspaces.put(workspace)
+
         with contextlib.ExitStack() as stack:
             mapper: Callable[..., Iterator[Any]] = map
             if threads > 1 and len(batches) > 1:  # the kernel releases the GIL
@@ -296,18 +309,24 @@ def search_threads() -> int:
 def candidate_batches(query_terms: sp.csr_matrix, df: np.ndarray, threads: int = 1) -> list[tuple[int, int]]:
     """(start, stop) row ranges whose candidate upper bounds (sum of query terms' df) fit the budget.
 
-    With several threads the budget is shared (memory stays bounded) and also capped at an
-    equal share of all candidates, so that every thread gets work.
+    On several threads the batches are sized by their count, not by a smaller budget (a batch costs
+    little more than its queries): as many as the budget needs, at least ``BATCHES_PER_THREAD`` per
+    thread, rounded up to a multiple of the threads, each ending at the query whose running total of
+    candidates reaches its equal share.
     """
     bound = (query_terms != 0).astype(np.int64) @ df.astype(np.int64)
     ends = np.cumsum(bound)
-    budget = BATCH_CANDIDATES // threads
     if threads > 1 and len(ends):
-        budget = max(1, min(budget, -(-int(ends[-1]) // threads)))
+        count = max(-(-int(ends[-1]) // BATCH_CANDIDATES), threads * BATCHES_PER_THREAD)
+        count = -(-count // threads) * threads
+        shares = ends[-1] * np.arange(1, count) / count
+        stops = np.unique(np.searchsorted(ends, shares, side="left") + 1)
+        edges = [0, *stops[stops < len(ends)].tolist(), len(ends)]
+        return list(zip(edges[:-1], edges[1:]))
     cuts, start = [], 0
     while start < len(bound):
         base = ends[start - 1] if start else 0
-        stop = max(int(np.searchsorted(ends, base + budget, side="right")), start + 1)
+        stop = max(int(np.searchsorted(ends, base + BATCH_CANDIDATES, side="right")), start + 1)
         cuts.append((start, stop))
         start = stop
     return cuts

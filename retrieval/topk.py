@@ -90,17 +90,25 @@ class TermBounds:
         return cls(high, low)
 
 
+Workspace = _sparse_topk.Workspace
+"""Scratch buffers of the kernel kept from one :func:`sparse_top_k` call to the next (one call at a time):
+a thread searching batch after batch passes its own, so no batch allocates or clears memory
+proportional to the corpus. It changes no result."""
+
+
 def sparse_top_k(
     query_weights: sp.csr_matrix,
     term_weights: sp.csr_matrix,
     k: int,
     doc_id_rank: np.ndarray,
     bounds: TermBounds | None = None,
+    workspace: _sparse_topk.Workspace | None = None,
 ) -> tuple[list[np.ndarray], list[np.ndarray]]:
     """``top_k_rows(query_weights @ term_weights, k, doc_id_rank)``, computed without the product.
 
     ``query_weights`` is queries x terms, ``term_weights`` terms x documents (both CSR);
-    the GIL is released while scoring, so batches can be searched on several threads.
+    the GIL is released while scoring, so batches can be searched on several threads, each
+    with its own ``workspace`` (:data:`Workspace`; without one the buffers last this call).
     With ``bounds`` (:meth:`TermBounds.of` the same ``term_weights``) queries are scored by
     MaxScore: the same result (tests/retrieval/test_sparse_topk.py), fewer postings read.
     """
@@ -118,7 +126,9 @@ def sparse_top_k(
         np.asarray(term_weights.data, dtype=np.float64),
         np.asarray(doc_id_rank, dtype=np.int64),
         k,
-        *(() if bounds is None else (bounds.high, bounds.low)),
+        None if bounds is None else bounds.high,
+        None if bounds is None else bounds.low,
+        workspace,
     )
     ends = np.cumsum(np.frombuffer(counts, dtype=np.int64)).tolist()
     rows = list(zip([0, *ends[:-1]], ends))

@@ -20,7 +20,7 @@ import scipy.sparse as sp
 from rankscope.retrieval import _sparse_topk
 from rankscope.retrieval.bm25 import BM25
 from rankscope.retrieval.tfidf import TfidfRetriever
-from rankscope.retrieval.topk import TermBounds, sparse_top_k, top_k_rows
+from rankscope.retrieval.topk import TermBounds, Workspace, sparse_top_k, top_k_rows
 
 
 def random_problem(rng: np.random.Generator, n_docs: int, n_terms: int, n_queries: int):
@@ -235,3 +235,43 @@ def test_missing_build_says_how_to_fix_it() -> None:
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=dict(os.environ))
     assert result.returncode != 0
     assert "is not built" in result.stderr and "pip install -e ." in result.stderr
+
+
+def test_a_workspace_reused_query_after_query_leaks_no_score() -> None:
+    """One workspace through many calls (one query each, then all at once), with and without bounds, over
+    problems of two corpus sizes: every query's result equals that of a fresh workspace. A score or a
+    touched mark left in the dense accumulator or MaxScore's window would add to, or hide, a document of
+    a later query."""
+    rng = np.random.default_rng(21)
+    workspace = Workspace()
+    for n_docs in (9000, 300):  # the dense accumulator is re-allocated when the corpus size changes
+        queries, weights, rank = skewed_problem(rng, n_docs, 40, 30, integer=False)
+        for bounds in (None, TermBounds.of(weights)):
+            for k in (1, 10):
+                want = sparse_top_k(queries, weights, k, rank, bounds)
+                one_by_one = [sparse_top_k(queries[[q]], weights, k, rank, bounds, workspace) for q in range(30)]
+                assert [p.tolist() for got, _ in one_by_one for p in got] == [p.tolist() for p in want[0]]
+                assert [v.tolist() for _, got in one_by_one for v in got] == [v.tolist() for v in want[1]]
+                together = sparse_top_k(queries, weights, k, rank, bounds, workspace)
+                assert [p.tolist() for p in together[0]] == [p.tolist() for p in want[0]]
+
+
+@pytest.mark.parametrize("pruned", [False, True])
+def test_a_workspace_is_clean_after_a_failed_call(pruned: bool) -> None:
+    """A call stopped by a bad document position midway (after document 0 was scored) leaves the workspace
+    as it found it: the next query scores document 0 from zero again, it does not start from the stale 1.0."""
+    rank = np.array([0, 1], dtype=np.int64)
+    broken = sp.csr_matrix((np.array([1.0, 1.0]), np.array([0, 7]), np.array([0, 2])), shape=(1, 2))
+    clean = sp.csr_matrix(np.array([[2.0, 3.0]]))
+    query = sp.csr_matrix(np.array([[1.0]]))
+    workspace = Workspace()
+    with pytest.raises(ValueError, match="document position 7 is out of range"):
+        sparse_top_k(query, broken, 2, rank, TermBounds.of(broken) if pruned else None, workspace)
+    positions, values = sparse_top_k(query, clean, 2, rank, TermBounds.of(clean) if pruned else None, workspace)
+    assert positions[0].tolist() == [1, 0] and values[0].tolist() == [3.0, 2.0]
+
+
+def test_the_workspace_argument_must_be_a_workspace() -> None:
+    weights = sp.csr_matrix(np.array([[1.0, 2.0]]))
+    with pytest.raises(TypeError, match="workspace must be a Workspace or None, got dict"):
+        sparse_top_k(sp.csr_matrix(np.array([[1.0]])), weights, 1, np.array([0, 1], dtype=np.int64), None, {})  # type: ignore[arg-type]
