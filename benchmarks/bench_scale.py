@@ -3,6 +3,7 @@
     python benchmarks/bench_scale.py generate --docs 1000000 --out DIR    # the corpus folder only
     python benchmarks/bench_scale.py run --docs 1000000 --work DIR        # generate (once) + every system
     python benchmarks/bench_scale.py run --docs 100000 --work DIR --systems rankscope pisa
+    python benchmarks/bench_scale.py threads --docs 1000000 --work DIR    # 1 vs 2 threads on run's indexes
 
 The corpus imitates MS MARCO passages: lengths lognormal (median 55 tokens, sigma 0.5),
 words drawn from a Zipf distribution (exponent 1) over 2,000,000 word types named
@@ -17,7 +18,8 @@ the whole process: reading the corpus, indexing, then answering the queries), an
 its own index time and single-thread top-10 throughput (best of 3 passes over the queries,
 after one warm-up query), by wall clock and by CPU time, then the same queries on two threads
 (wall clock; ``RANKSCOPE_NUM_THREADS=2``, bm25s's ``n_threads=2``, PISA's ``threads=2``) and the
-ratio to one thread, which only a quiet machine (two free cores) can show: on a shared machine the CPU columns
+ratio to one thread, which only a quiet machine (two free cores) can show (``threads`` measures it again
+for every system on the saved indexes, one and two threads alternating): on a shared machine the CPU columns
 (``/usr/bin/time``'s user + system time of the whole process, and queries per CPU second) are
 the steady ones. BM25 everywhere with k1=1.5, b=0.75, no stemming or stopwords
 needed (the words are synthetic). Systems:
@@ -47,6 +49,7 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from extras import require  # benchmarks/extras.py, beside this script
@@ -171,8 +174,7 @@ def worker_bm25s(data: Path, backend: str) -> dict[str, float]:
         model.index(bm25s.tokenize(texts, stopwords=None, show_progress=False), show_progress=False)
 
     index_s = _seconds(build)
-    tokens = bm25s.tokenize(queries, stopwords=None, return_ids=False, show_progress=False)
-    known = [[t for t in q if t in model.vocab_dict] or [next(iter(model.vocab_dict))] for q in tokens]
+    known = _bm25s_queries(model, queries)
 
     def answer(batch: list[list[str]], threads: int = 0) -> object:
         return model.retrieve(batch, k=TOP_K, show_progress=False, n_threads=threads)  # 0: no worker threads
@@ -180,6 +182,14 @@ def worker_bm25s(data: Path, backend: str) -> dict[str, float]:
     qps = _throughput(lambda: answer(known), len(known), lambda: answer(known[:1]))
     qps |= _two_threads(lambda: answer(known, 2), len(known), qps)
     return {"index_s": index_s, **qps}
+
+
+def _bm25s_queries(model: Any, queries: list[str]) -> list[list[str]]:
+    """bm25s's query tokens, words outside its vocabulary dropped (a query left empty keeps one word)."""
+    import bm25s
+
+    tokens = bm25s.tokenize(queries, stopwords=None, return_ids=False, show_progress=False)
+    return [[t for t in q if t in model.vocab_dict] or [next(iter(model.vocab_dict))] for q in tokens]
 
 
 def worker_pisa(data: Path, work: Path) -> dict[str, float]:
@@ -198,27 +208,95 @@ def worker_pisa(data: Path, work: Path) -> dict[str, float]:
     return {"index_s": index_s, **qps}
 
 
-def threads(data: Path, work: Path, rounds: int = 5) -> None:
-    """rankscope's top-10 throughput on one and on two threads, alternating (``rounds`` passes each, best
-    kept), on the index ``run`` saved in ``work``: a quick check when the machine is quiet, without
-    indexing again. The two runs must be identical (also tested: tests/retrieval/test_bm25.py)."""
+def threads(data: Path, work: Path, systems: list[str], rounds: int = 5) -> None:
+    """Each system's top-10 throughput on one and on two threads, alternating (``rounds`` passes each, best
+    kept, after a warm-up), on the indexes ``run`` saved in ``work`` (bm25s's is built and saved the first
+    time): every system measured the same way in one run, without indexing again, for a quiet machine.
+    Each system's answers on one and two threads must be identical (rankscope's: tests/retrieval/test_bm25.py)."""
+    print(f"{N_QUERIES:,} queries, top {TOP_K}, wall clock, best of {rounds} passes, one and two threads alternating")
+    print("| system | 1 thread (queries/s) | 2 threads (queries/s) | 2 / 1 | load average before, after |")
+    print("|---|---:|---:|---:|---|")
+    for system in systems:
+        load_before = os.getloadavg()
+        one, two = _one_and_two(system, data, work, rounds)
+        loads = f"{_load(load_before)}; {_load(os.getloadavg())}"
+        print(f"| {system} | {one:,.0f} | {two:,.0f} | {two / one:.2f} | {loads} |", flush=True)
+
+
+def _one_and_two(system: str, data: Path, work: Path, rounds: int) -> tuple[float, float]:
+    """Queries/s of ``system`` on one and on two threads; its index is let go on return."""
+    answer, same = THREADED[system](data, work)
+    first = {count: answer(count) for count in (1, 2)}  # warm-up
+    if not same(first[1], first[2]):
+        sys.exit(f"bench_scale.py threads: {system}'s answers on one and two threads differ")
+    best = {1: float("inf"), 2: float("inf")}
+    for _ in range(rounds):
+        for count in best:
+            best[count] = min(best[count], _seconds(lambda count=count: answer(count)))
+    return N_QUERIES / best[1], N_QUERIES / best[2]
+
+
+Answer = Callable[[int], Any]
+"""The queries answered on this many threads."""
+Same = Callable[[Any, Any], bool]
+"""Whether two answers are identical."""
+
+
+def threaded_rankscope(data: Path, work: Path) -> tuple[Answer, Same]:
     from rankscope.retrieval.bm25 import BM25
 
     model = BM25.load(work / "rankscope-index")
     queries = dict(read_tsv(data / "queries.tsv"))
-    best: dict[str, float] = {"1": float("inf"), "2": float("inf")}
-    runs = {}
-    for _ in range(rounds):
-        for count in best:
-            os.environ["RANKSCOPE_NUM_THREADS"] = count
-            start = time.perf_counter()
-            runs[count] = model.search(queries, k=TOP_K)
-            best[count] = min(best[count], time.perf_counter() - start)
-    if not runs["1"].equals(runs["2"]):
-        sys.exit("bench_scale.py threads: the runs on one and two threads differ")
-    one, two = len(queries) / best["1"], len(queries) / best["2"]
-    print(f"load average {_load(os.getloadavg())}; {len(queries):,} queries, top {TOP_K}, best of {rounds} passes")
-    print(f"one thread {one:,.0f} queries/s, two threads {two:,.0f} queries/s: {two / one:.2f}x; runs identical")
+
+    def answer(count: int) -> Any:
+        os.environ["RANKSCOPE_NUM_THREADS"] = str(count)
+        return model.search(queries, k=TOP_K)
+
+    return answer, lambda a, b: bool(a.equals(b))
+
+
+def threaded_pisa(data: Path, work: Path) -> tuple[Answer, Same]:
+    import pandas as pd
+    from pyterrier_pisa import PisaIndex
+
+    index = PisaIndex(str(work / "pisa-index"), stemmer="none", stops="none")
+    queries = pd.DataFrame(list(read_tsv(data / "queries.tsv")), columns=["qid", "query"])
+    models = {count: index.bm25(k1=K1, b=B, num_results=TOP_K, threads=count) for count in (1, 2)}
+
+    def rows(run: pd.DataFrame) -> pd.DataFrame:
+        return run[["qid", "docno", "score", "rank"]].sort_values(["qid", "rank"]).reset_index(drop=True)
+
+    return lambda count: models[count].transform(queries), lambda a, b: bool(rows(a).equals(rows(b)))
+
+
+def threaded_bm25s(data: Path, work: Path, backend: str) -> tuple[Answer, Same]:
+    import bm25s
+
+    folder = work / "bm25s-index"
+    if not (folder / "params.index.json").is_file():
+        print(f"indexing with bm25s into {folder} (once) ...", file=sys.stderr, flush=True)
+        built = bm25s.BM25(method="lucene", k1=K1, b=B)
+        texts = [text for _, text in read_tsv(data / "corpus.tsv")]
+        built.index(bm25s.tokenize(texts, stopwords=None, show_progress=False), show_progress=False)
+        del texts
+        built.save(str(folder), show_progress=False)
+        del built
+    model = bm25s.BM25.load(str(folder), backend=backend, show_progress=False)
+    known = _bm25s_queries(model, [text for _, text in read_tsv(data / "queries.tsv")])
+
+    def answer(count: int) -> Any:  # n_threads=0: no worker threads
+        return model.retrieve(known, k=TOP_K, show_progress=False, n_threads=0 if count == 1 else count)
+
+    return answer, lambda a, b: all(np.array_equal(x, y) for x, y in zip(a, b))
+
+
+THREADED: dict[str, Callable[[Path, Path], tuple[Answer, Same]]] = {
+    "rankscope": threaded_rankscope,
+    "pisa": threaded_pisa,
+    "bm25s": lambda data, work: threaded_bm25s(data, work, "numpy"),
+    "bm25s-numba": lambda data, work: threaded_bm25s(data, work, "numba"),
+}
+"""``threads`` systems: each loads its saved index and answers the queries on a given number of threads."""
 
 
 WORKERS: dict[str, tuple[Callable[[Path, Path], dict[str, float]], list[str], str]] = {
@@ -318,9 +396,11 @@ def main() -> None:
     every.add_argument("--work", type=Path, required=True, help="folder for the corpus, indexes and logs")
     every.add_argument("--systems", nargs="+", choices=SYSTEMS, default=SYSTEMS)
     every.add_argument("--seed", type=int, default=SEED)
-    both = commands.add_parser("threads", help="rankscope on one and two threads, on the index `run` saved")
+    both = commands.add_parser("threads", help="one and two threads alternating, on the indexes `run` saved")
     both.add_argument("--docs", type=int, required=True)
     both.add_argument("--work", type=Path, required=True)
+    both.add_argument("--systems", nargs="+", choices=list(THREADED), default=["rankscope", "pisa", "bm25s-numba"])
+    both.add_argument("--rounds", type=int, default=5)
     both.add_argument("--seed", type=int, default=SEED)
     one = commands.add_parser("worker", help="(internal) one system in this process; prints a JSON line")
     one.add_argument("system", choices=list(WORKERS))
@@ -330,7 +410,10 @@ def main() -> None:
     if args.command == "generate":
         generate(args.docs, args.out, args.seed)
     elif args.command == "threads":
-        threads(args.work / f"corpus-{args.docs}-seed{args.seed}", args.work)
+        for system in args.systems:
+            if system in WORKERS:
+                require(WORKERS[system][1], WORKERS[system][2])
+        threads(args.work / f"corpus-{args.docs}-seed{args.seed}", args.work, args.systems, args.rounds)
     elif args.command == "run":
         args.work.mkdir(parents=True, exist_ok=True)
         run(args.docs, args.work, args.systems, args.seed)
