@@ -74,6 +74,7 @@ from rankscope.workflows.options import (
 if TYPE_CHECKING:
     from rankscope.corpora.dataset import Dataset
     from rankscope.evaluation.results import EvaluationResult
+    from rankscope.workflows.pool_bias import PoolBiasResult
 
 DEFAULT_RETRIEVERS = ("tfidf", "bm25", "w2v")
 MARKS = ("baseline", "all-pairs")
@@ -143,6 +144,10 @@ class CompareResult:
     group_tests: pd.DataFrame = field(default_factory=pd.DataFrame)
     """With :meth:`with_groups`: per group and metric, every system against each baseline (Holm per metric
     over all groups' comparisons; :func:`rankscope.evaluation.groups.group_tables`)."""
+    qrels: pd.DataFrame = field(default_factory=pd.DataFrame, repr=False)
+    """The judgments the systems were scored with (the dataset's, or merged with a judge's)."""
+    pool_bias: PoolBiasResult | None = None
+    """With :meth:`with_pool_bias`: ``rankscope poolbias``'s test of these runs."""
     """``baseline``: + / - against the baseline(s); ``all-pairs``: ranx's letters (:meth:`with_marks`)."""
 
     def __repr__(self) -> str:
@@ -177,6 +182,20 @@ class CompareResult:
         """One metric's group means marked against the baseline(s) (:func:`groups.shown_groups`)."""
         baselines = self.baselines or (self.baseline,)
         return groups.shown_groups(self.group_means, self.group_tests, list(self.summary.index), baselines, metric)
+
+    def with_pool_bias(self, depth: int) -> CompareResult:
+        """The same result with the pool-bias test of its runs and metrics (Zobel 1998: each system scored
+        again without the relevant judgments only it put in the pool of every system's top ``depth``), the
+        table ``rankscope poolbias`` gives for the same systems."""
+        from rankscope.evaluation.pool_bias import FLAG_DROP
+        from rankscope.workflows.pool_bias import pool_bias_result
+
+        check_depth(depth)
+        settings = {**self.provenance.settings, "pool_bias_depth": depth, "flag_drop": FLAG_DROP}
+        record = replace(self.provenance, settings=settings)
+        described = {str(name): str(row["description"]) for name, row in self.systems.iterrows()}
+        found = pool_bias_result(self.dataset, self.qrels, self.runs, self.metrics, depth, described, record)
+        return replace(self, pool_bias=found, provenance=record)
 
     def seed(self) -> int:
         """The seed the comparison ran with (its provenance records it)."""
@@ -213,6 +232,8 @@ class CompareResult:
         if not self.group_means.empty:
             text = f"{text}\n\n{wrap_paragraph(groups.CAPTION.format(metric=self.metrics[0]))}\n"
             text += text_table(self.shown_groups(self.metrics[0]))
+        if self.pool_bias is not None:
+            text = f"{text}\n\nPool bias (as rankscope poolbias):\n{self.pool_bias.table_text()}"
         if self.warnings:
             text = f"{text}\n" + "\n".join(wrap_paragraph(f"warning: {line}") for line in self.warnings)
             text = f"{text}\n{wrap_paragraph(HOLES_RULE)}"
@@ -248,6 +269,7 @@ class CompareResult:
             *([] if self.tiers.empty else [write_csv(self.tiers, out / "tiers.csv", index=False)]),
             *([] if self.pairs.empty else [write_csv(self.pairs, out / "pairs.csv", index=False)]),
             *groups.write_groups(self.group_means, self.group_tests, out),
+            *([] if self.pool_bias is None else [self.pool_bias.write_table(out)]),
             *write_runs(self.runs, out),
         ]
 
@@ -282,6 +304,7 @@ class CompareResult:
             "pairs": records(self.pairs, index=False),
             "groups": records(self.group_means, index=False),
             "group_tests": records(self.group_tests, index=False),
+            "pool_bias": None if self.pool_bias is None else pool_bias_dict(self.pool_bias),
             "warnings": list(self.warnings),
             "provenance": self.provenance.to_dict(),
         }
@@ -418,6 +441,7 @@ def comparison(
         tier_captions=tier_captions,
         queries=data.queries[["query_id", "text"]],
         queries_file=data.queries_file,
+        qrels=data.qrels,
         metrics=metrics,
         test=test,
         depth=depth,
@@ -475,6 +499,11 @@ def shown_tiers(tiers: pd.DataFrame) -> str:
         }
     )
     return text_table(rows, index=False)
+
+
+def pool_bias_dict(found: PoolBiasResult) -> dict[str, object]:
+    """The pool-bias test in compare's summary.json: depth, threshold, flagged systems and rows."""
+    return {key: value for key, value in found.to_dict().items() if key not in ("dataset", "metrics", "provenance")}
 
 
 def check_judging(judging: Judging) -> None:
@@ -657,6 +686,8 @@ def build_report(result: CompareResult) -> Report:
     if not result.group_means.empty:
         systems, baselines = list(result.summary.index), result.baselines or (result.baseline,)
         groups.add_section(report, result.group_means, result.group_tests, systems, baselines, primary, result.dataset)
+    if result.pool_bias is not None:
+        result.pool_bias.add_section(report)
     if not result.significance.empty:
         report.heading(f"Significance against the baseline{'s' * (len(result.baselines) > 1)}").table(
             significance_grid(result.significance, list(result.metrics)), caption=GRID_CAPTION

@@ -71,12 +71,13 @@ class PoolBiasResult:
     def caption(self) -> str:
         return CAPTION.format(depth=self.depth, flag=FLAG_DROP)
 
-    def to_text(self) -> str:
+    def table_text(self) -> str:
+        """The table, its caption and the flagged systems as the terminal shows them (``compare --pool-bias`` too)."""
         flagged = ", ".join(self.flagged) or "none"
-        return (
-            f"{text_table(self.shown(), index=False)}\n\n{wrap_paragraph(self.caption())}\n"
-            f"{wrap_paragraph(provenance.judgments_caption(self.provenance))}\nflagged: {flagged}"
-        )
+        return f"{text_table(self.shown(), index=False)}\n\n{wrap_paragraph(self.caption())}\nflagged: {flagged}"
+
+    def to_text(self) -> str:
+        return f"{self.table_text()}\n{wrap_paragraph(provenance.judgments_caption(self.provenance))}"
 
     def to_dict(self) -> dict[str, object]:
         return {
@@ -95,16 +96,21 @@ class PoolBiasResult:
             f"{len(self.systems)} systems on {self.dataset}, pool depth {self.depth}; flagged: "
             f"{', '.join(self.flagged) or 'none'}."
         )
-        report.heading("Leave one system out of the pool").table(self.shown(), caption=self.caption())
+        self.add_section(report)
         report.paragraph(provenance.judgments_caption(self.provenance))
         report.heading("Systems").table(self.systems)
         return provenance.add_section(report, self.provenance)
 
+    def add_section(self, report: Report) -> Report:
+        """The report's section: the table under its caption (``compare --pool-bias``'s report too)."""
+        return report.heading("Leave one system out of the pool").table(self.shown(), caption=self.caption())
+
+    def write_table(self, out: Path) -> Path:
+        """pool_bias.csv (``compare --pool-bias`` writes it too)."""
+        return write_csv(self.table, out / "pool_bias.csv", index=False)
+
     def write_tables(self, out: Path) -> list[Path]:
-        return [
-            write_csv(self.table, out / "pool_bias.csv", index=False),
-            write_csv(self.systems, out / "systems.csv"),
-        ]
+        return [self.write_table(out), write_csv(self.systems, out / "systems.csv")]
 
 
 def poolbias(
@@ -127,8 +133,7 @@ def poolbias(
     names = tuple(m.name for m in parse_metrics(metrics))
     check_depth(depth)
     systems = resolve_systems(retrievers)
-    if len(systems) < 2:
-        raise RankscopeError(f"the pool-bias test needs at least two systems (a pool of several), got {list(systems)}")
+    several(list(systems))  # before any system runs
     out_path, figures = Output.of(out).checked()
     data = resolve_dataset(dataset)
     runs = {
@@ -137,23 +142,32 @@ def poolbias(
             produce_runs(systems, data, None, execution.scheduler), desc="systems", total=len(systems)
         )
     }
-    described = pd.DataFrame(
-        {"description": [system.description for system in systems.values()]},
-        index=pd.Index(list(systems), name="system"),
+    record = provenance.record(
+        "poolbias", data, descriptions(systems), metrics=list(names), depth=depth, flag_drop=FLAG_DROP
     )
-    result = PoolBiasResult(
-        dataset=data.name,
-        depth=depth,
-        metrics=names,
-        table=pool_bias(data.qrels, runs, names, depth),
-        systems=described,
-        provenance=provenance.record(
-            "poolbias",
-            data,
-            descriptions(systems),
-            metrics=list(names),
-            depth=depth,
-            flag_drop=FLAG_DROP,
-        ),
-    )
+    result = pool_bias_result(data.name, data.qrels, runs, names, depth, descriptions(systems), record)
     return finish(result, out_path, figures)
+
+
+def several(names: Sequence[str]) -> None:
+    """The test needs a pool of several systems."""
+    if len(names) < 2:
+        raise RankscopeError(f"the pool-bias test needs at least two systems (a pool of several), got {list(names)}")
+
+
+def pool_bias_result(
+    dataset: str,
+    qrels: pd.DataFrame,
+    runs: Mapping[str, pd.DataFrame],
+    metrics: Sequence[str],
+    depth: int,
+    described: Mapping[str, str],
+    record: Provenance,
+) -> PoolBiasResult:
+    """The test of ``runs`` as a result, for ``rankscope poolbias`` and ``compare --pool-bias`` alike."""
+    several(list(runs))
+    systems = pd.DataFrame(
+        {"description": [described[name] for name in runs]}, index=pd.Index(list(runs), name="system")
+    )
+    table = pool_bias(qrels, runs, metrics, depth)
+    return PoolBiasResult(dataset, depth, tuple(metrics), table, systems, record)

@@ -23,7 +23,7 @@ from rankscope.workflows.cli.options import (
     scheduler,
     systems_from_args,
 )
-from rankscope.workflows.common.runs import SEARCH_DEPTH
+from rankscope.workflows.common.runs import SEARCH_DEPTH, check_depth
 from rankscope.workflows.options import Execution, Judging
 
 if TYPE_CHECKING:
@@ -61,6 +61,8 @@ def dataset_or_qrels(args: argparse.Namespace) -> partial:
 def call(args: argparse.Namespace, compare: Callable[..., Finished]) -> Finished:
     specs = default_specs(args.retrievers, args.run, defaults(compare)["retrievers"])
     judgments = judgments_from(args)
+    if args.pool_bias is not None:
+        check_depth(args.pool_bias)  # before any work
     grouping = Grouping(args.groups)  # a bad file is said before any work, a bad column once the dataset loads
     result = compare(
         grouping.loading(dataset_or_qrels(args)),
@@ -71,13 +73,13 @@ def call(args: argparse.Namespace, compare: Callable[..., Finished]) -> Finished
         execution=Execution.from_args(args),
         judgments=judgments,
     )
-    return grouping.applied(cast("CompareResult", result).with_marks(args.marks))
+    marked = grouping.applied(cast("CompareResult", result).with_marks(args.marks))
+    return marked if args.pool_bias is None else marked.with_pool_bias(args.pool_bias)
 
 
 COMMAND = Command(
     name="compare",
-    help="compare retrievers and runs on one dataset, with significance tests (the pool-bias test of the same "
-    "systems: rankscope poolbias)",
+    help="compare retrievers and runs on one dataset, with significance tests",
     workflow="rankscope.workflows.compare:compare",
     options=(
         RETRIEVERS,
@@ -99,6 +101,12 @@ COMMAND = Command(
             settings={"choices": ("baseline", "all-pairs"), "default": "baseline"},
         ),
         GROUPS,
+        Option(
+            ("--pool-bias",),
+            "also the pool-bias test of these systems (as rankscope poolbias, Zobel 1998): each scored again "
+            "without the relevant judgments only it put in the pool of every system's top K; pool_bias.csv",
+            settings={"type": int, "metavar": "K"},
+        ),
         Option(
             ("--depth",),
             f"documents each retriever returns per query (default: {SEARCH_DEPTH}); when given, --run files are cut "
