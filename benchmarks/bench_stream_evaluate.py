@@ -1,36 +1,46 @@
 """``rankscope evaluate --memory-budget``: a TREC run of ``--queries`` x ``--depth`` rows scored in
-bounded memory, checked bit for bit against the whole-file path, with the whole-process memory of
-pytrec_eval, ranx and rankscope's in-memory path per row at smaller sizes.
+bounded memory, in one process and on two worker processes (``--scheduler local:2``), checked bit for bit
+against the whole-file path, its stages timed against the whole-file path's, and the whole-process memory
+of pytrec_eval, ranx and rankscope's in-memory path per row at smaller sizes.
 
-    python benchmarks/bench_stream_evaluate.py --queries 100000 --depth 1000 --budget 2G   # 10^8 rows, 3.6 GB
-    python benchmarks/bench_stream_evaluate.py --queries 10000 --sizes 1000 10000 --tools pytrec_eval ranx
+    python benchmarks/bench_stream_evaluate.py --queries 10000 --sizes 1000 --tools rankscope pytrec_eval  # 10^7 rows
+    python benchmarks/bench_stream_evaluate.py --queries 100000 --sizes 1000 10000       # 10^8 rows, 3.6 GB
 
 Files go to ``--folder`` (default: a temporary folder, removed at the end): a grouped run with
 fixed-width lines (``q000001 Q0 d0001234 0001 0.873245 r``; scores drawn from 10^6 values, about
 one tie a query, as a real run's), written 10^6 rows at a time by numpy, and qrels of 10 judgments a query (7 retrieved, 3 not,
-labels 0-3). Printed:
+labels 0-3). Printed (CPU = user + system seconds of the process and its children; on a machine other work
+shares, the wall time says little and the CPU time per row is the number to compare):
 
 1. equality: the first ``--sample-queries`` queries (10^6 rows) scored whole (``evaluate`` of the
-   coded file) and streamed with a 64 MiB budget (many pieces), grouped and shuffled (the external
-   grouping path): every per-query value and mean compared with ``==``;
-2. the whole run through ``rankscope evaluate QRELS RUN --memory-budget B`` as a process under
-   ``/usr/bin/time``: wall, rows per second, peak RSS;
-3. for each of ``--sizes`` (queries), each of ``--tools`` as a whole process: wall and peak RSS,
-   the bytes per row, and the rows that would fit in 24 GB at that rate.
+   coded file) and streamed with a 64 MiB budget (many pieces): grouped, shuffled (the external
+   grouping path), on two workers, and as a Parquet file of row groups of 10^5 rows: every per-query
+   value and mean compared with ``==``;
+2. stages, in this process, on the first 10^7 rows at most: the whole-file path (the compiled scan and
+   the coding of every id, the join and ranking, the metrics) and the streamed one (the compiled
+   ``judged`` pass, the metrics), CPU microseconds a row;
+3. the whole run through ``rankscope evaluate QRELS RUN --memory-budget B`` as a process under
+   ``/usr/bin/time``, then with ``--scheduler local:2``: wall, rows per second, CPU per row, peak RSS;
+4. for each of ``--sizes`` (queries), each of ``--tools`` as a whole process: wall, CPU and peak RSS,
+   the bytes per row (of the peak, and of the slope between sizes), and the rows that would fit in
+   24 GB at that rate.
 """
 
 from __future__ import annotations
 
 import argparse
+import itertools
 import os
 import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import numpy as np
 from bench_evaluate_files import PYTREC_EVAL, RANX  # beside this script
+from extras import require
 
 LINE = 36  # bytes of one run line
 N_DOCS = 8_841_823  # MS MARCO's passages
@@ -81,38 +91,98 @@ def head(run: Path, rows: int, to: Path) -> Path:
     return to
 
 
-def timed(argv: list[str]) -> tuple[float, float, str]:
-    """(wall s, peak RSS bytes, stdout) of ``argv`` as a process under /usr/bin/time."""
-    done = subprocess.run(["/usr/bin/time", "-f", "%e %M", *argv], capture_output=True, text=True, check=False)
+def timed(argv: list[str]) -> tuple[float, float, float, str]:
+    """(wall s, CPU s (user + system, children included), peak RSS bytes, stdout) of ``argv`` under /usr/bin/time."""
+    done = subprocess.run(["/usr/bin/time", "-f", "%e %U %S %M", *argv], capture_output=True, text=True, check=False)
     if done.returncode != 0:
         raise RuntimeError(f"{argv[:3]} failed: {done.stderr.strip()[-400:]}")
-    wall, kb = done.stderr.strip().splitlines()[-1].split()
-    return float(wall), int(kb) * 1024, done.stdout
+    wall, user, system, kb = done.stderr.strip().splitlines()[-1].split()
+    return float(wall), float(user) + float(system), int(kb) * 1024, done.stdout
 
 
-def rankscope_cli(qrels: Path, run: Path, budget: str | None) -> list[str]:
+def rankscope_cli(qrels: Path, run: Path, budget: str | None, scheduler: str | None = None) -> list[str]:
     argv = [str(Path(sys.executable).with_name("rankscope")), "--quiet", "evaluate", str(qrels), str(run), *METRICS]
-    return argv + (["--memory-budget", budget] if budget else [])
+    return argv + (["--memory-budget", budget] if budget else []) + (["--scheduler", scheduler] if scheduler else [])
 
 
 def equality(qrels: Path, sample: Path, folder: Path) -> str:
-    """Whole-file and streamed results of the sample, grouped and shuffled, compared with ==."""
+    """Whole-file and streamed results of the sample (grouped, shuffled, on two workers, Parquet) compared with ==."""
+    from fastparquet import write
+
     from rankscope.corpora.trec import read_trec_coded
     from rankscope.evaluation import evaluate
     from rankscope.evaluation.streaming import evaluate_run_file
 
     coded_qrels = read_trec_coded(qrels, "qrels")
-    whole = evaluate(coded_qrels, read_trec_coded(sample, "run"), METRICS)
+    coded_run = read_trec_coded(sample, "run")
+    whole = evaluate(coded_qrels, coded_run, METRICS)
     lines = np.frombuffer(sample.read_bytes(), dtype=np.uint8).reshape(-1, LINE)
-    shuffled = folder / "shuffled.trec"
+    shuffled, parquet = folder / "shuffled.trec", folder / "sample.parquet"
     shuffled.write_bytes(lines[np.random.default_rng(1).permutation(len(lines))].tobytes())
+    write(str(parquet), coded_run.frame()[["query_id", "doc_id", "score"]], row_group_offsets=100_000)
     verdicts = []
-    for name, path in (("grouped", sample), ("shuffled", shuffled)):
-        part = evaluate_run_file(coded_qrels, path, METRICS, memory_budget=64 << 20)
+    for name, path, scheduler in (
+        ("grouped", sample, None),
+        ("shuffled", shuffled, None),
+        ("grouped on local:2", sample, "local:2"),
+        ("Parquet", parquet, None),
+    ):
+        part = evaluate_run_file(coded_qrels, path, METRICS, memory_budget=64 << 20, scheduler=scheduler)
         same = whole.wide().equals(part.wide()) and whole.mean == part.mean and whole.n_queries == part.n_queries
         verdicts.append(f"{name}: {'equal, bit for bit' if same else 'DIFFERENT'}")
     shuffled.unlink()
+    parquet.unlink()
     return f"{len(lines):,} rows, {whole.n_queries:,} queries, 64 MiB budget; " + "; ".join(verdicts)
+
+
+def stages(qrels: Path, run: Path, rows: int) -> list[str]:
+    """CPU microseconds a row of each stage of the whole-file path and of the streamed one, on ``rows`` rows."""
+    from rankscope.corpora.trec import RUN_LAYOUT, read_trec_coded, scanned_bytes
+    from rankscope.corpora.trec_pieces import raw_pieces
+    from rankscope.evaluation.engine import _judge_coded, _scored
+    from rankscope.evaluation.judged_scan import Judgments
+    from rankscope.evaluation.metrics import parse_metrics
+
+    metrics = parse_metrics(METRICS)
+    coded_qrels = read_trec_coded(qrels, "qrels")
+    part = head(run, rows, run.with_name("stages.trec"))
+    clock = time.process_time
+    t0 = clock()
+    raw = part.read_bytes()
+    t1 = clock()
+    table = scanned_bytes(raw, RUN_LAYOUT)
+    assert table is not None  # noqa: S101 (a generated file the scan accepts)
+    t2 = clock()
+    judged = _judge_coded(coded_qrels, table, False, relevance_level=1, judged_only=True)
+    t3 = clock()
+    _scored(judged, metrics)
+    t4 = clock()
+    del raw, table, judged
+    judgments = Judgments(coded_qrels, 1)
+    t5 = clock()
+    read = judge = score = 0.0
+    pieces = iter(raw_pieces(part, 2 << 20))
+    while True:
+        a = clock()
+        piece_bytes = next(pieces, None)
+        b = clock()
+        read += b - a
+        if piece_bytes is None:
+            break
+        piece = judgments.piece(piece_bytes[0], False)
+        c = clock()
+        judge += c - b
+        assert piece is not None and not isinstance(piece, str) and piece.judged is not None  # noqa: S101
+        _scored(piece.judged, metrics)
+        score += clock() - c
+    part.unlink()
+    us = 1e6 / rows
+    return [
+        f"whole file: read {(t1 - t0) * us:.3f}, scan and code every id {(t2 - t1) * us:.3f}, join and rank "
+        f"{(t3 - t2) * us:.3f}, metrics {(t4 - t3) * us:.3f}; total {(t4 - t0) * us:.3f} us of CPU a row",
+        f"streamed: judgments {(t5 - t4) * us:.3f}, read in 2 MiB pieces {read * us:.3f}, judged pass "
+        f"{judge * us:.3f}, metrics {score * us:.3f}; total {(t5 - t4 + read + judge + score) * us:.3f} us of CPU a row",
+    ]
 
 
 def main() -> None:
@@ -126,6 +196,7 @@ def main() -> None:
     parser.add_argument("--folder", type=Path, help="where the files go (kept); default a temporary folder")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
+    require(["fastparquet", "distributed", *(tool for tool in args.tools if tool != "rankscope")])
     folder = args.folder or Path(tempfile.mkdtemp(prefix="bench-stream-"))
     folder.mkdir(parents=True, exist_ok=True)
     free = shutil.disk_usage(folder).free
@@ -136,25 +207,44 @@ def main() -> None:
     try:
         run, qrels = write_files(folder, args.queries, args.depth, args.seed)
         rows = args.queries * args.depth
-        print(f"run {rows:,} rows, {run.stat().st_size / 1e9:.2f} GB; load average {os.getloadavg()[0]:.1f}")
-        sample = head(run, args.sample_queries * args.depth, folder / "sample.trec")
-        print("equality:", equality(qrels, sample, folder))
-        wall, peak, _ = timed(rankscope_cli(qrels, run, args.budget))
-        print(f"rankscope evaluate --memory-budget {args.budget}: {wall:.1f} s wall, {rows / wall / 1e6:.2f} M rows/s, "
-              f"peak RSS {peak / 2**30:.2f} GiB")  # fmt: skip
+        print(
+            f"run {rows:,} rows, {run.stat().st_size / 1e9:.2f} GB; load average {os.getloadavg()[0]:.1f}", flush=True
+        )
+        sample = head(run, min(args.sample_queries, args.queries) * args.depth, folder / "sample.trec")
+        print("equality:", equality(qrels, sample, folder), flush=True)
+        for line in stages(qrels, run, min(rows, 10_000_000)):
+            print("stages,", line, flush=True)
+        for scheduler in (None, "local:2"):
+            load = os.getloadavg()[0]
+            wall, cpu, peak, _ = timed(rankscope_cli(qrels, run, args.budget, scheduler))
+            print(f"rankscope evaluate --memory-budget {args.budget}{' --scheduler ' + scheduler if scheduler else ''}: "
+                  f"{wall:.1f} s wall ({rows / wall / 1e6:.2f} M rows/s), {cpu:.1f} s CPU ({cpu / rows * 1e6:.3f} us a row, "
+                  f"{rows / cpu / 1e6:.2f} M rows per CPU-second), peak RSS {peak / 2**30:.2f} GiB; load average {load:.1f}",
+                  flush=True)  # fmt: skip
+        peaks: dict[str, list[tuple[int, float]]] = {}
         for size in args.sizes:
             part = head(run, size * args.depth, folder / f"head{size}.trec")
+            judged = folder / f"qrels{size}.txt"  # the part's queries only (ranx refuses others)
+            with qrels.open() as lines:
+                judged.write_text("".join(itertools.islice(lines, 10 * size)))
             for tool in args.tools:
                 argv = {
-                    "rankscope": rankscope_cli(qrels, part, None),
-                    "pytrec_eval": [sys.executable, "-c", PYTREC_EVAL, str(qrels), str(part)],
-                    "ranx": [sys.executable, "-c", RANX, str(qrels), str(part)],
+                    "rankscope": rankscope_cli(judged, part, None),
+                    "pytrec_eval": [sys.executable, "-c", PYTREC_EVAL, str(judged), str(part)],
+                    "ranx": [sys.executable, "-c", RANX, str(judged), str(part)],
                 }[tool]
-                wall, peak, _ = timed(argv)
-                per_row = peak / (size * args.depth)
-                print(f"{tool} whole file, {size * args.depth:,} rows: {wall:.1f} s wall, peak RSS {peak / 2**30:.2f} GiB, "
-                      f"{per_row:.0f} bytes/row -> about {GB24 / per_row / 1e6:,.0f} M rows in 24 GB")  # fmt: skip
+                wall, cpu, peak, _ = timed(argv)
+                n = size * args.depth
+                peaks.setdefault(tool, []).append((n, peak))
+                print(f"{tool} whole file, {n:,} rows: {wall:.1f} s wall, {cpu:.1f} s CPU, peak RSS {peak / 2**30:.2f} GiB, "
+                      f"{peak / n:.0f} bytes/row -> about {GB24 / (peak / n) / 1e6:,.0f} M rows in 24 GB", flush=True)  # fmt: skip
             part.unlink()
+        for tool, points in peaks.items():
+            if len(points) >= 2:
+                (n0, p0), (n1, p1) = points[0], points[-1]
+                slope = (p1 - p0) / (n1 - n0)
+                print(f"{tool}: {slope:.0f} bytes a row from {n0:,} to {n1:,} rows -> 24 GB at about "
+                      f"{(GB24 - p0) / slope / 1e6 + n0 / 1e6:,.0f} M rows")  # fmt: skip
     finally:
         if args.folder is None:
             shutil.rmtree(folder)

@@ -54,6 +54,18 @@ static inline uint64_t id_head(const char *s, Py_ssize_t n) {
     return head;
 }
 
+/* id_head() of an id with `end` - s bytes readable from s: one 8-byte load on little-endian machines. */
+static inline uint64_t id_head_in(const char *s, Py_ssize_t n, const char *end) {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    if (end - s >= 8) {
+        uint64_t word;
+        memcpy(&word, s, 8);
+        return n >= 8 ? word : word & ((1ULL << (8 * n)) - 1);
+    }
+#endif
+    return id_head(s, n);
+}
+
 static inline uint64_t mix(uint64_t h) { /* murmur3's finaliser */
     h ^= h >> 33;
     h *= 0xff51afd7ed558ccdULL;
@@ -239,6 +251,42 @@ static int fast_float(const char *s, Py_ssize_t n, double *out) {
     return 1;
 }
 
+/* fast_float() of a field that is_number() accepts, in one pass that checks the grammar too: 1 and the
+ * value for [+-]?(digits(.digits*)?|.digits) of at most MAX_NUMBER bytes and 19 significant digits, else
+ * 0 (the field may still be a number: parse_float decides). What judged() reads scores and ranks with. */
+static inline int simple_decimal(const char *s, Py_ssize_t n, double *out) {
+    Py_ssize_t i = 0;
+    int negative = 0, seen = 0, digits = 0, exponent = 0;
+    if (n > MAX_NUMBER) return 0;
+    if (n && (s[0] == '+' || s[0] == '-')) negative = s[i++] == '-';
+    uint64_t mantissa = 0;
+    for (; i < n && is_digit(s[i]); i++) {
+        seen = 1;
+        if (mantissa == 0 && s[i] == '0') continue;
+        if (++digits > 19) return 0;
+        mantissa = mantissa * 10 + (uint64_t)(s[i] - '0');
+    }
+    if (i < n && s[i] == '.') {
+        for (i++; i < n && is_digit(s[i]); i++) {
+            seen = 1;
+            exponent--;
+            if (mantissa == 0 && s[i] == '0') continue;
+            if (++digits > 19) return 0;
+            mantissa = mantissa * 10 + (uint64_t)(s[i] - '0');
+        }
+    }
+    if (i != n || !seen) return 0;
+    double value;
+    if (mantissa <= (1ULL << 53) && exponent >= -22) {
+        value = (double)mantissa;
+        value = exponent < 0 ? value / EXACT_POWERS[-exponent] : value;
+    } else if (!extended_quotient(mantissa, exponent, &value)) {
+        return 0;
+    }
+    *out = negative ? -value : value;
+    return 1;
+}
+
 /* The field as a finite double, read as float() reads it (every path rounds correctly); 0 on doubt.
  * `c_locale`: the C library's strtod reads '.' as the decimal point (faster than Python's parser). */
 static int parse_float(const char *s, Py_ssize_t n, int c_locale, double *out) {
@@ -284,8 +332,13 @@ static int parse_label(const char *s, Py_ssize_t n, int64_t *out) {
 }
 
 /* An id files may hold: no NUL byte, not quoted at either end (corpora.checks.id_problem). */
-static int plain_id(const char *s, Py_ssize_t n) {
-    if (memchr(s, '\0', n)) return 0;
+static inline int plain_id(const char *s, Py_ssize_t n) {
+    if (n < 32) {
+        for (Py_ssize_t i = 0; i < n; i++)
+            if (!s[i]) return 0;
+    } else if (memchr(s, '\0', n)) {
+        return 0;
+    }
     return !(s[0] == '"' || s[0] == '\'' || s[n - 1] == '"' || s[n - 1] == '\'');
 }
 
@@ -295,8 +348,8 @@ typedef struct {
     Py_ssize_t n, cap, item;
 } Column;
 
-static int column_push(Column *c, const void *value) {
-    if (c->n == c->cap) {
+static inline int column_push(Column *c, const void *value) {
+    if (__builtin_expect(c->n == c->cap, 0)) {
         Py_ssize_t cap = c->cap ? c->cap * 2 : 4096;
         char *data = realloc(c->data, cap * c->item);
         if (!data) return -1;
@@ -324,18 +377,29 @@ static PyObject *distinct_ids(const Interner *t) {
 
 /* Split the line starting at *p on spaces and tabs (keeping the first `keep` fields) and move *p past
  * its end ('\n' or '\r'); returns how many fields the line has. */
+/* Byte classes of split_line: 0 a field's byte, SEPARATOR (space, tab), LINE_END ('\n', '\r'); one load
+ * and compare a byte instead of four. */
+#define SEPARATOR 1
+#define LINE_END 2
+static unsigned char byte_class[256];
+
+static void init_byte_classes(void) {
+    byte_class[' '] = byte_class['\t'] = SEPARATOR;
+    byte_class['\n'] = byte_class['\r'] = LINE_END;
+}
+
 static Py_ssize_t split_line(const char **p, const char *end, Slice *fields, Py_ssize_t keep) {
-    const char *q = *p;
+    const unsigned char *q = (const unsigned char *)*p, *stop = (const unsigned char *)end;
     Py_ssize_t found = 0;
     for (;;) {
-        while (q < end && (*q == ' ' || *q == '\t')) q++;
-        if (q == end || *q == '\n' || *q == '\r') break;
-        const char *start = q;
-        while (q < end && *q != ' ' && *q != '\t' && *q != '\n' && *q != '\r') q++;
-        if (found < keep) fields[found] = (Slice){start, q - start};
+        while (q < stop && byte_class[*q] == SEPARATOR) q++;
+        if (q == stop || byte_class[*q] == LINE_END) break;
+        const unsigned char *start = q;
+        while (q < stop && byte_class[*q] == 0) q++;
+        if (found < keep) fields[found] = (Slice){(const char *)start, (const char *)q - (const char *)start};
         found++;
     }
-    *p = q < end ? q + 1 : end;
+    *p = q < stop ? (const char *)q + 1 : end;
     return found;
 }
 
@@ -864,8 +928,9 @@ static PyObject *judged(PyObject *self, PyObject *args) {
         if (found == 0) continue;
         double score, unused;
         if (found < 6 || !plain_id(f[0].start, f[0].len) || !plain_id(f[2].start, f[2].len) ||
-            (!short_plain_number(f[3].start, f[3].len) && !parse_float(f[3].start, f[3].len, c_locale, &unused)) ||
-            !parse_float(f[4].start, f[4].len, c_locale, &score)) {
+            (!simple_decimal(f[3].start, f[3].len, &unused) && !short_plain_number(f[3].start, f[3].len) &&
+             !parse_float(f[3].start, f[3].len, c_locale, &unused)) ||
+            (!simple_decimal(f[4].start, f[4].len, &score) && !parse_float(f[4].start, f[4].len, c_locale, &score))) {
             doubt = 1;
             break;
         }
@@ -875,7 +940,7 @@ static PyObject *judged(PyObject *self, PyObject *args) {
         if (!current.start || current.len != nq || memcmp(current.start, q, nq) != 0) {
             if (code >= 0 && emit_query(&out, j->labels, rows, n_rows, number) < 0) goto no_memory;
             n_rows = 0;
-            uint64_t head = id_head(q, nq), h = hash_id(head, q, nq);
+            uint64_t head = id_head_in(q, nq, end), h = hash_id(head, q, nq);
             Py_ssize_t before = queries.n;
             number = intern(&queries, q, nq, head, h);
             if (number < 0) goto no_memory;
@@ -889,7 +954,7 @@ static PyObject *judged(PyObject *self, PyObject *args) {
             seen.stamp++;
             seen.count = 0;
         }
-        uint64_t head = id_head(d, nd), h = hash_id(head, d, nd);
+        uint64_t head = id_head_in(d, nd, end), h = hash_id(head, d, nd);
         int again = seen_add(&seen, d, nd, head, h);
         if (again < 0) goto no_memory;
         if (again) {
@@ -965,5 +1030,6 @@ static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_trec_scan", NULL, -
 
 PyMODINIT_FUNC PyInit__trec_scan(void) {
     check_extended_precision();
+    init_byte_classes();
     return PyModule_Create(&module);
 }
