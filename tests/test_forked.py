@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from rankscope.core import forked
+from tests.forked_work import write_pid
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="forks only on Linux")
 
@@ -22,14 +23,10 @@ def one_thread(monkeypatch) -> None:
 
 
 def writer(folder: Path, calls: Path, fail: bool = False):
+    """The work as a closure (which does not pickle: only a fresh fork or this process can run it)."""
+
     def work() -> list[Path]:
-        with calls.open("a") as log:
-            log.write(f"{os.getpid()}\n")
-        if fail:
-            raise ValueError("no space left")
-        path = folder / "figure.svg"
-        path.write_text(str(os.getpid()))
-        return [path, folder / "report.md"]
+        return write_pid(folder, calls, fail)
 
     return work
 
@@ -51,6 +48,79 @@ def test_a_failing_child_is_redone_here_so_its_error_is_raised_here(tmp_path: Pa
     assert int(parent) == os.getpid() and int(child) != os.getpid()
 
 
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def test_a_warm_child_imports_first_then_does_the_work_it_is_handed(tmp_path: Path, one_thread: None) -> None:
+    forked.warm(["rankscope.reporting.report"])
+    warm_pid = forked._warm[0].pid
+    wait = forked.start(write_pid, tmp_path, tmp_path / "calls")
+    assert not forked._warm  # handed its work: a later start forks anew
+    assert wait() == [tmp_path / "figure.svg", tmp_path / "report.md"]
+    assert (tmp_path / "calls").read_text().split() == [str(warm_pid)]  # the child forked by warm did it
+    assert not alive(warm_pid)  # and was waited for
+
+
+def test_a_failing_warm_child_is_redone_here(tmp_path: Path, one_thread: None) -> None:
+    forked.warm([])
+    warm_pid = forked._warm[0].pid
+    wait = forked.start(write_pid, tmp_path, tmp_path / "calls", True)
+    with pytest.raises(ValueError, match="no space left"):
+        wait()
+    assert (tmp_path / "calls").read_text().split() == [str(warm_pid), str(os.getpid())]
+
+
+def test_work_that_does_not_pickle_goes_to_a_fresh_child_and_the_warm_one_goes(
+    tmp_path: Path, one_thread: None
+) -> None:
+    forked.warm([])
+    warm_pid = forked._warm[0].pid
+    calls = tmp_path / "calls"
+    wait = forked.start(writer(tmp_path, calls))  # a closure
+    assert not alive(warm_pid) and not forked._warm
+    assert wait() == [tmp_path / "figure.svg", tmp_path / "report.md"]
+    assert calls.read_text().split()[0] not in (str(warm_pid), str(os.getpid()))
+
+
+def test_a_warm_child_given_no_work_goes_when_cooled(one_thread: None) -> None:
+    forked.warm(["json"])
+    pid = forked._warm[0].pid
+    forked.warm(["json"])  # at most one
+    assert len(forked._warm) == 1
+    forked.cool()
+    assert not forked._warm and not alive(pid)
+
+
+def test_a_failing_command_leaves_no_warm_child(tmp_path: Path, one_thread: None, monkeypatch, capsys) -> None:
+    from rankscope.cli import main
+
+    started = []
+    real = forked.warm
+
+    def spy(modules) -> None:
+        real(modules)
+        started.extend(child.pid for child in forked._warm)
+
+    monkeypatch.setattr(forked, "warm", spy)
+    argv = [
+        "compare",
+        "--dataset",
+        str(tmp_path / "none"),
+        "--retrievers",
+        "bm25",
+        "tfidf",
+        "--out",
+        str(tmp_path / "o"),
+    ]
+    assert main(argv) == 2 and "error" in capsys.readouterr().err  # no such dataset: after the child started
+    assert started and not forked._warm and not any(alive(pid) for pid in started)
+
+
 def test_no_child_when_asked_or_when_another_thread_runs(tmp_path: Path, monkeypatch) -> None:
     monkeypatch.setenv(forked.FORK_ENV, "0")
     assert forked.start(writer(tmp_path, tmp_path / "a"))()
@@ -70,19 +140,22 @@ def test_no_child_when_asked_or_when_another_thread_runs(tmp_path: Path, monkeyp
 
 @pytest.mark.slow
 def test_a_report_folder_is_the_same_with_and_without_the_child(tmp_path: Path, monkeypatch, one_thread: None) -> None:
+    from rankscope.reporting.plots import FIGURE_MODULES
     from rankscope.workflows import compare
     from tests.workflows.tiny_collection import small_dataset
 
     data = small_dataset()
     forked_out = compare(data, ["tfidf", "bm25"], out=tmp_path / "forked").files
+    forked.warm(FIGURE_MODULES)  # as a command writing a folder does first
+    warm_out = compare(data, ["tfidf", "bm25"], out=tmp_path / "warm").files
     monkeypatch.setenv(forked.FORK_ENV, "0")
     here_out = compare(data, ["tfidf", "bm25"], out=tmp_path / "here").files
-    assert [p.name for p in forked_out] == [p.name for p in here_out]
+    assert [p.name for p in forked_out] == [p.name for p in here_out] == [p.name for p in warm_out]
     assert {p.suffix for p in forked_out} >= {".png", ".svg", ".csv", ".trec", ".html", ".md"}
     stamped = {"provenance.json", "summary.json", "summary.tex", "report.md", "report.html"}  # time and command
-    for one, other in zip(forked_out, here_out):
+    for one, other, warmed in zip(forked_out, here_out, warm_out):
         if one.name not in stamped:
-            assert one.read_bytes() == other.read_bytes(), one.name
+            assert one.read_bytes() == other.read_bytes() == warmed.read_bytes(), one.name
 
 
 def test_tqdms_monitor_thread_does_not_stop_the_child(monkeypatch) -> None:

@@ -9,16 +9,28 @@ on a terminal starts, only ever takes tqdm's own lock, which the child never use
 wrote through a pipe and leaves with ``os._exit`` (no exit handlers, no flushing of buffers it
 inherited). If it fails in any way, the work is done again in this process, so an error (a full disk,
 a bad value) is raised here exactly as without the child.
+
+A command that knows early it will write a folder forks the child at once (:func:`warm`), before it
+loads anything: the child imports what the work needs (matplotlib) on the second core while this
+process computes, then waits. :func:`start` hands it the work as a function and its arguments, pickled
+(a module-level function, picklable arguments: the result of this very process, never a user's file),
+so that import is off the path the user waits on. Work that cannot be pickled goes to a fresh fork.
 """
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
+import pickle
+import signal
+import struct
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 IDLE_THREADS = frozenset({"tqdm_monitor"})
 """Threads that may run at the fork: they take no lock the child's work needs."""
@@ -37,11 +49,90 @@ def can_fork() -> bool:
     )
 
 
-def start(work: Callable[[], list[Path]]) -> Callable[[], list[Path]]:
-    """Start ``work`` (writing files, returning their paths) in a forked child when :func:`can_fork`;
-    the function returned waits for it and gives the paths. Without a child, ``work`` runs when waited for."""
+@dataclass(frozen=True)
+class _Warm:
+    """A child forked by :func:`warm`, waiting for one piece of work: its length on ``send``, its bytes in
+    ``shared`` (a file in memory both hold, so handing over megabytes never waits on the child); it
+    answers on ``answer``."""
+
+    pid: int
+    send: int
+    shared: int
+    answer: int
+
+
+_warm: list[_Warm] = []
+"""The waiting child of this process, if any (at most one)."""
+_LENGTH = struct.Struct("<Q")
+
+
+def warm(modules: Sequence[str]) -> None:
+    """Fork now, when :func:`can_fork`, a child that imports ``modules`` and waits for the work of the next
+    :func:`start` (or for this process to close its pipe: :func:`cool`, or its exit)."""
+    if _warm or not can_fork():
+        return
+    sys.stdout.flush()
+    sys.stderr.flush()
+    work_read, work_write = os.pipe()
+    answer_read, answer_write = os.pipe()
+    shared = os.memfd_create("rankscope-work")
+    pid = os.fork()
+    if pid == 0:  # the child: import, wait for the work, do it, say what was written
+        code = 1
+        try:
+            os.close(work_write)
+            os.close(answer_read)
+            for module in modules:
+                importlib.import_module(module)
+            with os.fdopen(work_read, "rb") as pipe:
+                header = pipe.read(_LENGTH.size)
+            if len(header) == _LENGTH.size:  # else this process went on without it
+                function, args = pickle.loads(_read_all(shared, _LENGTH.unpack(header)[0]))
+                code = _answer(answer_write, function(*args))
+        except BaseException:  # noqa: BLE001 - any failure: the parent does the work again and raises it
+            code = 1
+        finally:
+            os._exit(code)
+    os.close(work_read)
+    os.close(answer_write)
+    _warm.append(_Warm(pid, work_write, shared, answer_read))
+
+
+def cool() -> None:
+    """Let a child of :func:`warm` that was given no work go (it exits when its pipe closes)."""
+    while _warm:
+        child = _warm.pop()
+        os.kill(child.pid, signal.SIGKILL)  # it holds nothing: no file of it is half written
+        for fd in (child.send, child.shared, child.answer):
+            os.close(fd)
+        os.waitpid(child.pid, 0)
+
+
+def start(work: Callable[..., list[Path]], *args: Any) -> Callable[[], list[Path]]:
+    """Start ``work(*args)`` (writing files, returning their paths) in a child: the one :func:`warm`
+    forked when it waits and the work pickles, else a child forked now when :func:`can_fork`; the
+    function returned waits for it and gives the paths. Without a child, ``work`` runs when waited for."""
+
+    def here() -> list[Path]:
+        return work(*args)
+
+    if _warm:
+        child = _warm.pop()
+        try:
+            data = pickle.dumps((work, args), protocol=pickle.HIGHEST_PROTOCOL)
+        except Exception:  # noqa: BLE001 - a closure or an object that does not pickle: a fresh fork below
+            _warm.append(child)
+            cool()
+        else:
+            written = 0
+            while written < len(data):
+                written += os.pwrite(child.shared, memoryview(data)[written:], written)
+            os.close(child.shared)
+            with os.fdopen(child.send, "wb") as pipe:
+                pipe.write(_LENGTH.pack(len(data)))
+            return _waiting(child.pid, child.answer, here)
     if not can_fork():
-        return work
+        return here
     sys.stdout.flush()
     sys.stderr.flush()
     read, write = os.pipe()
@@ -50,22 +141,40 @@ def start(work: Callable[[], list[Path]]) -> Callable[[], list[Path]]:
         code = 1
         try:
             os.close(read)
-            data = json.dumps([str(path) for path in work()]).encode("utf-8")
-            with os.fdopen(write, "wb") as pipe:
-                pipe.write(data)
-            code = 0
+            code = _answer(write, here())
         except BaseException:  # noqa: BLE001 - any failure: the parent does the work again and raises it
             code = 1
         finally:
             os._exit(code)
     os.close(write)
+    return _waiting(pid, read, here)
 
+
+def _read_all(fd: int, length: int) -> bytes:
+    """The first ``length`` bytes of the file ``fd``."""
+    data = bytearray()
+    while len(data) < length:
+        chunk = os.pread(fd, length - len(data), len(data))
+        if not chunk:
+            raise EOFError("the work was cut short")
+        data += chunk
+    return bytes(data)
+
+
+def _answer(fd: int, paths: list[Path]) -> int:
+    """The child's answer: the paths it wrote, as JSON on ``fd``; its exit code."""
+    with os.fdopen(fd, "wb") as pipe:
+        pipe.write(json.dumps([str(path) for path in paths]).encode("utf-8"))
+    return 0
+
+
+def _waiting(pid: int, answer: int, here: Callable[[], list[Path]]) -> Callable[[], list[Path]]:
     def wait() -> list[Path]:
-        with os.fdopen(read, "rb") as pipe:
+        with os.fdopen(answer, "rb") as pipe:
             data = pipe.read()
         _, status = os.waitpid(pid, 0)
         if os.waitstatus_to_exitcode(status) != 0:
-            return work()  # the same work here: its error, if any, is raised in this process
+            return here()  # the same work here: its error, if any, is raised in this process
         return [Path(path) for path in json.loads(data.decode("utf-8"))]
 
     return wait

@@ -55,7 +55,7 @@ def finish(result: R, out: Path | None, figures: Sequence[str] = DEFAULT_FIGURES
     def write(folder: Path) -> list[Path]:
         # the report (figures drawn and saved, report.md, report.html) on the second core while the
         # tables and runs are written here (rankscope.core.forked; one after the other where it cannot fork)
-        report = forked.start(lambda: write_report(result.report(), folder, figures))
+        report = forked.start(_write_report, result, folder, tuple(figures))
         files = [
             *result.write_tables(folder),
             write_text(folder / "summary.json", to_json(result.to_dict())),
@@ -65,3 +65,9 @@ def finish(result: R, out: Path | None, figures: Sequence[str] = DEFAULT_FIGURES
             return [*files, *report()]
 
     return dataclasses.replace(result, files=write_folder(out, write))  # type: ignore[type-var]
+
+
+def _write_report(result: Finished, folder: Path, figures: Sequence[str]) -> list[Path]:
+    """The report's files (figures, report.md, report.html): a function of the module, so a child
+    waiting since the command started (:func:`rankscope.core.forked.warm`) can be handed it."""
+    return write_report(result.report(), folder, figures)

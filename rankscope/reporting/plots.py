@@ -39,6 +39,9 @@ DEFAULT_FIGURES = ("png", "svg")
 """What a report folder holds by default: PNG and SVG. PDF only on request (``--figure-format png svg pdf``):
 its TrueType subsetting (fontTools, journals' requirement) cost more than the PNG and SVG together, and
 its import alone about a second, on every command that wrote a folder (docs/speed.md)."""
+FIGURE_MODULES = ("matplotlib.figure", "matplotlib.backends.backend_agg", "matplotlib.backends.backend_svg")
+"""What drawing and saving a figure imports (about 0.6 s): a command writing a folder has a child import
+them while it computes (:func:`rankscope.core.forked.warm`)."""
 OVERLAY_MAX = 4  # up to this many systems share one panel; more get one panel each (small multiples)
 _SAVE: dict[str, dict[str, Any]] = {
     "png": {"metadata": {"Software": None}},

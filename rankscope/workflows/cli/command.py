@@ -24,10 +24,12 @@ from functools import partial
 from pathlib import Path
 from typing import Any, Protocol
 
+from rankscope.core import forked
 from rankscope.core.outputs import check_output_folder
 from rankscope.core.phases import phase
 from rankscope.corpora.cli import load_reported
 from rankscope.reporting.finish import Finished, finish
+from rankscope.reporting.plots import FIGURE_MODULES
 from rankscope.reporting.tables import to_json
 from rankscope.workflows.options import flat_defaults
 
@@ -126,7 +128,13 @@ class Command:
     def run(self, function: Callable[..., Any], args: argparse.Namespace) -> int:
         """Check ``--out``, run the workflow, print its result, then write its folder."""
         out = None if args.out is None else check_output_folder(args.out)  # before any computing
-        return present(self.call(args, function), args, out)
+        if out is None:
+            return present(self.call(args, function), args, out)
+        forked.warm(FIGURE_MODULES)  # the figures' imports on the second core while the workflow computes
+        try:
+            return present(self.call(args, function), args, out)
+        finally:
+            forked.cool()  # a child given no work (the workflow failed) goes
 
 
 @phase("report")

@@ -1,0 +1,18 @@
+"""Work for the forked child of tests/test_forked.py: a function of a module, as a child waiting since
+the command started (rankscope.core.forked.warm) is handed it by name."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+
+def write_pid(folder: Path, calls: Path, fail: bool = False) -> list[Path]:
+    """Log the process doing the work in ``calls``, write its pid to ``folder/figure.svg``; ``fail`` raises."""
+    with calls.open("a") as log:
+        log.write(f"{os.getpid()}\n")
+    if fail:
+        raise ValueError("no space left")
+    path = folder / "figure.svg"
+    path.write_text(str(os.getpid()))
+    return [path, folder / "report.md"]
