@@ -24,7 +24,7 @@ import numpy as np
 from rankscope.core.errors import FormatError, RankscopeError, SchemaError, duplicate_message
 from rankscope.core.fileio import PathLike, atomic_write, read_head, read_lines, require_file
 from rankscope.corpora.checks import empty_table
-from rankscope.corpora.schema import sort_run, validate
+from rankscope.corpora.schema import sort_run, string_ids, validate
 from rankscope.corpora.stream import DELIMITERS
 from rankscope.corpora.tabular import ALIASES, Columns, from_frame, read_table
 
@@ -327,7 +327,10 @@ def read_file(
         raise FormatError(
             path, None, f"is {found.label} file, whose fields are fixed; --fields maps columns of tables only"
         )
-    return found.read(path, columns, coded)
+    from rankscope.corpora.trec import CodedTable  # pandas: loaded once there is a file to read
+
+    table = found.read(path, columns, coded)
+    return table if isinstance(table, CodedTable) else string_ids(table)
 
 
 def write_file(table: pd.DataFrame, path: PathLike, kind: str, name: str) -> None:

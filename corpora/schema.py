@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -71,7 +71,7 @@ def validate(frame: pd.DataFrame, kind: str, source: str = "<DataFrame>") -> pd.
             row = int(np.flatnonzero(values.isna().to_numpy())[0])
             raise SchemaError(f"{source}: {kind} column {col!r} has a missing value at row {row}")
         if col in _ID_COLUMNS or col in _TEXT_COLUMNS:
-            out[col] = values.astype(str)
+            out[col] = as_strings(values)
         elif col == "relevance":
             out[col] = _as_integer(values, col, kind, source)
         elif col == "score":
@@ -83,6 +83,42 @@ def validate(frame: pd.DataFrame, kind: str, source: str = "<DataFrame>") -> pd.
     if kind == "run" and "rank" not in frame.columns:
         out["rank"] = trec_ranks(out)
     return out[list(wanted)]
+
+
+def string_dtype() -> Any:
+    """The dtype of every id and text column rankscope makes: pandas' ``str`` kept as Python objects.
+
+    pandas 3 infers ``str`` for text and stores it in Arrow whenever pyarrow is importable
+    (``mode.string_storage`` ``auto``; ``datasets`` brings pyarrow), in Python objects otherwise. The
+    values are the same, but an Arrow column gives a new ``str`` object per row each time it is read as
+    objects, so equal ids are no longer one object and evaluation's coding by object falls back to
+    hashing every row (3x slower at 1M rows). Storage ``python`` makes the tables the same with and
+    without pyarrow. pandas before 3 does not infer ``str``: ``object`` there.
+    """
+    import pandas as pd
+
+    inferred = pd.Series(["x"]).dtype
+    if isinstance(inferred, pd.StringDtype):
+        return pd.StringDtype("python", na_value=inferred.na_value)
+    return np.dtype(object)
+
+
+def as_strings(values: pd.Series | np.ndarray) -> pd.Series:
+    """``values`` as a column of :func:`string_dtype` (non-strings written with ``str``, as
+    ``astype(str)`` does); equal strings of an Arrow column become one object each."""
+    import pandas as pd
+
+    series = values if isinstance(values, pd.Series) else pd.Series(values, dtype=object)
+    if isinstance(series.dtype, pd.StringDtype) and series.dtype.storage != "python":
+        codes, distinct = pd.factorize(series, use_na_sentinel=False)
+        series = pd.Series(np.asarray(distinct, dtype=object)[codes], index=series.index, dtype=object)
+    dtype = string_dtype()
+    return series.astype(str if dtype == np.dtype(object) else dtype)
+
+
+def string_ids(table: pd.DataFrame) -> pd.DataFrame:
+    """A new table whose ``query_id`` and ``doc_id`` columns are :func:`as_strings` (a reader's last step)."""
+    return table.assign(**{column: as_strings(table[column]) for column in _ID_COLUMNS if column in table.columns})
 
 
 def natural_order(ids: Sequence[str] | np.ndarray) -> np.ndarray:
@@ -116,11 +152,11 @@ def sort_run(run: pd.DataFrame) -> pd.DataFrame:
 
     Queries keep the order of their first appearance. ``run`` needs ``query_id``,
     ``doc_id`` and ``score``; the result is the order and the ranks trec_eval uses
-    when it scores a run file, whatever ranks the file states.
+    when it scores a run file, whatever ranks the file states, ids as :func:`as_strings` makes them.
     """
     order, ranks = _tie_order(run)
     out = run if order is None else run.iloc[order]
-    out = out.reset_index(drop=True)
+    out = string_ids(out.reset_index(drop=True))
     out["rank"] = ranks
     return out
 

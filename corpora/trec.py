@@ -29,7 +29,7 @@ import pandas as pd
 from rankscope.core.errors import FormatError, SchemaError, duplicate_message
 from rankscope.core.fileio import PathLike, atomic_write, decoded_lines, read_bytes, read_lines, require_file
 from rankscope.corpora.checks import id_problem, integer_problem, number_problem, shown
-from rankscope.corpora.schema import sort_run, validate
+from rankscope.corpora.schema import as_strings, sort_run, validate
 
 _FIELD_SPLIT = re.compile(r"[ \t]+")
 _WHITESPACE = re.compile(r"\s")
@@ -82,7 +82,11 @@ class CodedTable:
         are one ``str`` object (evaluation codes rows by object, which is fast)."""
         value = "score" if self.kind == "run" else "relevance"
         return pd.DataFrame(
-            {"query_id": self.query_names[self.query], "doc_id": self.doc_names[self.doc], value: self.value.copy()}
+            {
+                "query_id": as_strings(self.query_names[self.query]),
+                "doc_id": as_strings(self.doc_names[self.doc]),
+                value: self.value.copy(),
+            }
         )
 
 

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from rankscope.corpora.schema import natural_order
+from rankscope.corpora.schema import as_strings, natural_order
 
 
 @dataclass(frozen=True)
@@ -37,8 +37,8 @@ class EvaluationResult:
         query_ids, values = np.asarray(query_ids, dtype=object)[order], values[order]
         long = pd.DataFrame(
             {
-                "query_id": pd.array(np.repeat(np.asarray(query_ids, dtype=object), n_m), dtype="str"),
-                "metric": pd.array(np.tile(np.asarray(metrics, dtype=object), n_q), dtype="str"),
+                "query_id": as_strings(np.repeat(np.asarray(query_ids, dtype=object), n_m)),
+                "metric": as_strings(np.tile(np.asarray(metrics, dtype=object), n_q)),
                 "value": values.reshape(-1).astype(np.float64),
             }
         )

@@ -323,22 +323,22 @@ def make_run(
     """
     import pandas as pd
 
-    from rankscope.corpora.schema import sort_run
+    from rankscope.corpora.schema import as_strings, sort_run
 
     lengths = np.fromiter((len(d) for d in doc_ids), dtype=np.int64, count=len(doc_ids))
     if lengths.sum() == 0:
         return pd.DataFrame(
             {
-                "query_id": pd.Series([], dtype=object),
-                "doc_id": pd.Series([], dtype=object),
+                "query_id": as_strings(np.array([], dtype=object)),
+                "doc_id": as_strings(np.array([], dtype=object)),
                 "score": pd.Series([], dtype=np.float64),
                 "rank": pd.Series([], dtype=np.int64),
             }
         )
     run = pd.DataFrame(
         {
-            "query_id": np.repeat(np.asarray(query_ids, dtype=object), lengths),
-            "doc_id": np.concatenate([np.asarray(d, dtype=object) for d in doc_ids]),
+            "query_id": as_strings(np.repeat(np.asarray(query_ids, dtype=object), lengths)),
+            "doc_id": as_strings(np.concatenate([np.asarray(d, dtype=object) for d in doc_ids])),
             "score": np.concatenate([np.asarray(s, dtype=np.float64) for s in scores]),
         }
     )

@@ -8,6 +8,7 @@ import pandas as pd
 import pytest
 import pytrec_eval
 
+from rankscope.corpora.schema import validate
 from rankscope.evaluation import evaluate
 from rankscope.evaluation.metrics import known_forms
 
@@ -81,7 +82,7 @@ def random_case(seed: int, n_queries: int = 25, n_docs: int = 80) -> tuple[pd.Da
             retrieved = rng.choice(n_docs, rng.integers(1, 60), replace=False)
             scores = rng.integers(0, 12, len(retrieved)) / 4.0
             run_rows += [(qid, f"d{d}", s) for d, s in zip(retrieved, scores)]
-    qrels = pd.DataFrame(qrels_rows, columns=["query_id", "doc_id", "relevance"])
+    qrels = validate(pd.DataFrame(qrels_rows, columns=["query_id", "doc_id", "relevance"]), "qrels")  # as read back
     run = pd.DataFrame(run_rows, columns=["query_id", "doc_id", "score"])
     return qrels, run.sample(frac=1.0, random_state=seed).reset_index(drop=True)
 

@@ -17,6 +17,7 @@ import pandas as pd
 import pytest
 import scipy.sparse as sp
 
+from rankscope.corpora.schema import as_strings
 from rankscope.retrieval import _sparse_topk
 from rankscope.retrieval.bm25 import BM25
 from rankscope.retrieval.tfidf import TfidfRetriever
@@ -207,7 +208,7 @@ def test_search_runs_equal_the_reference_on_a_real_collection(collection, k: int
         positions, values = top_k_rows(matrix, k, counts.doc_id_rank)
         expected = pd.DataFrame(
             {
-                "query_id": np.repeat(queries["query_id"].to_numpy(), [len(p) for p in positions]),
+                "query_id": as_strings(np.repeat(queries["query_id"].to_numpy(), [len(p) for p in positions])),
                 "doc_id": np.concatenate([counts.doc_ids[p] for p in positions]),
                 "score": np.concatenate(values),
             }

@@ -88,6 +88,7 @@ def test_evaluate_out_writes_compare_s_report(
     for path in (first, second):
         rows = per_query[per_query["retriever"] == str(path)].drop(columns="retriever").reset_index(drop=True)
         expected = rs.evaluate(data.qrels, rs.read_trec_run(path), METRICS).per_query
+        rows = rows.astype(expected.dtypes.to_dict())  # read_csv's str may be stored in Arrow (pyarrow installed)
         pd.testing.assert_frame_equal(rows, expected, check_exact=False, atol=1e-12)
     assert {"report.html", "summary.tex", "precision_recall.csv", "precision_recall.svg"} <= {
         p.name for p in out.iterdir()
