@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+import rankscope as rs
+
 REPO = Path(__file__).resolve().parents[1]
 PAGE = REPO / "docs" / "frameworks.md"
 
@@ -27,7 +29,7 @@ def test_every_example_of_the_frameworks_page_runs(
     monkeypatch.setenv("RANKSCOPE_QUIET", "1")
     namespace: dict[str, object] = {"__name__": "frameworks_page"}
     blocks = examples()
-    assert len(blocks) == 8
+    assert len(blocks) == 9
     for block in blocks:
         exec(compile(block, str(PAGE), "exec"), namespace)  # noqa: S102 - the page's own examples
     printed = capsys.readouterr().out
@@ -43,3 +45,7 @@ def test_every_example_of_the_frameworks_page_runs(
         len(data.qrels),
     )
     assert table.set_index("name").loc["bm25", "map"] == pytest.approx(0.2233434, abs=1e-7)
+    measured, through_rankscope = namespace["measured"], namespace["through_rankscope"]  # the ir_measures provider
+    expected = rs.evaluate(data.qrels, namespace["run"], ["map", "ndcg@10", "precision@5", "infap"]).mean
+    assert list(measured.values()) == pytest.approx(list(expected.values()), abs=1e-12)
+    assert through_rankscope.set_index("name").loc["bm25", "AP"] == pytest.approx(0.2233432, abs=1e-7)

@@ -17,6 +17,7 @@ import frameworks_cisi as built  # noqa: E402
 from tiny_collection import small_dataset  # noqa: E402
 
 from rankscope.core.errors import RankscopeError  # noqa: E402
+from rankscope.corpora.schema import string_ids
 from rankscope.workflows.common.frameworks import FrameworkError, adapt, framework_run  # noqa: E402
 
 for module in ("langchain_community", "langchain_text_splitters", "llama_index.core", "haystack", "pyterrier"):
@@ -131,7 +132,9 @@ def test_firstp_scores_a_document_by_its_chunk_first_in_the_document() -> None:
             if doc_id not in first or start < first[doc_id][0]:
                 first[doc_id] = (start, 1.0 / rank)
         rows += [(query_id, doc_id, score) for doc_id, (_, score) in first.items()]
-    expected = pd.DataFrame(rows, columns=["query_id", "doc_id", "score"])
+    expected = string_ids(
+        pd.DataFrame(rows, columns=["query_id", "doc_id", "score"])
+    )  # ids as rankscope's tables hold them
     firstp = _run(adapt(retriever, id_field="doc_id", aggregate="firstp"))
     key = ["query_id", "doc_id"]
     pd.testing.assert_frame_equal(
