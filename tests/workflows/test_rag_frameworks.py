@@ -18,6 +18,7 @@ from tiny_collection import small_dataset  # noqa: E402
 
 import rankscope as rs  # noqa: E402
 from rankscope.core.errors import RankscopeError  # noqa: E402
+from rankscope.corpora.schema import string_dtype  # noqa: E402
 from rankscope.workflows.common.frameworks import FrameworkError, adapt  # noqa: E402
 
 for module in ("langchain_community", "langchain_text_splitters", "llama_index.core", "pyterrier"):
@@ -73,7 +74,9 @@ def budgets_by_hand(retriever: Any, hits: Any) -> pd.DataFrame:
             values[f"hit@{budget}tok"] = float(bool(found))
             values[f"recall@{budget}tok"] = len(found) / len(relevant[query_id])
         rows[query_id] = values
-    return pd.DataFrame(rows).T.rename_axis("query_id")
+    by_hand = pd.DataFrame(rows).T.rename_axis("query_id")
+    by_hand = by_hand.set_axis(by_hand.index.astype(string_dtype()), axis=0)  # labels in rankscope's one string dtype
+    return by_hand.set_axis(by_hand.columns.astype(string_dtype()), axis=1)
 
 
 @pytest.mark.slow
