@@ -13,12 +13,15 @@ Which fields form a document's title and text (docs/frameworks.md lists the defa
 
 ``columns={"corpus": {"title": F, "text": G}, "queries": {"text": H}}`` names other fields; a name the
 type lacks is a one-line error listing the fields it has.
+
+:func:`iter_irds_documents` gives the documents one at a time by the same rules, never as a frame: what
+``rankscope index --dataset irds:NAME`` streams into the bounded-memory index (docs/scale.md).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
-from typing import Any
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from typing import Any, cast
 
 import pandas as pd
 
@@ -37,6 +40,48 @@ def load_irds(name: str, split: str | None = None, columns: Mapping[str, Columns
             f"irds:{name}: ir_datasets names its splits in the dataset name (irds:beir/scifact/test), not with a split"
         )
     _check_columns(name, columns or {})
+    found = _found(name, ("docs", "queries", "qrels"), "a test collection needs all three")
+    given = columns or {}
+    corpus = pd.DataFrame(list(_documents(name, found, given.get("corpus", {}))), columns=["doc_id", "title", "text"])
+    read = _readers(name, found.queries_cls(), _ROLES["queries"], given.get("queries", {}), "queries")
+    queries = pd.DataFrame(
+        list(_records(name, found.queries_iter(), "query_id", read, "queries")), columns=["query_id", "text"]
+    )
+    qrels = pd.DataFrame(
+        [(str(q.query_id), str(q.doc_id), int(q.relevance)) for q in found.qrels_iter()],
+        columns=["query_id", "doc_id", "relevance"],
+    )
+    return Dataset(name=f"irds:{name}", corpus=corpus, queries=queries[["query_id", "text"]], qrels=qrels)
+
+
+def iter_irds_documents(name: str, columns: Columns | None = None) -> Iterator[tuple[str, str, str]]:
+    """``(doc_id, title, text)`` of each document of the ir_datasets collection ``name``, one at a time from
+    its ``docs_iter`` (ir_datasets reads its files as it goes), fields chosen as :func:`load_irds` chooses
+    them (``columns``: the corpus mapping, ``{"title": F, "text": G}``). The dataset and the mapping are
+    checked here, before the first document is asked for."""
+    _check_columns(name, {"corpus": columns or {}})
+    return _documents(name, _found(name, ("docs",), "an index needs its documents"), columns or {})
+
+
+def _documents(name: str, found: Any, mapping: Columns) -> Iterator[tuple[str, str, str]]:
+    """The documents of ``found`` as ``(doc_id, title, text)`` (the fields checked before the first is read;
+    the bar counts up to ir_datasets' own count when it knows one)."""
+    read = _readers(name, found.docs_cls(), _ROLES["corpus"], mapping, "documents")
+    records = _records(name, found.docs_iter(), "doc_id", read, "documents", _count(found))
+    return cast("Iterator[tuple[str, str, str]]", records)
+
+
+def _count(found: Any) -> int | None:
+    """ir_datasets' count of the documents, None when it has none yet (a document store not built)."""
+    try:
+        count = found.docs_count()
+    except NotImplementedError:  # a handler of one's own need not count
+        return None
+    return count if isinstance(count, int) else None
+
+
+def _found(name: str, parts: tuple[str, ...], why: str) -> Any:
+    """The ir_datasets dataset ``name``, refused in one line when unknown or lacking one of ``parts``."""
     try:
         import ir_datasets
     except ImportError:
@@ -48,17 +93,10 @@ def load_irds(name: str, split: str | None = None, columns: Mapping[str, Columns
             f"irds:{name}: ir_datasets knows no dataset {name!r} (its catalogue: `ir_datasets list`; your own: "
             "ir_datasets.registry.register)"
         ) from None
-    parts = [part for part in ("docs", "queries", "qrels") if not getattr(found, f"has_{part}")()]
-    if parts:
-        raise DatasetNotFoundError(f"irds:{name} has no {', no '.join(parts)}: a test collection needs all three")
-    given = columns or {}
-    corpus = _table(name, found.docs_iter(), "doc_id", _ROLES["corpus"], given.get("corpus", {}), "documents")
-    queries = _table(name, found.queries_iter(), "query_id", _ROLES["queries"], given.get("queries", {}), "queries")
-    qrels = pd.DataFrame(
-        [(str(q.query_id), str(q.doc_id), int(q.relevance)) for q in found.qrels_iter()],
-        columns=["query_id", "doc_id", "relevance"],
-    )
-    return Dataset(name=f"irds:{name}", corpus=corpus, queries=queries[["query_id", "text"]], qrels=qrels)
+    missing = [part for part in parts if not getattr(found, f"has_{part}")()]
+    if missing:
+        raise DatasetNotFoundError(f"irds:{name} has no {', no '.join(missing)}: {why}")
+    return found
 
 
 def _check_columns(name: str, columns: Mapping[str, Columns]) -> None:
@@ -72,17 +110,23 @@ def _check_columns(name: str, columns: Mapping[str, Columns]) -> None:
             )
 
 
-def _table(
-    name: str, records: Iterable[Any], id_field: str, roles: tuple[str, ...], mapping: Columns, what: str
-) -> pd.DataFrame:
-    """One row per record: its id and each role's text, read by :func:`_reader`."""
-    rows: list[tuple[str, ...]] = []
-    readers: list[Callable[[Any], str]] | None = None
-    for record in progress(records, desc=f"irds:{name} {what}", unit=what[:-1] if what.endswith("s") else what):
-        if readers is None:
-            readers = [_reader(name, type(record), role, mapping.get(role), what) for role in roles]
-        rows.append((str(getattr(record, id_field)), *(read(record) for read in readers)))
-    return pd.DataFrame(rows, columns=[id_field, *roles])
+def _readers(name: str, kind: type, roles: tuple[str, ...], mapping: Columns, what: str) -> list[Callable[[Any], str]]:
+    """How each role's text is read from a record of type ``kind`` (ir_datasets' ``docs_cls()``, ``queries_cls()``)."""
+    return [_reader(name, kind, role, mapping.get(role), what) for role in roles]
+
+
+def _records(
+    name: str,
+    records: Iterable[Any],
+    id_field: str,
+    readers: list[Callable[[Any], str]],
+    what: str,
+    total: int | None = None,
+) -> Iterator[tuple[str, ...]]:
+    """One tuple per record, as it is read: its id and each role's text."""
+    unit = what[:-1] if what.endswith("s") else what
+    for record in progress(records, desc=f"irds:{name} {what}", total=total, unit=unit):
+        yield (str(getattr(record, id_field)), *(read(record) for read in readers))
 
 
 def _reader(name: str, kind: type, role: str, field: str | None, what: str) -> Callable[[Any], str]:

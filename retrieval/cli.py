@@ -16,7 +16,7 @@ import json
 import os
 import sys
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
@@ -91,14 +91,21 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="build a BM25/TF-IDF index of a corpus file in bounded memory (for corpora larger than memory)",
         description=(
             "Read a corpus file (JSONL with doc_id or _id, text, title optional; or CSV/TSV with a header naming "
-            "doc_id and text) one batch at a time, count it on --workers processes, spill the counts to disk "
-            "whenever --memory-budget is reached and merge them into the index folder. The index is the one "
-            "`rankscope search --index-dir` saves for the same documents, and that command reuses it."
+            "doc_id and text) or the documents of an ir_datasets collection one batch at a time, count it on "
+            "--workers processes, spill the counts to disk whenever --memory-budget is reached and merge them "
+            "into the index folder. The index is the one `rankscope search --index-dir` saves for the same "
+            "documents, and that command reuses it."
         ),
     )
-    building.add_argument(
-        "--corpus", type=Path, required=True, help="corpus file (.jsonl, .tsv or .csv, optionally .gz)"
+    source = building.add_mutually_exclusive_group(required=True)
+    source.add_argument("--corpus", type=Path, help="corpus file (.jsonl, .tsv or .csv, optionally .gz)")
+    source.add_argument(
+        "--dataset",
+        metavar="irds:NAME",
+        help="an ir_datasets collection, its documents read one at a time from its docs_iter (never a table); "
+        "--fields corpus.title=F,corpus.text=G picks its fields",
     )
+    add_fields(building)
     building.add_argument("--retriever", default="bm25", metavar="SPEC", help="a bm25 or tfidf spec (default bm25)")
     building.add_argument("--index-dir", type=Path, required=True, help="folder to write the index to")
     building.add_argument(
@@ -153,7 +160,7 @@ def run_search(args: argparse.Namespace) -> int:
         retriever, documents = index_alone(args.index_dir, wanted)
     else:
         dataset = load_reported(args.dataset, args.command, args.strict, args.fields, args.split)
-        retriever = _indexed(cast("Retriever", wanted), dataset, args.dataset, args.index_dir)
+        retriever = _indexed(cast("Retriever", wanted), dataset, args.dataset, args.index_dir, args.fields)
         queries = dataset.queries if queries is None else queries
         documents = lambda doc_ids: dataset.corpus  # noqa: E731
     if args.query:
@@ -176,9 +183,12 @@ def _read_queries(path: Path, fields: str | None) -> pd.DataFrame:
     return read_table(path, "queries", parsed_fields(fields).get("queries"))
 
 
-def _indexed(retriever: Retriever, dataset: Dataset, where: str, index_dir: Path | None) -> Retriever:
+def _indexed(
+    retriever: Retriever, dataset: Dataset, where: str, index_dir: Path | None, fields: str | None
+) -> Retriever:
     """``retriever`` on the dataset's corpus: the saved index in ``index_dir`` when it holds this corpus
-    (re-weighted if only weights differ), else indexed now and saved there with its ``source.json``."""
+    (re-weighted if only weights differ), else indexed now and saved there with its ``source.json``
+    (``fields``: ``--fields``, whose corpus mapping it records)."""
     doc_ids = dataset.corpus["doc_id"].tolist()
     fingerprint = doc_ids_digest(doc_ids)
     reused = _reuse(index_dir, retriever, fingerprint) if index_dir is not None else None
@@ -189,7 +199,8 @@ def _indexed(retriever: Retriever, dataset: Dataset, where: str, index_dir: Path
         with replacing_index(index_dir) as staging:  # the index and its source.json swapped in together
             retriever.save(staging)
             folder = Path(where).expanduser()
-            write_source(staging, dataset.name, doc_ids, dataset=str(folder.resolve()) if folder.is_dir() else where)
+            collection = str(folder.resolve()) if folder.is_dir() else where
+            write_source(staging, dataset.name, doc_ids, dataset=collection, fields=_corpus_fields(fields))
     return retriever
 
 
@@ -216,8 +227,11 @@ def index_alone(directory: Path, wanted: Retriever | None) -> tuple[Retriever, D
 
 
 def _source_documents(source: dict[str, object]) -> Documents:
-    """Reads the texts of the wanted documents from the corpus file or collection ``source.json`` names."""
+    """Reads the texts of the wanted documents from the corpus file or collection ``source.json`` names
+    (a collection's fields as the index took them: ``source.json``'s ``fields``)."""
     import pandas as pd
+
+    from rankscope.corpora.load import IRDS
 
     def documents(doc_ids: set[str]) -> pd.DataFrame:
         if isinstance(source.get("corpus_file"), str) and Path(str(source["corpus_file"])).is_file():
@@ -225,10 +239,17 @@ def _source_documents(source: dict[str, object]) -> Documents:
 
             rows = [row for row in iter_corpus(str(source["corpus_file"])) if row[0] in doc_ids]
             return pd.DataFrame(rows, columns=["doc_id", "title", "text"])
-        if isinstance(source.get("collection"), str):
+        collection, fields = source.get("collection"), source.get("fields")
+        mapping = cast("dict[str, str]", fields) if isinstance(fields, dict) else None
+        if isinstance(collection, str) and collection.startswith(IRDS):  # streamed: keep only the hits
+            from rankscope.corpora.irds import iter_irds_documents
+
+            streamed = iter_irds_documents(collection.removeprefix(IRDS), mapping)
+            return pd.DataFrame([row for row in streamed if row[0] in doc_ids], columns=["doc_id", "title", "text"])
+        if isinstance(collection, str):
             from rankscope.corpora.load import load_dataset
 
-            return load_dataset(str(source["collection"])).corpus
+            return load_dataset(collection, columns={"corpus": mapping} if mapping else None).corpus
         return pd.DataFrame({"doc_id": [], "title": [], "text": []})
 
     return documents
@@ -255,8 +276,8 @@ def _search_sharded(args: argparse.Namespace, retriever: Retriever, k: int, star
 
 
 def run_index(args: argparse.Namespace) -> int:
-    from rankscope.core.fileio import require_file
-    from rankscope.corpora.stream import iter_corpus, repeated_id
+    from rankscope.core.errors import duplicate_message
+    from rankscope.corpora.stream import repeated_id
     from rankscope.retrieval.base import document_text
     from rankscope.retrieval.counts_retriever import CountsRetriever, RepeatedDocumentError
     from rankscope.retrieval.registry import make_retriever
@@ -269,21 +290,60 @@ def run_index(args: argparse.Namespace) -> int:
         raise RankscopeError(
             f"--retriever: only term-count indexes (bm25, tfidf) are built in bounded memory, not {args.retriever!r}"
         )
-    require_file(args.corpus, "corpus file")
     started = time.perf_counter()
-    documents = ((doc_id, document_text(title, text)) for doc_id, title, text in iter_corpus(args.corpus))
+    rows = _index_rows(args)
+    documents = ((doc_id, document_text(title, text)) for doc_id, title, text in rows)
     with replacing_index(args.index_dir) as staging:  # the index and its source.json swapped in together
         try:
             retriever.build_index(staging, documents, memory_budget=budget, workers=args.workers)
         except RepeatedDocumentError as exc:
+            if args.dataset is not None:
+                raise RankscopeError(f"{args.dataset}: {duplicate_message('doc_id', exc.doc_id)}") from None
             raise repeated_id(args.corpus, exc.doc_id) from None
         doc_ids = retriever.counts_.doc_ids
-        write_source(staging, args.corpus.name, doc_ids, corpus_file=args.corpus)
+        if args.dataset is not None:
+            write_source(staging, args.dataset, doc_ids, dataset=args.dataset, fields=_corpus_fields(args.fields))
+        else:
+            write_source(staging, args.corpus.name, doc_ids, corpus_file=args.corpus)
     print(
         f"indexed {len(doc_ids):,} documents ({retriever.counts_.n_terms:,} terms) into {args.index_dir} "
         f"in {time.perf_counter() - started:.1f} s [{retriever.spec()}]"
     )
     return 0
+
+
+def _index_rows(args: argparse.Namespace) -> Iterable[tuple[str, str, str]]:
+    """``index``'s documents as ``(doc_id, title, text)``, one at a time: ``--corpus``'s file or ``--dataset``'s
+    ir_datasets collection (its fields by ``--fields``); a source that cannot give them fails here."""
+    from rankscope.core.fileio import require_file
+    from rankscope.corpora.cli import parsed_fields
+    from rankscope.corpora.irds import iter_irds_documents
+    from rankscope.corpora.load import IRDS
+    from rankscope.corpora.stream import iter_corpus
+
+    if args.dataset is None:
+        if args.fields is not None:
+            raise RankscopeError(
+                "--fields picks an ir_datasets collection's fields (--dataset irds:NAME), not a file's"
+            )
+        return iter_corpus(require_file(args.corpus, "corpus file"))
+    if not args.dataset.startswith(IRDS):  # any other collection loads whole: its corpus file streams instead
+        raise RankscopeError(
+            f"--dataset: index streams the documents of an ir_datasets collection (irds:NAME), not {args.dataset!r}; "
+            "for a collection folder give its corpus file (--corpus FOLDER/corpus.jsonl)"
+        )
+    others = sorted(set(parsed_fields(args.fields)) - {"corpus"})
+    if others:
+        raise RankscopeError(f"--fields: index reads documents only, so corpus.ROLE=FIELD, not {others[0]}.")
+    return iter_irds_documents(args.dataset.removeprefix(IRDS), _corpus_fields(args.fields))
+
+
+def _corpus_fields(fields: str | None) -> dict[str, str] | None:
+    """``--fields``' corpus mapping (title, text), recorded in ``source.json`` so that titles and snippets
+    are read from the fields the index was built from; None when not given."""
+    from rankscope.corpora.cli import parsed_fields
+
+    return parsed_fields(fields).get("corpus") or None
 
 
 def show_results(retriever: Retriever, texts: list[str], documents: Documents, k: int) -> str:
@@ -358,11 +418,12 @@ def write_source(
     *,
     corpus_file: Path | None = None,
     dataset: str | None = None,
+    fields: Mapping[str, str] | None = None,
 ) -> None:
     """``source.json``: which corpus the index in ``directory`` (a staging folder) holds, and where its
     texts are (``corpus_file``, absolute, or ``dataset``, a collection's name or absolute folder, kept as
-    ``collection``), so that
-    ``search --index-dir`` works with the index alone."""
+    ``collection``, read with the corpus ``fields`` mapping given), so that ``search --index-dir`` works
+    with the index alone."""
     record: dict[str, object] = {
         "dataset": name,
         "documents": len(doc_ids),
@@ -372,6 +433,8 @@ def write_source(
         record["corpus_file"] = str(corpus_file.resolve())
     if dataset is not None:
         record["collection"] = dataset
+    if fields:
+        record["fields"] = dict(fields)
     (directory / SOURCE_FILE).write_text(json.dumps(record), encoding="utf-8")
 
 

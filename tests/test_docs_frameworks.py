@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 import rankscope as rs
@@ -29,7 +30,7 @@ def test_every_example_of_the_frameworks_page_runs(
     monkeypatch.setenv("RANKSCOPE_QUIET", "1")
     namespace: dict[str, object] = {"__name__": "frameworks_page"}
     blocks = examples()
-    assert len(blocks) == 9
+    assert len(blocks) == 10
     for block in blocks:
         exec(compile(block, str(PAGE), "exec"), namespace)  # noqa: S102 - the page's own examples
     printed = capsys.readouterr().out
@@ -44,6 +45,8 @@ def test_every_example_of_the_frameworks_page_runs(
         len(data.queries),
         len(data.qrels),
     )
+    in_memory = rs.make_retriever("bm25").index(mine.corpus).search(mine.queries, k=10)  # irds: streamed = in memory
+    pd.testing.assert_frame_equal(namespace["streamed"].search(mine.queries, k=10), in_memory)
     assert table.set_index("name").loc["bm25", "map"] == pytest.approx(0.2233434, abs=1e-7)
     measured, through_rankscope = namespace["measured"], namespace["through_rankscope"]  # the ir_measures provider
     expected = rs.evaluate(data.qrels, namespace["run"], ["map", "ndcg@10", "precision@5", "infap"]).mean

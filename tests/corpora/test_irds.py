@@ -4,40 +4,17 @@ it reads."""
 
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path
 
 import pandas as pd
 import pytest
 
 from rankscope.core.errors import DatasetNotFoundError, SchemaError
-from rankscope.corpora.beir import write_beir
 from rankscope.corpora.dataset import Dataset
-from rankscope.corpora.load import load_dataset, load_folder
+from rankscope.corpora.load import load_dataset
+from tests.corpora.irds_local import cisi_in_irds as registered
 
-ir_datasets = pytest.importorskip("ir_datasets")
-
-
-def _judged(dataset: Dataset) -> Dataset:
-    """The collection with its judged queries only: a BEIR split holds those (read_beir's rule)."""
-    judged = dataset.queries[dataset.queries["query_id"].isin(dataset.qrels["query_id"])]
-    return dataclasses.replace(dataset, queries=judged.reset_index(drop=True), warnings=(), notes=())
-
-
-def _register(name: str, folder: Path) -> None:
-    from ir_datasets.datasets.base import Dataset as IrdsDataset
-    from ir_datasets.datasets.beir import BeirDocs, BeirQrels, BeirQueries, BeirTitleDoc
-    from ir_datasets.formats import GenericQuery
-    from ir_datasets.util import LocalDownload
-
-    ir_datasets.registry.register(
-        name,
-        IrdsDataset(
-            BeirDocs(name, LocalDownload(folder / "corpus.jsonl"), BeirTitleDoc),
-            BeirQueries(name, LocalDownload(folder / "queries.jsonl"), GenericQuery),
-            BeirQrels(LocalDownload(folder / "qrels" / "test.tsv"), {}),
-        ),
-    )
+pytest.importorskip("ir_datasets")
 
 
 def _sorted(frame: pd.DataFrame) -> pd.DataFrame:
@@ -47,10 +24,7 @@ def _sorted(frame: pd.DataFrame) -> pd.DataFrame:
 @pytest.fixture
 def cisi_in_irds(data_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[str, Dataset]:
     monkeypatch.setenv("IR_DATASETS_HOME", str(tmp_path / "ir_datasets_home"))  # its document store goes there
-    write_beir(_judged(load_dataset(data_dir / "cisi")), tmp_path / "beir")
-    name = f"rankscope-test/{tmp_path.name}"
-    _register(name, tmp_path / "beir")
-    return name, load_folder(tmp_path / "beir", name="cisi")
+    return registered(data_dir, tmp_path)
 
 
 def test_a_registered_ir_datasets_collection_equals_its_beir_folder(cisi_in_irds: tuple[str, Dataset]) -> None:
