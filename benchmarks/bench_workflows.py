@@ -10,7 +10,7 @@ index, search, evaluate, report and figures) and counts every import as the phas
 wherever it happens (a module imported lazily inside the search counts as import, not search).
 ``cpu`` is the process's user + system CPU seconds: on a busy machine the wall time stretches with the
 load, the CPU time much less, so compare versions by runs side by side or by CPU. ``start`` is the
-interpreter's own start-up (wall time before the runner's first line), ``other`` the
+interpreter's own start-up and exit (the wall time outside the runner's phases), ``other`` the
 time inside the command that no phase claims (argument parsing, tables, diagnosis logic). The table
 gives the median of each column over the repeats, so the phases need not add up to the wall
 time exactly.
@@ -28,6 +28,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import NoReturn
 
 COMMANDS: dict[str, list[str]] = {
     "diagnose": ["diagnose", "--retriever", "bm25", "--vs", "tfidf"],
@@ -41,7 +42,7 @@ two chunkings (whole documents are always added) x bm25, tune's default grid wit
 PHASES = ("start", "import", "load", "index", "search", "evaluate", "report", "figures", "other")
 
 
-def child(phase_file: str, argv: list[str]) -> int:
+def child(phase_file: str, argv: list[str]) -> NoReturn:
     """Run ``rankscope ARGV`` in this process with every import counted as the phase ``import``."""
     import builtins
     import importlib
@@ -67,9 +68,10 @@ def child(phase_file: str, argv: list[str]) -> int:
     builtins.__import__ = timed(builtins.__import__)
     importlib.import_module = timed(importlib.import_module)
     with phases.phase("other"):
-        from rankscope.cli import main
+        from rankscope.cli import leave, main
 
-        return main(argv)
+        code = main(argv)
+    leave(code)  # as the rankscope program ends (rankscope.cli.run)
 
 
 def run_once(argv: list[str], out: Path) -> dict[str, float]:
@@ -112,7 +114,7 @@ def _line(row: dict[str, object]) -> str:
 
 def main() -> None:
     if len(sys.argv) > 2 and sys.argv[1] == "--child":
-        sys.exit(child(sys.argv[2], sys.argv[4:]))
+        child(sys.argv[2], sys.argv[4:])
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--datasets", nargs="+", default=["cranfield", "cisi"])
     parser.add_argument("--commands", nargs="+", default=list(COMMANDS), choices=list(COMMANDS))

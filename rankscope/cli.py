@@ -10,11 +10,14 @@ read or written); anything else is a bug and keeps its traceback.
 from __future__ import annotations
 
 import argparse
+import atexit
 import importlib
 import os
 import sys
+import threading
 import warnings
 from collections.abc import Callable, Sequence
+from typing import NoReturn
 
 from rankscope.core.errors import RankscopeError
 from rankscope.core.invocation import command_line
@@ -105,6 +108,33 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
 
 
+def run() -> NoReturn:
+    """The ``rankscope`` program (console script and ``python -m rankscope.cli``): :func:`main`, then
+    :func:`leave`."""
+    leave(main())
+
+
+def leave(code: int) -> NoReturn:
+    """End the process with ``code`` without tearing the interpreter down: with pandas and scipy loaded,
+    Python's own finalization (freeing every module and object one by one) took 0.25-0.4 s of every
+    command's wall time (docs/speed.md). Exit handlers run and the output is flushed first, so nothing a
+    normal exit does is skipped but the freeing; while a thread a library started still runs, the exit is
+    the normal one, which waits for it."""
+    if any(t.is_alive() and not t.daemon for t in threading.enumerate() if t is not threading.main_thread()):
+        sys.exit(code)
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:  # the reader went away after the last write: as main() ends on a closed pipe
+        code = 141
+    atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):  # a pipe gone, or closed: nothing more can be said to it
+            pass
+    os._exit(code)
+
+
 def _one_line(command: str) -> Callable[..., None]:
     """Warnings as one line each, like errors (Python's default adds the file and source line of
     the warn() call, which tell a user nothing)."""
@@ -116,4 +146,4 @@ def _one_line(command: str) -> Callable[..., None]:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run()
