@@ -321,12 +321,27 @@ def make_run(
     ``ordered=True`` says each pair is already in that order (as
     :func:`retrieval.topk.top_k` returns it), which skips the sort.
     """
-    import pandas as pd
-
-    from rankscope.corpora.schema import as_strings, sort_run
+    from rankscope.corpora.schema import sort_run
 
     lengths = np.fromiter((len(d) for d in doc_ids), dtype=np.int64, count=len(doc_ids))
-    if lengths.sum() == 0:
+    run = ordered_run(
+        query_ids,
+        lengths,
+        np.concatenate([np.zeros(0, dtype=object), *(np.asarray(d, dtype=object) for d in doc_ids)]),
+        np.concatenate([np.zeros(0, dtype=np.float64), *(np.asarray(s, dtype=np.float64) for s in scores)]),
+    )
+    return run if ordered or run.empty else sort_run(run)  # the one implementation of the tie rule for run tables
+
+
+def ordered_run(query_ids: Sequence[str], lengths: np.ndarray, doc_ids: np.ndarray, scores: np.ndarray) -> pd.DataFrame:
+    """A run from rows already in run order, query after query: the first ``lengths[0]`` rows of
+    ``doc_ids`` and ``scores`` are ``query_ids[0]``'s, and so on (a searcher's results as they come,
+    without a list per query); ranks 1..n within each query."""
+    import pandas as pd
+
+    from rankscope.corpora.schema import as_strings
+
+    if len(doc_ids) == 0:
         return pd.DataFrame(
             {
                 "query_id": as_strings(np.array([], dtype=object)),
@@ -338,12 +353,10 @@ def make_run(
     run = pd.DataFrame(
         {
             "query_id": as_strings(np.repeat(np.asarray(query_ids, dtype=object), lengths)),
-            "doc_id": as_strings(np.concatenate([np.asarray(d, dtype=object) for d in doc_ids])),
-            "score": np.concatenate([np.asarray(s, dtype=np.float64) for s in scores]),
+            "doc_id": as_strings(np.asarray(doc_ids, dtype=object)),
+            "score": np.asarray(scores, dtype=np.float64),
         }
     )
-    if not ordered:
-        return sort_run(run)  # the one implementation of the tie rule for run tables
-    starts = np.concatenate([[0], np.cumsum(lengths)[:-1]])
+    starts = np.cumsum(lengths) - lengths
     run["rank"] = (np.arange(len(run)) - np.repeat(starts, lengths) + 1).astype(np.int64)
     return run

@@ -18,7 +18,7 @@ same documents, same order), kept to test the kernel against.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -96,15 +96,26 @@ a thread searching batch after batch passes its own, so no batch allocates or cl
 proportional to the corpus. It changes no result."""
 
 
-def sparse_top_k(
+def sparse_top_k(*args: Any, **kwargs: Any) -> tuple[list[np.ndarray], list[np.ndarray]]:
+    """``top_k_rows(query_weights @ term_weights, k, doc_id_rank)``, computed without the product:
+    :func:`flat_top_k` (the same arguments) with its rows cut into one array of positions and one of
+    scores per query."""
+    counts, found, values = flat_top_k(*args, **kwargs)
+    ends = np.cumsum(counts).tolist()
+    rows = list(zip([0, *ends[:-1]], ends))
+    return [found[a:b] for a, b in rows], [values[a:b] for a, b in rows]
+
+
+def flat_top_k(
     query_weights: sp.csr_matrix,
     term_weights: sp.csr_matrix,
     k: int,
     doc_id_rank: np.ndarray,
     bounds: TermBounds | None = None,
     workspace: _sparse_topk.Workspace | None = None,
-) -> tuple[list[np.ndarray], list[np.ndarray]]:
-    """``top_k_rows(query_weights @ term_weights, k, doc_id_rank)``, computed without the product.
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each query's top ``k`` documents by the tie rule, as they come: the number of rows of each query
+    (int64), then every query's positions (int64) and scores (float64) one after the other.
 
     ``query_weights`` is queries x terms, ``term_weights`` terms x documents (both CSR);
     the GIL is released while scoring, so batches can be searched on several threads, each
@@ -130,8 +141,8 @@ def sparse_top_k(
         None if bounds is None else bounds.low,
         workspace,
     )
-    ends = np.cumsum(np.frombuffer(counts, dtype=np.int64)).tolist()
-    rows = list(zip([0, *ends[:-1]], ends))
-    found = np.frombuffer(positions, dtype=np.int64)
-    values = np.frombuffer(scores, dtype=np.float64)
-    return [found[a:b] for a, b in rows], [values[a:b] for a, b in rows]
+    return (
+        np.frombuffer(counts, dtype=np.int64),
+        np.frombuffer(positions, dtype=np.int64),
+        np.frombuffer(scores, dtype=np.float64),
+    )

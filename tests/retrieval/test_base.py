@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from rankscope.core.errors import SchemaError
-from rankscope.retrieval.base import check_k, document_texts, make_run
+from rankscope.retrieval.base import check_k, document_texts, make_run, ordered_run
 from rankscope.retrieval.bm25 import BM25
 
 
@@ -37,6 +37,22 @@ def test_ordered_input_is_kept_as_given_and_equals_the_sorted_result() -> None:
         ordered=True,
     )
     pd.testing.assert_frame_equal(again, sorted_run)
+
+
+def test_ordered_rows_are_cut_by_their_counts_and_a_query_without_rows_is_skipped() -> None:
+    run = ordered_run(
+        ["a", "b", "c"], np.array([2, 0, 3]), np.array(["d3", "d1", "d2", "d9", "d1"], dtype=object), np.arange(5.0)
+    )
+    assert list(run["query_id"]) == ["a", "a", "c", "c", "c"]
+    assert list(run["rank"]) == [1, 2, 1, 2, 3]
+    assert list(run["doc_id"]) == ["d3", "d1", "d2", "d9", "d1"] and list(run["score"]) == [0, 1, 2, 3, 4]
+    by_lists = make_run(
+        ["a", "b", "c"],
+        [np.array(["d3", "d1"]), np.array([]), np.array(["d2", "d9", "d1"])],
+        [np.arange(2.0), np.array([]), np.arange(2.0, 5.0)],
+        ordered=True,
+    )
+    pd.testing.assert_frame_equal(run, by_lists)
 
 
 def test_empty_run_has_the_schema() -> None:

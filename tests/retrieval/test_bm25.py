@@ -236,6 +236,7 @@ def test_threads_get_a_few_batches_each(
     model = BM25().index(tiny_corpus)
     query_terms = model.counts_.query_matrix(model.analyzer_, list(tiny_queries["text"]))
     df = model.counts_.df
+    monkeypatch.setattr(counts_retriever, "BATCHES_PER_THREAD", 4)
     # bounds 8, 2, 0, 4 (14 in all), running totals 8, 10, 10, 14: one thread, one batch within the budget
     assert counts_retriever.candidate_batches(query_terms, df) == [(0, 4)]
     # two threads, 4 batches each: shares of 14 / 8 = 1.75; q1 reaches the first four, q2 the fifth
@@ -269,6 +270,17 @@ def test_each_query_searched_on_threads_equals_its_search_alone(
     assert len(counts_retriever.candidate_batches(query_terms, model.counts_.df, threads=2)) > 20
     alone = [model.search(queries.iloc[[i]], k=20) for i in range(len(queries))]
     pd.testing.assert_frame_equal(model.search(queries, k=20), pd.concat(alone, ignore_index=True))
+
+
+def test_coded_search_on_threads_holds_the_rows_of_one_thread(collection, monkeypatch: pytest.MonkeyPatch) -> None:
+    """search_coded keeps positions and search looks doc ids up on the threads: both give one thread's rows."""
+    model = BM25().index(collection.corpus)
+    alone = model.search(collection.queries, k=15)
+    monkeypatch.setenv(counts_retriever.THREADS_VARIABLE, "2")
+    monkeypatch.setattr(counts_retriever, "BATCH_CANDIDATES", 5_000)
+    pd.testing.assert_frame_equal(model.search(collection.queries, k=15), alone)
+    coded = model.search_coded(collection.queries, k=15)
+    pd.testing.assert_frame_equal(coded.frame(), alone[["query_id", "doc_id", "score"]], check_dtype=False)
 
 
 @pytest.mark.parametrize("value", ["0", "-1", "two", ""])

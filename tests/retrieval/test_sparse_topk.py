@@ -21,7 +21,7 @@ from rankscope.corpora.schema import as_strings
 from rankscope.retrieval import _sparse_topk
 from rankscope.retrieval.bm25 import BM25
 from rankscope.retrieval.tfidf import TfidfRetriever
-from rankscope.retrieval.topk import TermBounds, Workspace, sparse_top_k, top_k_rows
+from rankscope.retrieval.topk import TermBounds, Workspace, flat_top_k, sparse_top_k, top_k_rows
 
 
 def random_problem(rng: np.random.Generator, n_docs: int, n_terms: int, n_queries: int):
@@ -275,4 +275,4 @@ def test_a_workspace_is_clean_after_a_failed_call(pruned: bool) -> None:
 def test_the_workspace_argument_must_be_a_workspace() -> None:
     weights = sp.csr_matrix(np.array([[1.0, 2.0]]))
     with pytest.raises(TypeError, match="workspace must be a Workspace or None, got dict"):
-        sparse_top_k(sp.csr_matrix(np.array([[1.0]])), weights, 1, np.array([0, 1], dtype=np.int64), None, {})  # type: ignore[arg-type]
+        flat_top_k(sp.csr_matrix(np.array([[1.0]])), weights, 1, np.array([0, 1], dtype=np.int64), None, {})  # type: ignore[arg-type]
