@@ -217,43 +217,11 @@ static int extended_quotient(uint64_t mantissa, int exponent, double *out) {
 }
 
 /* Decimals without an exponent part and with at most 19 significant digits (an exact uint64 mantissa m
- * and decimal exponent e). Clinger's fast path: m <= 2^53 and |e| <= 22 give the correctly rounded
- * double as one exact-operand division (12.5, 0.84442185152504); longer ones (repr's 16-17 digits) take
- * the extended-precision quotient. 0 means use a full parser. */
-static int fast_float(const char *s, Py_ssize_t n, double *out) {
-    Py_ssize_t i = 0;
-    int negative = 0;
-    if (s[0] == '+' || s[0] == '-') negative = s[i++] == '-';
-    uint64_t mantissa = 0;
-    int digits = 0, exponent = 0;
-    for (; i < n && is_digit(s[i]); i++) {
-        if (mantissa == 0 && s[i] == '0') continue;
-        if (++digits > 19) return 0;
-        mantissa = mantissa * 10 + (uint64_t)(s[i] - '0');
-    }
-    if (i < n && s[i] == '.') {
-        for (i++; i < n && is_digit(s[i]); i++) {
-            exponent--;
-            if (mantissa == 0 && s[i] == '0') continue;
-            if (++digits > 19) return 0;
-            mantissa = mantissa * 10 + (uint64_t)(s[i] - '0');
-        }
-    }
-    if (i != n) return 0; /* an exponent part: full parser */
-    double value;
-    if (mantissa <= (1ULL << 53) && exponent >= -22) {
-        value = (double)mantissa;
-        value = exponent < 0 ? value / EXACT_POWERS[-exponent] : value;
-    } else if (!extended_quotient(mantissa, exponent, &value)) {
-        return 0;
-    }
-    *out = negative ? -value : value;
-    return 1;
-}
-
-/* fast_float() of a field that is_number() accepts, in one pass that checks the grammar too: 1 and the
- * value for [+-]?(digits(.digits*)?|.digits) of at most MAX_NUMBER bytes and 19 significant digits, else
- * 0 (the field may still be a number: parse_float decides). What judged() reads scores and ranks with. */
+ * and decimal exponent e), read in one pass that checks the grammar too: 1 and the value for
+ * [+-]?(digits(.digits*)?|.digits) of at most MAX_NUMBER bytes, else 0 (the field may still be a number:
+ * parse_float decides). Clinger's fast path: m <= 2^53 and |e| <= 22 give the correctly rounded double as
+ * one exact-operand division (12.5, 0.84442185152504); longer ones (repr's 16-17 digits) take the
+ * extended-precision quotient. What judged() reads scores and ranks with, and parse_float's first try. */
 static inline int simple_decimal(const char *s, Py_ssize_t n, double *out) {
     Py_ssize_t i = 0;
     int negative = 0, seen = 0, digits = 0, exponent = 0;
@@ -292,7 +260,7 @@ static inline int simple_decimal(const char *s, Py_ssize_t n, double *out) {
 static int parse_float(const char *s, Py_ssize_t n, int c_locale, double *out) {
     char buffer[MAX_NUMBER + 1];
     if (n > MAX_NUMBER || !is_number(s, n)) return 0;
-    if (fast_float(s, n, out)) return 1;
+    if (simple_decimal(s, n, out)) return 1;
     memcpy(buffer, s, n);
     buffer[n] = '\0';
     char *end;
