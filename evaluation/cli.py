@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import warnings
 from pathlib import Path
@@ -28,7 +29,7 @@ from rankscope.evaluation.marks import ALPHA, legend, mark_summary
 from rankscope.evaluation.metrics import DEFAULT_METRICS, known_forms, parse_metric, parse_metrics
 from rankscope.evaluation.results import EvaluationResult, wide_table
 from rankscope.evaluation.significance import compare_results
-from rankscope.evaluation.streaming import stream_evaluate
+from rankscope.evaluation.streaming import SPLIT_BYTES, stream_evaluate
 
 SUMMARY_ID = "all"  # trec_eval's query id for the summary line
 
@@ -114,6 +115,13 @@ def register(subparsers: argparse._SubParsersAction, formats: tuple[str, ...] = 
         "--scheduler, spans of a plain TREC file are scored on the workers. "
         "The numbers are the same, bit for bit",
     )
+    parser.add_argument(
+        "--workers",
+        type=int,
+        metavar="N",
+        help="with --memory-budget: processes scoring spans of whole queries of a plain TREC run file of "
+        f"{SPLIT_BYTES >> 20} MiB or more (default: up to 2; a .gz file is read by one). The numbers are the same, bit for bit",
+    )
     add_fields(parser)
     add_scheduler(parser, "partitions of the queries are scored there as tasks; the numbers are the same, bit for bit")
     parser.set_defaults(func=run_evaluate)
@@ -155,11 +163,13 @@ def run_evaluate(args: argparse.Namespace, out: TextIO | None = None) -> int:
     budget = None if args.memory_budget is None else parse_size(args.memory_budget)
     if budget is not None and fields.get("run"):
         raise RankscopeError("--memory-budget reads TREC and Parquet run files by their own columns: without --fields")
+    workers = _workers(args, budget)
     with using(args.scheduler) as client:
         qrels = _read(args.qrels, "qrels", fields.get("qrels"))
         if budget is not None:
             scored = {
-                path: _stream_file(qrels, path, metrics, args, (budget, client), len(paths) > 1) for path in paths
+                path: _stream_file(qrels, path, metrics, args, (budget, client, workers), len(paths) > 1)
+                for path in paths
             }
         else:
             scored = {
@@ -177,6 +187,17 @@ def run_evaluate(args: argparse.Namespace, out: TextIO | None = None) -> int:
     if args.format == "table":
         out.write(f"judgments: {_sources(qrels, args.qrels).describe()}; read as: {_conventions(qrels, args)}\n")
     return 0
+
+
+def _workers(args: argparse.Namespace, budget: int | None) -> int:
+    """The processes of ``--workers`` (default: up to 2), which split a file read with ``--memory-budget``."""
+    if args.workers is None:
+        return min(2, os.cpu_count() or 1)
+    if args.workers < 1:
+        raise RankscopeError(f"--workers must be a positive integer, got {args.workers}")
+    if budget is None or args.scheduler:
+        raise RankscopeError("--workers splits a run file read with --memory-budget, without --scheduler")
+    return int(args.workers)
 
 
 def _sources(qrels: pd.DataFrame | CodedTable, path: str) -> LabelSources:
@@ -232,18 +253,19 @@ def _stream_file(
     path: str,
     metrics: list[str],
     args: argparse.Namespace,
-    where: tuple[int, Any],
+    where: tuple[int, Any, int],
     named: bool,
 ) -> tuple[EvaluationResult, dict[str, float]]:
     """:func:`_evaluate_file` of a TREC run read in pieces (:mod:`rankscope.evaluation.streaming`) in
-    ``where`` = (memory budget, Dask client or None); the coverage notes come once the whole file is read."""
+    ``where`` = (memory budget, Dask client or None, worker processes); the coverage notes come once the
+    whole file is read."""
     if sniff(path, "run").name not in ("trec", "parquet"):
         raise RankscopeError(
             f"{path}: --memory-budget reads TREC run files (query_id Q0 doc_id rank score tag) and Parquet runs"
         )
-    budget, client = where
+    budget, client, workers = where
     result, notes = stream_evaluate(
-        qrels, path, _with_bands(metrics), memory_budget=budget, client=client, **_options(args)
+        qrels, path, _with_bands(metrics), memory_budget=budget, client=client, workers=workers, **_options(args)
     )
     _report(notes, path, args, named)
     return _banded(result, metrics)

@@ -29,6 +29,7 @@ compiled pass (shared among the workers with a scheduler).
 
 from __future__ import annotations
 
+import copy
 import io
 import re
 import tempfile
@@ -45,6 +46,7 @@ from rankscope.core.errors import RankscopeError
 from rankscope.core.fileio import PathLike, require_file
 from rankscope.core.params import check_arguments
 from rankscope.core.scheduler import using, worker_count
+from rankscope.core.workers import forked_results
 from rankscope.corpora.formats import sniff
 from rankscope.corpora.parquet_pieces import parquet_pieces, parquet_table, row_groups
 from rankscope.corpora.trec import CodedTable, coded_table, read_trec_coded
@@ -86,17 +88,19 @@ def evaluate_run_file(
     ignore_self: bool = False,
     allow_disjoint: bool = False,
     memory_budget: int = DEFAULT_BUDGET,
+    workers: int = 1,
     scheduler: Any = None,
 ) -> EvaluationResult:
     """:func:`~rankscope.evaluation.evaluate` of the TREC run file at ``path``, read in pieces so that
     memory stays near ``memory_budget`` bytes whatever the file's size (the options are evaluate's, and
-    so are its coverage warnings). ``scheduler`` (``local:N``, an address or a Dask client): spans of a
-    plain file scored as tasks there, the budget shared among the workers; the same numbers."""
+    so are its coverage warnings). ``workers``: forked processes scoring spans of a plain file of
+    :data:`SPLIT_BYTES` or more; ``scheduler`` (``local:N``, an address or a Dask client): spans scored
+    as tasks there instead. The budget is shared among the workers; the numbers are the same."""
     options = {"judged_only": judged_only, "exclude_unjudged": exclude_unjudged, "ignore_self": ignore_self}
     with using(scheduler) as client:
         result, notes = stream_evaluate(
             qrels, path, metrics, relevance_level=relevance_level, allow_disjoint=allow_disjoint,
-            memory_budget=memory_budget, client=client, **options,
+            memory_budget=memory_budget, client=client, workers=workers, **options,
         )  # fmt: skip
     warn_coverage(notes, allow_disjoint=allow_disjoint, stacklevel=2)
     return result
@@ -115,11 +119,14 @@ def stream_evaluate(
     allow_disjoint: bool,
     memory_budget: int,
     client: Any = None,
+    workers: int = 1,
 ) -> tuple[EvaluationResult, list[str]]:
     """:func:`evaluate_run_file`'s result and every coverage note (what ``rankscope evaluate`` prints);
-    ``client``: a Dask client, or None for this process."""
+    ``client``: a Dask client, or None for this process and ``workers`` forked ones."""
     if memory_budget < 1 << 20:
         raise RankscopeError(f"memory budget {memory_budget} bytes is too small: give at least 1 MiB (e.g. 2G)")
+    if workers < 1:
+        raise RankscopeError(f"workers must be a positive number of processes, got {workers}")
     parsed = parse_metrics(metrics)
     coded = _coded_qrels(qrels)
     path = require_file(path, "run file")
@@ -130,15 +137,18 @@ def stream_evaluate(
         return scorer.result(judged_only, exclude_unjudged), scorer.notes(allow_disjoint)
     try:
         read = min(piece_bytes, READ_BYTES)
-        if client is None or path.suffix == ".gz":
-            scorer.add_file(path, read)
-        else:
+        plain = path.suffix != ".gz"  # a gzip stream cannot be entered in the middle
+        if client is not None and plain:
             refuse_defined(parsed)
             workers = worker_count(client)
             scorer.merge(_partials(client, coded, path, parsed, max(read // workers, 1 << 12), (
                 relevance_level, ignore_self, workers * SPANS_PER_WORKER)), path, read)  # fmt: skip
+        elif workers > 1 and plain and path.stat().st_size >= SPLIT_BYTES:
+            scorer.merge(_forked_partials(scorer, path, min(piece_bytes // workers, READ_BYTES), workers), path, read)
+        else:
+            scorer.add_file(path, read)
     except _NotGrouped:
-        scorer = _Scorer(coded, parsed, relevance_level, ignore_self)
+        scorer = scorer.fresh()
         with tempfile.TemporaryDirectory(prefix="rankscope_buckets_") as folder:
             scorer.add_all(_bucketed(path, piece_bytes, Path(folder)))
     if scorer.rows == 0:
@@ -160,7 +170,7 @@ def _parquet(scorer: _Scorer, path: Path, piece_rows: int) -> _Scorer:
         return scorer
     except _NotGrouped:
         pass
-    fresh = _Scorer(scorer.qrels, scorer.metrics, scorer.relevance_level, scorer.ignore_self)
+    fresh = scorer.fresh()
     with tempfile.TemporaryDirectory(prefix="rankscope_buckets_") as folder:
         fresh.add_all(_parquet_buckets(path, piece_rows, Path(folder)))
     return fresh
@@ -223,6 +233,36 @@ def _partials(
     return list(client.gather(futures))
 
 
+SPLIT_BYTES = 64 << 20
+"""A plain run file smaller than this is read in this process whatever ``workers`` says: forking the
+workers and taking their results back costs more than a second core saves on a few million rows."""
+
+
+def _forked_partials(scorer: _Scorer, path: Path, piece_bytes: int, workers: int) -> list[_Partial | str]:
+    """Each span's :class:`_Partial` (or why not) from ``workers`` forked processes, which inherit
+    ``scorer``'s judgments (built here once) and metrics (those defined in this process too)."""
+    scorer.judged_table()
+    starts = query_starts(path, workers * SPANS_PER_WORKER)
+    return forked_results(
+        workers, _hold, (scorer, str(path), max(piece_bytes, 1 << 12)), _score_held_span,
+        list(zip(starts[:-1], starts[1:])), f"scoring {path}",
+    )  # fmt: skip
+
+
+_HELD: list[tuple[_Scorer, str, int]] = []
+"""In a forked worker: the scorer, file and piece size its spans are scored with (:func:`_hold`)."""
+
+
+def _hold(scorer: _Scorer, path: str, piece_bytes: int) -> None:
+    _HELD.append((scorer, path, piece_bytes))
+
+
+def _score_held_span(span: tuple[int, int]) -> _Partial | str:
+    """A forked worker's task: one span of the file scored in pieces by a fresh copy of its scorer."""
+    scorer, path, piece_bytes = _HELD[-1]
+    return _span_partial(scorer.fresh(), path, span, piece_bytes)
+
+
 def _score_span(
     qrels: CodedTable,
     path: str,
@@ -232,8 +272,11 @@ def _score_span(
     relevance_level: int,
     ignore_self: bool,
 ) -> _Partial | str:
-    """A task: one span of the file scored in pieces."""
-    scorer = _Scorer(qrels, metrics, relevance_level, ignore_self)
+    """A Dask task: one span of the file scored in pieces."""
+    return _span_partial(_Scorer(qrels, metrics, relevance_level, ignore_self), path, span, piece_bytes)
+
+
+def _span_partial(scorer: _Scorer, path: str, span: tuple[int, int], piece_bytes: int) -> _Partial | str:
     try:
         for raw, _ in raw_pieces(Path(path), piece_bytes, span):
             scorer.add_raw(raw, None)
@@ -255,12 +298,27 @@ class _Scorer:
         counts = np.bincount(qrels.query, minlength=len(qrels.query_names))
         self.starts = np.concatenate([[0], np.cumsum(counts)])
         self.query_index = pd.Index(qrels.query_names)
+        self.judgments: Judgments | None = None
+        self._clear()
+
+    def _clear(self) -> None:
         self.parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
         self.run_queries: set[str] = set()
         self.doc_examples: np.ndarray | None = None
         self.retrieved_judged = False
         self.rows = 0
-        self.judgments: Judgments | None = None
+
+    def fresh(self) -> _Scorer:
+        """A scorer of the same qrels, metrics and judgments, holding no values yet."""
+        other = copy.copy(self)
+        other._clear()
+        return other
+
+    def judged_table(self) -> Judgments:
+        """The judgments the compiled pass reads, built once."""
+        if self.judgments is None:
+            self.judgments = Judgments(self.qrels, self.relevance_level)
+        return self.judgments
 
     def add_all(self, tables: Iterator[CodedTable]) -> None:
         for table in tables:
@@ -274,9 +332,7 @@ class _Scorer:
     def add_raw(self, raw: bytes, where: tuple[Path, int] | None) -> None:
         """Score one piece of whole lines through the compiled pass; one it doubts is read line by line at
         ``where`` (file, number of its first line), which words the problem, or with None is :class:`_Doubt`."""
-        if self.judgments is None:
-            self.judgments = Judgments(self.qrels, self.relevance_level)
-        piece = self.judgments.piece(raw, self.ignore_self)
+        piece = self.judged_table().piece(raw, self.ignore_self)
         if piece is None:
             if where is None:
                 raise _Doubt

@@ -29,7 +29,6 @@ import multiprocessing
 import multiprocessing.pool
 import os
 import shutil
-import signal
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -39,6 +38,7 @@ import numpy as np
 
 from rankscope.core.fileio import release_pages
 from rankscope.core.progress import progress
+from rankscope.core.workers import die_with_parent
 from rankscope.retrieval.analysis import Analyzer
 from rankscope.retrieval.storage import IndexWriter, fault, load_index, save_index
 from rankscope.retrieval.termcounts import SLICE, compact_counts, count_postings
@@ -212,7 +212,7 @@ def write_counts(
         if workers > 1:
             # closed and joined (workers leave when the queue ends), not terminated as Pool's context manager
             # does: one run of the test suite hung in terminate()'s join with a worker blocked on the task queue
-            pool = multiprocessing.get_context("fork").Pool(workers, _die_with_parent, (os.getpid(),))
+            pool = multiprocessing.get_context("fork").Pool(workers, die_with_parent, (os.getpid(),))
             stack.callback(pool.join)
             stack.callback(pool.close)  # runs first
             shards = _in_order(pool, jobs, 2 * workers)  # in batch order: the same index for any number of workers
@@ -236,20 +236,6 @@ def write_counts(
     del merged  # unmaps the index's postings and tf: they are read again when the index is opened
     shutil.rmtree(scratch)
     return WrittenCounts(doc_ids, n_terms, n_runs)
-
-
-def _die_with_parent(parent: int) -> None:
-    """A counting process ends when the building process does, even killed (it would otherwise wait
-    on the task queue for ever): Linux's parent-death signal."""
-    import ctypes
-
-    with contextlib.suppress(AttributeError, OSError):
-        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
-    if os.getppid() != parent:  # the parent died before the signal was asked for
-        os._exit(1)
-
-
-_PR_SET_PDEATHSIG = 1
 
 
 def _spill(counts: ShardCounts, folder: Path) -> ShardCounts:

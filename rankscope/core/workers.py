@@ -1,0 +1,72 @@
+"""Worker processes of one command on this machine, forked: they start in milliseconds holding what this
+process holds (tables, compiled structures, metrics defined here), so nothing is pickled on the way in,
+and they die with it, killed or not (Linux's parent-death signal). The streaming index counts batches on
+them (:mod:`rankscope.retrieval.streaming`) and the streamed evaluation scores spans of a run file
+(:mod:`rankscope.evaluation.streaming`); Dask's workers (:mod:`rankscope.core.scheduler`) cost seconds to
+start and background work while they run, which on a machine of two cores is more than the second core gives.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import multiprocessing
+import os
+import signal
+from collections.abc import Callable, Iterable
+from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from typing import Any, TypeVar
+
+from rankscope.core.errors import RankscopeError
+
+T = TypeVar("T")
+
+_PR_SET_PDEATHSIG = 1
+
+
+class WorkerLost(RankscopeError):
+    """A worker process ended without giving its result (killed, out of memory): no result is given."""
+
+
+def die_with_parent(parent: int) -> None:
+    """A worker process ends when the one that started it does, even killed (it would otherwise wait
+    on its task queue for ever): Linux's parent-death signal. Run first in each worker."""
+    import ctypes
+
+    with contextlib.suppress(AttributeError, OSError):
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+    if os.getppid() != parent:  # the parent died before the signal was asked for
+        os._exit(1)
+
+
+def _start(parent: int, setup: Callable[..., None], arguments: tuple[Any, ...]) -> None:
+    die_with_parent(parent)
+    setup(*arguments)
+
+
+def forked_results(
+    workers: int,
+    setup: Callable[..., None],
+    arguments: tuple[Any, ...],
+    task: Callable[[T], Any],
+    items: Iterable[T],
+    what: str,
+) -> list[Any]:
+    """``task(item)`` of each of ``items`` on ``workers`` forked processes, each having run
+    ``setup(*arguments)`` first (inherited, not pickled); the results in the items' order. A worker that
+    dies is one :class:`WorkerLost` naming ``what``; a task's exception is raised here as it was raised
+    there; either way the tasks not started are cancelled and no result is given."""
+    context = multiprocessing.get_context("fork")
+    pool = ProcessPoolExecutor(
+        workers, mp_context=context, initializer=_start, initargs=(os.getpid(), setup, arguments)
+    )
+    futures: list[Future[Any]] = []
+    try:
+        futures = [pool.submit(task, item) for item in items]
+        return [future.result() for future in futures]
+    except BrokenProcessPool:
+        raise WorkerLost(
+            f"a worker process {what} ended before giving its result (killed, or out of memory?); no result is given"
+        ) from None
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
