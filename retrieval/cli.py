@@ -13,7 +13,6 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
-import os
 import sys
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -26,6 +25,7 @@ from rankscope.core.outputs import check_output_file
 from rankscope.core.params import parse_size
 from rankscope.core.printable import printable
 from rankscope.core.scheduler import add_scheduler
+from rankscope.core.workers import default_count
 from rankscope.corpora.cli import add_analyzer, add_fields, add_split, add_strict, load_reported
 from rankscope.retrieval.storage import META_FILE, reading_index, replacing_index
 
@@ -117,7 +117,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     building.add_argument(
         "--workers",
         type=int,
-        default=min(2, os.cpu_count() or 1),
+        default=default_count(),
         help="processes analysing the text (default: up to 2)",
     )
     building.set_defaults(func=run_index)

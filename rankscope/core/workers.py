@@ -24,6 +24,12 @@ T = TypeVar("T")
 _PR_SET_PDEATHSIG = 1
 
 
+def default_count() -> int:
+    """Worker processes when the user names none (``--workers`` of ``index`` and ``evaluate``): up to 2,
+    the cores this project's target machine has; more only when asked."""
+    return min(2, os.cpu_count() or 1)
+
+
 class WorkerLost(RankscopeError):
     """A worker process ended without giving its result (killed, out of memory): no result is given."""
 
