@@ -66,3 +66,21 @@ def test_fields_and_sources_are_checked_in_one_line(irds_cisi: str, tmp_path: Pa
     assert json.loads((tmp_path / "idx" / "source.json").read_text())["fields"] == {"text": "title"}
     shown = index_alone(tmp_path / "idx", None)[1]({"1", "2"})  # snippets read from the fields indexed
     assert shown["text"].tolist() == shown["title"].tolist() and len(shown) == 2 and shown["text"].str.len().min() > 0
+
+
+def test_the_documents_are_read_once_from_docs_iter(irds_cisi: str, tmp_path: Path, monkeypatch) -> None:
+    from ir_datasets.datasets.beir import BeirDocs
+
+    passes: list[int] = []
+    reading = BeirDocs.docs_iter
+
+    def counted(self):  # each pass of ir_datasets' reader, and the documents it handed out
+        passes.append(0)
+        for document in reading(self):
+            passes[-1] += 1
+            yield document
+
+    monkeypatch.setattr(BeirDocs, "docs_iter", counted)
+    argv = ["index", "--dataset", irds_cisi, "--index-dir", str(tmp_path / "idx"), "--memory-budget", "40K"]
+    assert main([*argv, "--workers", "1"]) == 0
+    assert passes == [1460]  # one pass, every document once
