@@ -39,6 +39,7 @@ from typing import Any
 import pandas as pd
 
 from rankscope.core.errors import RankscopeError
+from rankscope.core.extras import require_extra
 
 MODES = ("string", "regex", "substring")
 
@@ -48,11 +49,7 @@ _PUNCTUATION = str.maketrans("", "", string.punctuation)
 
 
 def _regex():
-    try:
-        import regex
-    except ImportError:
-        raise ImportError('answer matching needs the regex package: pip install "rankscope[rag]"') from None
-    return regex
+    return require_extra("regex", "rag", "answer matching")
 
 
 @lru_cache(maxsize=1)

@@ -44,6 +44,7 @@ from typing import Protocol
 import pandas as pd
 
 from rankscope.core.errors import RankscopeError
+from rankscope.core.extras import require_extra
 from rankscope.corpora.schema import validate
 
 CHUNK_COLUMNS = ("chunk_id", "doc_id", "position", "start", "end", "tokens", "title", "text")
@@ -99,10 +100,7 @@ class HFTokenizerCounter:
     """Tokens of a local Hugging Face ``tokenizer.json`` (special tokens not added)."""
 
     def __init__(self, path: str | Path) -> None:
-        try:
-            from tokenizers import Tokenizer
-        except ImportError:
-            raise ImportError('tokenizer=PATH needs the tokenizers library: pip install "rankscope[hf]"') from None
+        Tokenizer = require_extra("tokenizers", "hf", "tokenizer=PATH").Tokenizer
         path = Path(path)
         if not path.is_file():
             raise FileNotFoundError(f"{path}: no such tokenizer file")

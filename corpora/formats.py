@@ -21,7 +21,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from rankscope.core.errors import FormatError, RankscopeError, SchemaError, duplicate_message
+from rankscope.core.errors import FormatError, SchemaError, duplicate_message
+from rankscope.core.extras import missing_extra
 from rankscope.core.fileio import PathLike, atomic_write, read_head, read_lines, require_file
 from rankscope.corpora.checks import empty_table
 from rankscope.corpora.schema import sort_run, string_ids, validate
@@ -89,10 +90,8 @@ def read_parquet(path: Path, kind: str, columns: Columns | None = None) -> pd.Da
 
     try:
         frame = pd.read_parquet(path)
-    except ImportError:
-        raise RankscopeError(
-            f"{path}: reading Parquet needs pyarrow or fastparquet (pip install 'rankscope[parquet]')"
-        ) from None
+    except ImportError:  # pandas found neither engine
+        raise missing_extra(f"{path}: reading Parquet", "pyarrow or fastparquet", "parquet") from None
     except Exception as exc:  # each engine raises its own types for a file that is not Parquet
         raise FormatError(path, None, f"not a valid Parquet file ({type(exc).__name__}: {exc})") from None
     if frame.empty:
@@ -106,10 +105,8 @@ def _write_parquet(table: pd.DataFrame, path: Path) -> None:
     with atomic_write(path, "wb") as handle:
         try:
             table.to_parquet(handle, index=False)
-        except ImportError:
-            raise RankscopeError(
-                f"{path}: writing Parquet needs pyarrow or fastparquet (pip install 'rankscope[parquet]')"
-            ) from None
+        except ImportError:  # pandas found neither engine
+            raise missing_extra(f"{path}: writing Parquet", "pyarrow or fastparquet", "parquet") from None
 
 
 def refuse_repeated_pairs(table: pd.DataFrame, source: str, unit: str = "entry", first_row: int = 0) -> None:

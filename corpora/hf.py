@@ -16,6 +16,7 @@ from typing import Any
 import pandas as pd
 
 from rankscope.core.errors import DatasetNotFoundError, SchemaError
+from rankscope.core.extras import require_extra
 from rankscope.corpora.dataset import Dataset
 from rankscope.corpora.tabular import Columns
 
@@ -86,13 +87,7 @@ def load_hf(name: str, split: str | None = None, columns: Mapping[str, Columns] 
 
 
 def _library(name: str) -> Any:
-    try:
-        import datasets
-    except ImportError:
-        raise DatasetNotFoundError(
-            f"hf:{name} needs the datasets library: pip install 'rankscope[hf-datasets]'"
-        ) from None
-    return datasets
+    return require_extra("datasets", "hf-datasets", f"hf:{name}")
 
 
 def _configs(datasets: Any, name: str) -> list[str]:

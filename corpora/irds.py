@@ -26,6 +26,7 @@ from typing import Any, cast
 import pandas as pd
 
 from rankscope.core.errors import DatasetNotFoundError, SchemaError
+from rankscope.core.extras import require_extra
 from rankscope.core.progress import progress
 from rankscope.corpora.dataset import Dataset
 from rankscope.corpora.tabular import Columns
@@ -82,10 +83,7 @@ def _count(found: Any) -> int | None:
 
 def _found(name: str, parts: tuple[str, ...], why: str) -> Any:
     """The ir_datasets dataset ``name``, refused in one line when unknown or lacking one of ``parts``."""
-    try:
-        import ir_datasets
-    except ImportError:
-        raise DatasetNotFoundError(f"irds:{name} needs ir_datasets: pip install 'rankscope[irds]'") from None
+    ir_datasets = require_extra("ir_datasets", "irds", f"irds:{name}")
     try:
         found = ir_datasets.load(name)
     except KeyError:

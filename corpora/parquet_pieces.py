@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from rankscope.core.errors import FormatError, RankscopeError
+from rankscope.core.extras import require_extra
 from rankscope.corpora.checks import empty_table
 from rankscope.corpora.formats import refuse_repeated_pairs
 from rankscope.corpora.tabular import Columns, from_frame
@@ -70,12 +71,7 @@ def parquet_table(path: Path) -> pd.DataFrame:
 
 def _opened(path: Path) -> Any:
     """fastparquet's ParquetFile of ``path``; a file that is not Parquet is a FormatError."""
-    try:
-        from fastparquet import ParquetFile
-    except ImportError:
-        raise RankscopeError(
-            f"{path}: reading Parquet in pieces needs fastparquet (pip install 'rankscope[parquet]')"
-        ) from None
+    ParquetFile = require_extra("fastparquet", "parquet", f"{path}: reading Parquet in pieces").ParquetFile
     try:
         return ParquetFile(str(path))
     except Exception as exc:  # fastparquet raises its own types for a file that is not Parquet

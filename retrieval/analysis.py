@@ -33,6 +33,7 @@ from typing import Any, Literal
 import numpy as np
 import Stemmer
 
+from rankscope.core.extras import require_extra
 from rankscope.retrieval.params import Param
 
 Normalization = Literal["NFC", "NFKC", "NFD", "NFKD"]
@@ -74,10 +75,7 @@ _STOPWORD_LISTS["english"] = _sklearn_english
 
 def _iso_chinese() -> frozenset[str]:
     # stopwords-iso's Chinese list (794 words and punctuation), maintained upstream; the `zh` extra
-    try:
-        import stopwordsiso
-    except ImportError:
-        raise ImportError('the Chinese stopword list needs stopwordsiso: pip install "rankscope[zh]"') from None
+    stopwordsiso = require_extra("stopwordsiso", "zh", "the Chinese stopword list")
     return frozenset(stopwordsiso.stopwords("zh"))
 
 
@@ -114,10 +112,7 @@ DEFAULT_PATTERN = r"\w\w+"
 
 def _jieba_tokenize(text: str) -> list[str]:
     """Chinese word segmentation (jieba's precise mode); punctuation and spaces dropped."""
-    try:
-        import jieba
-    except ImportError:
-        raise ImportError('the Chinese tokenizer needs jieba: pip install "rankscope[zh]"') from None
+    jieba = require_extra("jieba", "zh", "the Chinese tokenizer")
     jieba.setLogLevel(60)  # jieba prints its dictionary loading to stderr otherwise
     return [tok for tok in jieba.lcut(text) if _WORD.search(tok)]
 

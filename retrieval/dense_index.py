@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from rankscope.core.errors import ParameterError, RankscopeError
+from rankscope.core.extras import require_extra
 from rankscope.core.progress import progress_slices
 from rankscope.retrieval.base import make_run
 from rankscope.retrieval.params import Param
@@ -53,16 +54,10 @@ FAISS_FILE = "index.faiss"
 CHUNK = 4096
 """Queries searched per step: one progress-bar update per chunk."""
 
-W2V_EXTRA = 'Word2Vec retrieval needs gensim and faiss: pip install "rankscope[w2v]"'
-
 
 def import_faiss() -> ModuleType:
-    """faiss, or an ImportError naming the extra that installs it."""
-    try:
-        import faiss
-    except ImportError:
-        raise ImportError(W2V_EXTRA) from None
-    return faiss
+    """faiss, or the one line naming the extra that installs it."""
+    return require_extra("faiss", "w2v", "Word2Vec retrieval")
 
 
 FAISS_INDEX = Param(

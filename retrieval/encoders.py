@@ -41,10 +41,11 @@ from typing import Any, Protocol, cast, runtime_checkable
 import numpy as np
 
 from rankscope.core.errors import RankscopeError
-from rankscope.retrieval.word_vectors import DENSE_EXTRA, package_folder
+from rankscope.core.extras import install_hint, require_extra
+from rankscope.retrieval.word_vectors import package_folder
 
 SIMILARITIES = ("cosine", "dot")
-ST_EXTRA = 'pip install "rankscope[st]" (install the CPU build of torch first: see the README)'
+ST_EXTRA = install_hint("st")
 MINILM_PACKAGE = "all_minilm_l6_v2"
 STATIC_PACKAGE = "static_model"
 ST_FORWARD_BATCH = 32
@@ -137,10 +138,7 @@ class Model2VecEncoder:
 
     def __init__(self, folder: Path) -> None:
         with offline():
-            try:
-                from model2vec import StaticModel
-            except ImportError:
-                raise ImportError(f"model2vec encoders need model2vec: {DENSE_EXTRA}") from None
+            StaticModel = require_extra("model2vec", "dense", "model2vec encoders").StaticModel
             self.model = StaticModel.from_pretrained(str(folder))
         self.identity = f"model2vec:{folder_checksum(folder)}"
 
@@ -153,13 +151,9 @@ class SentenceTransformerEncoder:
 
     def __init__(self, folder: Path, identity: str | None = None) -> None:
         with offline():
-            try:
-                from sentence_transformers import SentenceTransformer
-                from transformers.utils import logging as transformers_logging
-            except ImportError:
-                raise ImportError(
-                    f"sentence-transformers encoders need torch and sentence-transformers: {ST_EXTRA}"
-                ) from None
+            what = "sentence-transformers encoders"
+            SentenceTransformer = require_extra("sentence_transformers", "st", what).SentenceTransformer
+            transformers_logging = require_extra("transformers.utils.logging", "st", what)
             shown = transformers_logging.is_progress_bar_enabled()
             transformers_logging.disable_progress_bar()  # its "Loading weights" bar ignores --quiet
             try:
@@ -224,11 +218,11 @@ def file_checksum(path: Path) -> str:
 
 
 def packaged_model2vec() -> Encoder:
-    return Model2VecEncoder(package_folder(STATIC_PACKAGE, DENSE_EXTRA) / "model")
+    return Model2VecEncoder(package_folder(STATIC_PACKAGE, "dense") / "model")
 
 
 def packaged_minilm() -> Encoder:
-    archive = package_folder(MINILM_PACKAGE, ST_EXTRA) / "model.zip"
+    archive = package_folder(MINILM_PACKAGE, "st") / "model.zip"
     checksum = file_checksum(archive)
     return SentenceTransformerEncoder(extracted(archive, f"all-MiniLM-L6-v2-{checksum[:16]}"), identity=checksum)
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from rankscope.core.errors import RankscopeError
+from rankscope.core.extras import require_extra
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -26,10 +27,9 @@ def as_transformer(retriever: str | Retriever, corpus: Dataset | pd.DataFrame | 
     ``retriever`` is a spec (``"bm25:k1=0.9"``) or a Retriever; it is indexed on ``corpus`` (a Dataset or
     a corpus table) when one is given, else it must be indexed already.
     """
-    try:
-        import pyterrier as pt
-    except ImportError:
-        raise RankscopeError("a PyTerrier transformer needs PyTerrier: pip install 'rankscope[frameworks]'") from None
+    require_extra("pyterrier", "frameworks", "a PyTerrier transformer")
+    import pyterrier as pt
+
     from rankscope.retrieval.registry import make_retriever
 
     searcher = make_retriever(retriever) if isinstance(retriever, str) else retriever

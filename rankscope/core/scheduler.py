@@ -21,6 +21,7 @@ from concurrent.futures import CancelledError
 from typing import Any
 
 from rankscope.core.errors import RankscopeError
+from rankscope.core.extras import require_extra
 
 CONNECT_TIMEOUT = 10
 """Seconds to wait for a scheduler at an address before giving up."""
@@ -60,10 +61,8 @@ def parse_scheduler(spec: str) -> int | str:
 def connect(spec: str) -> Iterator[Any]:
     """A ``distributed.Client`` for ``spec``, closed (and a local cluster stopped) on exit."""
     target = parse_scheduler(spec)
-    try:
-        from distributed import Client, LocalCluster
-    except ImportError:
-        raise SchedulerError(f'--scheduler {spec} needs Dask: pip install "rankscope[distributed]"') from None
+    distributed = require_extra("distributed", "distributed", f"--scheduler {spec}")
+    Client, LocalCluster = distributed.Client, distributed.LocalCluster
     with contextlib.ExitStack() as stack:
         stack.enter_context(_dask_logs_quiet())
         if isinstance(target, int):

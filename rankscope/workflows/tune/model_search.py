@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
-from rankscope.core.errors import RankscopeError
+from rankscope.core.extras import require_extra
 
 if TYPE_CHECKING:
     from optuna.trial import Trial
@@ -101,11 +101,7 @@ def optuna_search(
 
 
 def _import_optuna() -> ModuleType:
-    try:
-        import optuna
-    except ImportError:
-        raise RankscopeError('--search optuna needs optuna: pip install "rankscope[tune]"') from None
-    return optuna
+    return require_extra("optuna", "tune", "--search optuna")
 
 
 @contextlib.contextmanager
