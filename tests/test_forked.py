@@ -151,7 +151,7 @@ def test_a_report_folder_is_the_same_with_and_without_the_child(tmp_path: Path, 
     monkeypatch.setenv(forked.FORK_ENV, "0")
     here_out = compare(data, ["tfidf", "bm25"], out=tmp_path / "here").files
     assert [p.name for p in forked_out] == [p.name for p in here_out] == [p.name for p in warm_out]
-    assert {p.suffix for p in forked_out} >= {".png", ".svg", ".csv", ".trec", ".html", ".md"}
+    assert {p.suffix for p in forked_out} >= {".svg", ".csv", ".trec", ".html", ".md"}
     stamped = {"provenance.json", "summary.json", "summary.tex", "report.md", "report.html"}  # time and command
     for one, other, warmed in zip(forked_out, here_out, warm_out):
         if one.name not in stamped:

@@ -35,10 +35,11 @@ if TYPE_CHECKING:  # matplotlib is imported when a plot is drawn, not with ranks
 _DPI = 110
 FIGURE_FORMATS = ("png", "svg", "pdf")
 """Every format a plot renders to (``--figure-format`` accepts these)."""
-DEFAULT_FIGURES = ("png", "svg")
-"""What a report folder holds by default: PNG and SVG. PDF only on request (``--figure-format png svg pdf``):
-its TrueType subsetting (fontTools, journals' requirement) cost more than the PNG and SVG together, and
-its import alone about a second, on every command that wrote a folder (docs/speed.md)."""
+DEFAULT_FIGURES = ("svg",)
+"""What a report folder holds by default: each plot as SVG, vector, drawn once (report.md shows it,
+report.html inlines it). PNG and PDF only on request (``--figure-format svg png pdf``): a PNG is a second
+render of every plot, and the PDF's TrueType subsetting (fontTools, journals' requirement) cost more than
+the PNG and SVG together, its import alone about a second (docs/speed.md)."""
 FIGURE_MODULES = ("matplotlib.figure", "matplotlib.backends.backend_agg", "matplotlib.backends.backend_svg")
 """What drawing and saving a figure imports (about 0.6 s): a command writing a folder has a child import
 them while it computes (:func:`rankscope.core.forked.warm`)."""
@@ -84,21 +85,25 @@ class Plot:
             return self._rendered[fmt]
         with phase("figures"):
             check_formats([fmt])
-            first = not self._rendered
-            if first and fmt != "png":
-                # solve the layout once (text measured as on the PNG canvas) and keep it for every format:
-                # the files agree with each other, and no format pays for the layout again
-                self.figure.draw_without_rendering()
-                self.figure.set_layout_engine("none")
+            if not self._rendered:
+                self._solve_layout()
             buffer = io.BytesIO()
             # the SVG ids are hashes salted with the title: fixed bytes, and unique per figure when
             # several SVGs are inlined in one HTML page (clip paths are referenced by id)
             with matplotlib.rc_context({**_RC, "svg.hashsalt": self.title}):
                 self.figure.savefig(buffer, format=fmt, **_SAVE[fmt])
-            if first and fmt == "png":  # the PNG's draw solved the layout on that canvas: kept for the rest
-                self.figure.set_layout_engine("none")
             self._rendered[fmt] = buffer.getvalue()
         return self._rendered[fmt]
+
+    def _solve_layout(self) -> None:
+        """Place the panels once, by the figure's layout engine alone (text measured on its Agg canvas, as the
+        PNG's draw measured it), and keep the result for every format: the files agree with each other, and
+        no format pays for the layout again. The engine, not a whole draw with rendering off: that drew
+        every artist besides (0.2 s of compare's 0.8 s of figures on CISI, docs/speed.md)."""
+        engine = self.figure.get_layout_engine()
+        if engine is not None:
+            engine.execute(self.figure)
+        self.figure.set_layout_engine("none")
 
     def svg_inline(self, prefix: str = "") -> str:
         """The SVG element alone (no XML prolog or DOCTYPE), to place inside an HTML page; every element

@@ -48,7 +48,7 @@ own studies."""
 @dataclass(frozen=True)
 class Output:
     """Where a workflow writes: ``folder`` (None: nowhere, the result only) and each plot's ``figures``
-    formats (png, svg, pdf; report.html always holds the plots as inline SVG)."""
+    formats (svg by default; png and pdf on request; report.html always holds the plots as inline SVG)."""
 
     folder: str | Path | None = None
     figures: tuple[str, ...] = DEFAULT_FIGURES

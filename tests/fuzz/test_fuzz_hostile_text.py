@@ -182,6 +182,13 @@ return {
 };
 """
 
+FIGURES_SHOWN = """
+return [...document.querySelectorAll('svg, img')].filter(e => !e.parentElement.closest('svg')).map(e =>
+    [e.tagName.toLowerCase(), e.getBoundingClientRect().width, e.tagName === 'IMG' ? e.naturalWidth : null]);
+"""
+"""Each figure on the page (an inline SVG of report.html, an image of report.md): its rendered width and,
+for an image, the width of the file the browser loaded (0 when it could not load it)."""
+
 
 @pytest.mark.slow
 def test_reports_open_in_chromium_with_nothing_executed(
@@ -205,6 +212,10 @@ def test_reports_open_in_chromium_with_nothing_executed(
         opened += 1
         if name.startswith("diagnose"):
             assert f"<script>{MARK}</script>" in found["text"], name  # the payload is shown as text
+        figures = browser.execute_script(FIGURES_SHOWN)  # type: ignore[attr-defined]
+        assert figures, name  # every report here has plots (the default format: SVG)
+        for kind, width, loaded in figures:
+            assert width > 100 and loaded != 0, (name, kind, width, loaded)
     assert opened >= 9
 
 

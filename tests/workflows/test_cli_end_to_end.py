@@ -44,10 +44,10 @@ def test_compare_writes_everything(compared: tuple[Path, str]) -> None:
         "run.bm25.trec",
         "report.md",
         "report.html",
-        *(f"{plot}.{fmt}" for plot in ("hit_recall_at_k", "per_query_difference") for fmt in ("png", "svg")),
+        *(f"{plot}.svg" for plot in ("hit_recall_at_k", "per_query_difference")),
     ):
         assert (out / name).stat().st_size > 0, name
-    assert not list(out.glob("*.pdf"))  # PDF only on request (--figure-format ... pdf)
+    assert not list(out.glob("*.pdf")) and not list(out.glob("*.png"))  # on request (--figure-format svg png pdf)
 
 
 def test_compare_summary_equals_evaluate_on_written_runs(compared: tuple[Path, str], monkeypatch) -> None:
@@ -85,11 +85,11 @@ def test_compare_report_is_self_contained(compared: tuple[Path, str]) -> None:
     assert 'src="http' not in html and "<script" not in html
     assert f"{summary.loc['bm25', 'ndcg@10']:.4f}" in html
     md = (out / "report.md").read_text()
-    assert "![Hit@K and Recall@K against K](hit_recall_at_k.png)" in md
+    assert "![Hit@K and Recall@K against K](hit_recall_at_k.svg)" in md
     record = json.loads((out / "provenance.json").read_text())  # the command line as typed, in every report
     assert record["command"] == f"rankscope --quiet compare --dataset cranfield --retrievers tfidf bm25 --out {out}"
     assert record["command"] in html and record["command"] in md
-    assert "![interpolated precision at the 11 recall points](precision_recall.png)" in md
+    assert "![interpolated precision at the 11 recall points](precision_recall.svg)" in md
 
 
 def run_cli(argv: list[str], data_dir: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture) -> str:
@@ -183,7 +183,7 @@ def test_diagnose_cli_on_cisi(data_dir: Path, tmp_path: Path, monkeypatch, capsy
     assert set(failures["reason"]) <= {"vocabulary mismatch", "outscored", "not in the corpus"}
     html = (tmp_path / "report.html").read_text()
     assert html.count("<section id=") == 76 and "not within 100" in html and "<mark>" in html
-    for name in ("report.md", "report.html", "first_relevant_rank.svg", "misses.bm25.svg", "misses.tfidf.png"):
+    for name in ("report.md", "report.html", "first_relevant_rank.svg", "misses.bm25.svg", "misses.tfidf.svg"):
         assert (tmp_path / name).stat().st_size > 0
 
 

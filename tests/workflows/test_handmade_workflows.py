@@ -87,7 +87,7 @@ def test_compare_by_hand(tmp_path) -> None:
     per_query = pd.read_csv(tmp_path / "per_query.csv", dtype={"query_id": str})
     assert len(per_query) == 2 * 4 * 2
     assert "p_adjusted" in pd.read_csv(tmp_path / "significance.csv").columns
-    for name in ("report.md", "report.html", "hit_recall_at_k.png", "per_query_difference.png"):
+    for name in ("report.md", "report.html", "hit_recall_at_k.svg", "per_query_difference.svg"):
         assert (tmp_path / name).stat().st_size > 0
 
 

@@ -86,7 +86,7 @@ def test_cli_writes_the_report(tmp_path, capsys):
     assert printed.startswith("token counts: whitespace words")
     summary = pd.read_csv(out / "summary.csv", index_col="system")
     assert summary.loc["words:4:0 / bm25", "hit@5tok"] == 1.0 and summary.loc["whole / bm25", "hit@5tok"] == 0.5
-    for name in ("report.html", "report.md", "budget_curves.png", "tokens_to_first.png", "tokens.csv", "chunks.csv"):
+    for name in ("report.html", "report.md", "budget_curves.svg", "tokens_to_first.svg", "tokens.csv", "chunks.csv"):
         assert (out / name).stat().st_size > 0, name
     assert main(["rag", "--dataset", str(folder), "--chunking", "lines:3", "--quiet"]) == 2
     assert "unknown chunking 'lines:3'" in capsys.readouterr().err

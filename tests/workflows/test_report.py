@@ -87,8 +87,9 @@ def test_report_html_inlines_svg_and_markdown_links_files(tmp_path) -> None:
     ids = re.findall(r'id="([^"]+)"', html)
     referenced = set(re.findall(r"url\(#([^)]+)\)", html)) | set(re.findall(r'href="#([^"]+)"', html))
     assert len(ids) == len(set(ids)) and referenced <= set(ids)
-    md = to_markdown(report)
-    assert "![curves](c.png)" in md and "## Tables" in md and "![ranks](h.png)" in md
+    md = to_markdown(report)  # the default figures: SVG alone
+    assert "![curves](c.svg)" in md and "## Tables" in md and "![ranks](h.svg)" in md
+    assert "![curves](c.png)" in to_markdown(report, ("svg", "png"))  # a PNG, when written, is what it shows
     assert "![curves](c.svg)" in to_markdown(report, ("svg", "pdf"))
     assert "[curves](c.pdf)" in to_markdown(report, ("pdf",)) and "![curves]" not in to_markdown(report, ("pdf",))
     written = write_report(report, tmp_path / "out", ("svg", "pdf"))

@@ -77,7 +77,7 @@ def test_grid_matches_fresh_indexes_and_cv_is_honest(tmp_path) -> None:
     )
     assert f"a grid point {spent['mean']:.2f} s on average" in result.to_text()
     assert summary["best"]["k1"] == result.best["k1"]
-    for name in ("folds.csv", "heatmap.png", "report.md", "report.html"):
+    for name in ("folds.csv", "heatmap.svg", "report.md", "report.html"):
         assert (tmp_path / name).stat().st_size > 0
     assert any("k1=" in n for n in result.edge_notes()) == (result.best["k1"] in (0.5, 1.5))
     assert any("b=" in n for n in result.edge_notes()) == (result.best["b"] in (0.25, 0.75))

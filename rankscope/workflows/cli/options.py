@@ -39,9 +39,10 @@ DATASET = Option(
 OUT = Option(("--out",), "write tables, runs, plots and report.md/report.html here", settings={"metavar": "DIR"})
 FIGURES = Option(
     ("--figure-format", "--figures"),
-    "formats of every plot written with --out: png, svg, pdf (vector with embedded fonts, for papers: "
-    "written only when asked, it takes longer than the other two together); report.html always holds "
-    "them as inline SVG (default: %(default)s)",
+    "formats of every plot written with --out: svg (vector, drawn once), png (a second render of each "
+    "plot: only when asked, since 26 Nov 2026), pdf (vector with embedded fonts, for papers: only when "
+    "asked, it takes longer than the other two together); report.html always holds them as inline SVG "
+    "(default: %(default)s)",
     settings={"nargs": "+", "choices": FIGURE_FORMATS, "metavar": "FORMAT", "default": list(Output.figures)},
 )
 SEED = Option(("--seed",), "seed for tests, folds and sampling (default: %(default)s)", "seed", {"type": int})
