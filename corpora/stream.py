@@ -2,7 +2,9 @@
 
 :func:`iter_corpus` yields ``(doc_id, title, text)`` without holding the file: JSON Lines
 (``doc_id`` or BEIR's ``_id``, ``text``, ``title`` optional) or CSV/TSV with a header row
-(``doc_id``, ``text``, ``title`` optional), each optionally ``.gz``. The lines are read by
+(``doc_id``, ``text``, ``title`` optional), or a headerless ``id<TAB>text`` ``.tsv`` (MS MARCO's
+``collection.tsv``; the rule of :func:`rankscope.corpora.tabular.headerless_names`, quotes plain text),
+each optionally ``.gz``. The lines are read by
 :func:`rankscope.core.fileio.iter_lines` (BOM, CRLF, UTF-8 errors with their line, as every reader)
 and a JSON line by the BEIR reader's rules (:func:`rankscope.corpora.jsonl.corpus_document`), so one
 file reads the same whichever command opens it. Repeated ids are left to the caller (the streaming
@@ -12,6 +14,7 @@ index finds them once every id is known; :func:`repeated_id` then names both lin
 from __future__ import annotations
 
 import csv
+import itertools
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -69,12 +72,22 @@ def _delimited(path: Path, delimiter: str) -> Iterator[tuple[int, str, str, str,
     # csv.reader and the header's positions, not DictReader (a dict per row): the benchmark's 100,000-row
     # corpus.tsv is read in 0.38 s of CPU instead of 0.46 s (best of three), by the one process that
     # feeds the counting workers
-    reader = csv.reader((line + "\n" for _, line in iter_lines(path)), delimiter=delimiter, strict=True)
+    from rankscope.corpora.tabular import headerless_names, quoting  # tabular imports this module: at call time
+
+    lines = (line for _, line in iter_lines(path))
+    first = next(lines, None)
+    suffix = ".tsv" if delimiter == "\t" else ".csv"
+    names = None if first is None else headerless_names(first, path, suffix, "corpus", None)
+    rows = (line + "\n" for line in itertools.chain([] if first is None else [first], lines))
+    reader = csv.reader(rows, delimiter=delimiter, strict=True, quoting=quoting(names))
     try:
-        header = next(reader, None)
+        header = names or next(reader, None)
         if header is None or "doc_id" not in header or "text" not in header:
             raise FormatError(
-                path, 1, f"the header must name the columns doc_id and text (title optional), found {header}"
+                path,
+                1,
+                f"the header must name the columns doc_id and text (title optional), found {header}; a .tsv "
+                "without a header has two columns, id<TAB>text (MS MARCO's collection.tsv)",
             )
         column = {name: i for i, name in enumerate(header)}  # a repeated name: its last column, as DictReader
         doc_id, text, title = column["doc_id"], column["text"], column.get("title")

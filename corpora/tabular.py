@@ -82,7 +82,7 @@ def table_records(
         records, lines = _jsonl_records(path)
     elif suffix in DELIMITERS:
         text = read_text(path)
-        names = _headerless_names(text.partition("\n")[0], path, suffix, kind, columns)
+        names = headerless_names(text.partition("\n")[0], path, suffix, kind, columns)
         records, lines = _delimited_records(path, text, DELIMITERS[suffix], names)
     else:
         expected = "expected .jsonl, .csv or .tsv (optionally .gz)"
@@ -183,11 +183,12 @@ def _full_mapping(
     return mapping
 
 
-def _headerless_names(first: str, path: Path, suffix: str, kind: str, columns: Columns | None) -> list[str] | None:
+def headerless_names(first: str, path: Path, suffix: str, kind: str, columns: Columns | None) -> list[str] | None:
     """The column names of a headerless ``id<TAB>text`` corpus or queries file, or None when it has a header.
 
     Headerless: a ``.tsv`` whose ``first`` line has two fields, neither a name the mapping or
-    :data:`ALIASES` would take for the id or the text.
+    :data:`ALIASES` would take for the id or the text; its quotes are plain text (MS MARCO's passages
+    have them). The one rule of this reader and of the streaming one (:mod:`rankscope.corpora.stream`).
     """
     if suffix != ".tsv" or kind not in _HEADERLESS:
         return None
@@ -199,6 +200,12 @@ def _headerless_names(first: str, path: Path, suffix: str, kind: str, columns: C
     if id_column in fields or text_column in fields:
         return None
     return [id_column, text_column]
+
+
+def quoting(names: list[str] | None) -> Literal[0, 1, 2, 3]:
+    """The csv quoting of a delimited table: CSV's for a file with a header, none for a headerless TSV
+    (``names`` from :func:`headerless_names`), whose quotes are text."""
+    return csv.QUOTE_MINIMAL if names is None else csv.QUOTE_NONE
 
 
 def _jsonl_records(path: Path) -> tuple[list[dict], list[int]]:
@@ -222,8 +229,7 @@ def _delimited_records(
 
     ``names``: the file has no header; its rows are these columns, and quotes are plain text.
     """
-    quoting: Literal[0, 1, 2, 3] = csv.QUOTE_MINIMAL if names is None else csv.QUOTE_NONE
-    reader = csv.reader(io.StringIO(text), delimiter=delimiter, strict=True, quoting=quoting)
+    reader = csv.reader(io.StringIO(text), delimiter=delimiter, strict=True, quoting=quoting(names))
     try:
         header = next(reader, None) if names is None else names
         if header is None:

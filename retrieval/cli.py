@@ -90,8 +90,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "index",
         help="build a BM25/TF-IDF index of a corpus file in bounded memory (for corpora larger than memory)",
         description=(
-            "Read a corpus file (JSONL with doc_id or _id, text, title optional; or CSV/TSV with a header naming "
-            "doc_id and text) or the documents of an ir_datasets collection one batch at a time, count it on "
+            "Read a corpus file (JSONL with doc_id or _id, text, title optional; CSV/TSV with a header naming "
+            "doc_id and text; or a headerless id<TAB>text TSV, as MS MARCO's collection.tsv, quotes as plain text) "
+            "or the documents of an ir_datasets collection one batch at a time, count it on "
             "--workers processes, spill the counts to disk whenever --memory-budget is reached and merge them "
             "into the index folder. The index is the one `rankscope search --index-dir` saves for the same "
             "documents, and that command reuses it."

@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from rankscope.cli import main
 from rankscope.core.errors import FormatError, SchemaError
 from rankscope.corpora.stream import iter_corpus
 from rankscope.retrieval import streaming
@@ -128,6 +129,31 @@ def test_iter_corpus_reads_jsonl_and_tsv_lazily_with_line_numbers_in_errors(tmp_
     bad_id.write_text("doc_id\ttext\n\tflow\n", encoding="utf-8")
     with pytest.raises(FormatError, match=r"bad.tsv, line 2: doc_id is empty"):
         list(iter_corpus(bad_id))
+
+
+MS_MARCO_LINES = [  # collection.tsv's shape: no header, id<TAB>text, quotes as plain text (passages 1,2 and 7)
+    '0\t"Manhattan Project" is the name of the project\n',
+    '1\tThe word "atomic" was used; "\n',
+    '2\tTwo ""quoted"" words, and a tab-free line\n',
+]
+
+
+def test_a_headerless_tsv_streams_as_the_table_reader_reads_it_quotes_and_all(tmp_path, capsys) -> None:
+    from rankscope.corpora.tabular import read_table
+
+    path = tmp_path / "collection.tsv"
+    path.write_text("".join(MS_MARCO_LINES), encoding="utf-8")
+    streamed = list(iter_corpus(path))
+    assert streamed == [(line.split("\t")[0], "", line.split("\t")[1].rstrip("\n")) for line in MS_MARCO_LINES]
+    table = read_table(path, "corpus")
+    assert list(zip(table["doc_id"], table["text"])) == [(doc_id, text) for doc_id, _, text in streamed]
+    index = ["index", "--corpus", str(path), "--index-dir", str(tmp_path / "idx"), "--workers", "1"]
+    assert main(index) == 0 and main(["search", "--index-dir", str(tmp_path / "idx"), "--query", "atomic"]) == 0
+    assert 'The word "[atomic]" was used' in capsys.readouterr().out  # the quotes as the file has them
+    headed = tmp_path / "three.tsv"  # not two fields and no doc_id/text: how to write one is in the line
+    headed.write_text("pid\tpassage\tscore\n0\tx\t1\n", encoding="utf-8")
+    with pytest.raises(FormatError, match=r"three.tsv, line 1: the header must .* id<TAB>text \(MS MARCO"):
+        list(iter_corpus(headed))
 
 
 @pytest.mark.parametrize(
