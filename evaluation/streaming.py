@@ -46,7 +46,7 @@ from rankscope.core.errors import RankscopeError
 from rankscope.core.fileio import PathLike, require_file
 from rankscope.core.params import check_arguments
 from rankscope.core.scheduler import using, worker_count
-from rankscope.core.workers import forked_results
+from rankscope.core.workers import forked_map
 from rankscope.corpora.formats import sniff
 from rankscope.corpora.parquet_pieces import parquet_pieces, parquet_table, row_groups
 from rankscope.corpora.trec import CodedTable, coded_table, read_trec_coded
@@ -243,10 +243,10 @@ def _forked_partials(scorer: _Scorer, path: Path, piece_bytes: int, workers: int
     ``scorer``'s judgments (built here once) and metrics (those defined in this process too)."""
     scorer.judged_table()
     starts = query_starts(path, workers * SPANS_PER_WORKER)
-    return forked_results(
+    return list(forked_map(
         workers, _hold, (scorer, str(path), max(piece_bytes, 1 << 12)), _score_held_span,
         list(zip(starts[:-1], starts[1:])), f"scoring {path}",
-    )  # fmt: skip
+    ))  # fmt: skip
 
 
 _HELD: list[tuple[_Scorer, str, int]] = []

@@ -318,6 +318,11 @@ SEED = Param(
 )
 """Every public seed: a negative one is a ValueError deep inside numpy, a larger one differs between generators."""
 
+WORKERS = Param(
+    int, 1, "processes working at once (this one and the others forked from it)", low=1, high=1024, name="workers"
+)
+"""Every count of worker processes: 0 or a negative count is a caller's mistake, refused before any work."""
+
 
 _UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
 

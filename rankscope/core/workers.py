@@ -9,15 +9,15 @@ start and background work while they run, which on a machine of two cores is mor
 from __future__ import annotations
 
 import contextlib
-import multiprocessing
 import os
 import signal
-from collections.abc import Callable, Iterable
-from concurrent.futures import Future, ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
-from typing import Any, TypeVar
+from collections.abc import Callable, Iterable, Iterator
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from rankscope.core.errors import RankscopeError
+
+if TYPE_CHECKING:
+    from concurrent.futures import Future
 
 T = TypeVar("T")
 
@@ -25,7 +25,7 @@ _PR_SET_PDEATHSIG = 1
 
 
 def default_count() -> int:
-    """Worker processes when the user names none (``--workers`` of ``index`` and ``evaluate``): up to 2,
+    """Worker processes when the user names none (``--workers`` of ``index``, ``evaluate`` and ``tune``): up to 2,
     the cores this project's target machine has; more only when asked."""
     return min(2, os.cpu_count() or 1)
 
@@ -50,18 +50,24 @@ def _start(parent: int, setup: Callable[..., None], arguments: tuple[Any, ...]) 
     setup(*arguments)
 
 
-def forked_results(
+def forked_map(
     workers: int,
     setup: Callable[..., None],
     arguments: tuple[Any, ...],
     task: Callable[[T], Any],
     items: Iterable[T],
     what: str,
-) -> list[Any]:
+) -> Iterator[Any]:
     """``task(item)`` of each of ``items`` on ``workers`` forked processes, each having run
-    ``setup(*arguments)`` first (inherited, not pickled); the results in the items' order. A worker that
+    ``setup(*arguments)`` first (inherited, not pickled); the results one at a time in the items' order,
+    as each is ready (a progress bar can follow them; all items are submitted at once). A worker that
     dies is one :class:`WorkerLost` naming ``what``; a task's exception is raised here as it was raised
-    there; either way the tasks not started are cancelled and no result is given."""
+    there; either way, or if the iterator is closed early, the tasks not started are cancelled and no
+    further result is given."""
+    import multiprocessing  # here, not at import: the command-line parser reads default_count()
+    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
+
     context = multiprocessing.get_context("fork")
     pool = ProcessPoolExecutor(
         workers, mp_context=context, initializer=_start, initargs=(os.getpid(), setup, arguments)
@@ -69,7 +75,8 @@ def forked_results(
     futures: list[Future[Any]] = []
     try:
         futures = [pool.submit(task, item) for item in items]
-        return [future.result() for future in futures]
+        for future in futures:
+            yield future.result()
     except BrokenProcessPool:
         raise WorkerLost(
             f"a worker process {what} ended before giving its result (killed, or out of memory?); no result is given"

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from rankscope.core.errors import RankscopeError
 from rankscope.core.outputs import check_output_folder
-from rankscope.core.params import SEED
+from rankscope.core.params import SEED, WORKERS
 from rankscope.reporting.plots import DEFAULT_FIGURES, check_formats
 
 if TYPE_CHECKING:
@@ -73,14 +73,21 @@ class Execution:
     seed: int = 0
     test: str = "randomization"
     scheduler: str | None = None
+    workers: int = 1
+    """Processes scoring tune's grid points: 1 scores them in this process; more are forked from it once
+    the corpus is indexed (the command line's ``--workers`` defaults to up to 2; here 1, so nothing forks
+    a caller's process unless asked)."""
 
     def __post_init__(self) -> None:
         SEED.validate(self.seed, "Execution")  # before any work: numpy refuses it only once deep inside
+        WORKERS.validate(self.workers, "Execution")
 
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> Execution:
-        """What a command's parsed options ask for; a field the command has no option for keeps its default."""
-        given = {f.name: getattr(args, f.name) for f in dataclasses.fields(cls) if hasattr(args, f.name)}
+        """What a command's parsed options ask for; a field the command has no option for, or one not
+        given (None), keeps its default."""
+        fields = dataclasses.fields(cls)
+        given = {f.name: getattr(args, f.name) for f in fields if getattr(args, f.name, None) is not None}
         return cls(**given)
 
 

@@ -17,7 +17,7 @@ from rankscope.cli import main  # noqa: E402
 def test_tune_on_local_2_writes_the_same_files(data_dir: Path, tmp_path: Path) -> None:
     """Must show: rankscope tune --dataset cranfield --scheduler local:2 equals the single-process tune."""
     base = ["tune", "--dataset", str(data_dir / "cranfield"), "--k1", "0.6:1.4:0.4", "--b", "0.3:0.9:0.3"]
-    assert main([*base, "--figure-format", "svg", "--out", str(tmp_path / "single")]) == 0
+    assert main([*base, "--figure-format", "svg", "--workers", "1", "--out", str(tmp_path / "single")]) == 0
     assert main([*base, "--figure-format", "svg", "--scheduler", "local:2", "--out", str(tmp_path / "dask")]) == 0
     written = sorted(p.name for p in (tmp_path / "single").iterdir())
     assert {"grid.csv", "folds.csv", "summary.json"} <= set(written)

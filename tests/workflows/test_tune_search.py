@@ -98,5 +98,5 @@ def test_bad_search_settings_are_refused_before_any_work() -> None:
         tune(data, "bm25", search=Search("optuna", 0))
     with pytest.raises(RankscopeError, match="with --retrievers use the grid"):
         tune(data, ["bm25", "tfidf"], search="optuna")
-    with pytest.raises(RankscopeError, match="--scheduler is for the grid"):
+    with pytest.raises(RankscopeError, match="--scheduler and --workers are for the grid"):
         tune(data, "bm25", search="optuna", execution=Execution(scheduler="local:2"))

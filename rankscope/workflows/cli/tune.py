@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable
+from dataclasses import replace
 
 from rankscope.core.errors import RankscopeError
+from rankscope.core.workers import default_count
 from rankscope.reporting.finish import Finished
 from rankscope.workflows.cli.command import Command, Option, loader
 from rankscope.workflows.cli.options import scheduler
@@ -32,8 +34,16 @@ def call(args: argparse.Namespace, tune: Callable[..., Finished]) -> Finished:
         metric=args.metric,
         folds=args.folds,
         search=Search(args.search, args.trials, args.repeats),
-        execution=Execution.from_args(args),
+        execution=replace(Execution.from_args(args), workers=_workers(args)),
     )
+
+
+def _workers(args: argparse.Namespace) -> int:
+    """``--workers``, or by default up to 2 for a grid this process scores (optuna's trials and a
+    scheduler's grid take none)."""
+    if args.workers is not None:
+        return int(args.workers)
+    return default_count() if args.search == "grid" and args.scheduler is None else 1
 
 
 COMMAND = Command(
@@ -66,6 +76,15 @@ COMMAND = Command(
             {"type": int},
         ),
         scheduler("grid points are scored there in chunks, one per worker; the results are the same, bit for bit"),
+        Option(
+            ("--workers",),
+            "processes scoring the grid's points, forked from this one once the corpus is indexed, each "
+            "re-weighting its own copy (memory grows with them); 1 scores them here (default: up to 2; 1 with "
+            "--scheduler or --search optuna); the results are the same, bit for bit",
+            "workers",
+            {"type": int, "metavar": "N"},
+            applies=False,
+        ),
         Option(
             ("--search",),
             "grid: score every point; optuna: TPE proposes points, one seeded study per training fold "

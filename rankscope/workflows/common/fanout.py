@@ -134,10 +134,14 @@ def grid_scores(
     points: Sequence[Mapping[str, object]],
     client: Any = None,
     tick: Callable[[], object] | None = None,
+    workers: int = 1,
 ) -> tuple[pd.Series, list[pd.Series], Timing]:
-    """The per-query scores at the defaults and at each point, and the time taken; on ``client``'s cluster when given."""
+    """The per-query scores at the defaults and at each point, and the time taken: on ``client``'s
+    cluster when given, else in this process (``workers`` 1) or on that many forked ones (:func:`_forked_scores`)."""
     everything: list[Point] = [None, *points]
     inputs = (data.corpus, data.queries, data.qrels, metric, depth)
+    if client is None and workers > 1 and len(points) > 1:
+        return _forked_scores(system, inputs, points, workers, tick)
     if client is None:
         (at_defaults, *scored), timing = score_points(system, *inputs, everything, tick)
         return at_defaults, scored, timing
@@ -155,6 +159,64 @@ def grid_scores(
             if tick is not None:
                 tick()
     return found[0], found[1:], timing
+
+
+CHUNKS_PER_WORKER = 8
+"""Pieces of the grid per forked worker: small enough that the two finish together and the bar moves,
+large enough that sending a piece costs nothing next to scoring it."""
+
+_held: tuple[Any, ...] = ()
+"""What a forked worker scores points with (set by :func:`_hold` when it starts, inherited, not sent)."""
+
+
+def _hold(system: Tunable, queries: pd.DataFrame, qrels: CodedTable, metric: str, depth: int) -> None:
+    global _held
+    from rankscope.core.progress import set_quiet
+
+    set_quiet(True)  # the parent's bar counts the points; a worker's search bars would only cross it
+    _held = (system, queries, qrels, metric, depth)
+
+
+def _score_piece(points: Sequence[Mapping[str, object]]) -> tuple[list[pd.Series], tuple[float, ...]]:
+    """A forked worker's part: each point set on its copy of the indexed system, then scored."""
+    system, queries, qrels, metric, depth = _held
+    scored, seconds = [], []
+    for point in points:
+        started = time.perf_counter()
+        system.set_params(**point)
+        scored.append(per_query_score(system, queries, qrels, metric, depth))
+        seconds.append(time.perf_counter() - started)
+    return scored, tuple(seconds)
+
+
+def _forked_scores(
+    system: Tunable,
+    inputs: tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame, str, int],
+    points: Sequence[Mapping[str, object]],
+    workers: int,
+    tick: Callable[[], object] | None,
+) -> tuple[pd.Series, list[pd.Series], Timing]:
+    """The system indexed (and scored at its defaults) here once, then the points scored in pieces on
+    ``workers`` processes forked from this one, each holding the index without copying it. A point's
+    scores depend only on its parameters (the weights are re-derived from the same counts), so they are
+    the same floats as in one process; the pieces come back in grid order."""
+    from rankscope.core.workers import forked_map
+
+    corpus, queries, table, metric, depth = inputs
+    qrels = coded_qrels(table)
+    (at_defaults,), timing = score_points(system, corpus, queries, qrels, metric, depth, [None])
+    size = max(1, -(-len(points) // (workers * CHUNKS_PER_WORKER)))
+    pieces = [points[start : start + size] for start in range(0, len(points), size)]
+    held = (system, queries, qrels, metric, depth)
+    scored: list[pd.Series] = []
+    seconds: list[float] = []
+    for found, spent in forked_map(workers, _hold, held, _score_piece, pieces, "scoring the grid's points"):
+        scored += found
+        seconds += spent
+        for _ in found:
+            if tick is not None:
+                tick()
+    return at_defaults, scored, timing + Timing((), tuple(seconds))
 
 
 def run_tasks(task: Callable[..., T], calls: Sequence[tuple[Any, ...]], scheduler: Any = None) -> Iterator[T]:

@@ -402,9 +402,9 @@ def tune(
     systems = cast("Sequence[str | Retriever]", retriever if choice else [retriever])
     plans = [_plan(system, params, choice, every_point) for system in systems]
     asked = any(isinstance(plan.system, FrameworkParams) for plan in plans)
-    if asked and execution.scheduler is not None:
+    if asked and (execution.scheduler is not None or execution.workers > 1):
         raise RankscopeError(
-            "a framework retriever is asked in this process; --scheduler is for rankscope's retrievers"
+            "a framework retriever is asked in this process; a scheduler and workers are for rankscope's retrievers"
         )
     described = {plan.spec: plan.system.spec() for plan in plans}  # every parameter, before any is tuned
     grids = {plan.spec: {n: [_plain(v) for v in values] for n, values in plan.space.items()} for plan in plans}
@@ -430,9 +430,9 @@ def tune(
     if search.method == "optuna":
         result = _tune_by_search(task, plans[0], search.trials)
     elif choice:
-        result = _tune_choice(task, plans, execution.scheduler)
+        result = _tune_choice(task, plans, execution)
     else:
-        result = _tune_grid(task, plans[0], execution.scheduler)
+        result = _tune_grid(task, plans[0], execution)
     return finish(result, out_path, figures)
 
 
@@ -469,16 +469,16 @@ class _Task:
         )
 
 
-def _tune_grid(task: _Task, plan: _Plan, scheduler: str | None) -> TuneResult:
+def _tune_grid(task: _Task, plan: _Plan, execution: Execution) -> TuneResult:
     """One retriever: every point of its grid."""
-    grid, per_query, timing = _score_grids(task, [plan], scheduler, nested=False)
+    grid, per_query, timing = _score_grids(task, [plan], execution, nested=False)
     default = {n: _plain(plan.defaults[n]) if n in plan.defaults else None for n in grid.columns if n != "mean"}
     return _cross_validated(task, plan, plan.spec, grid, per_query, default, timing)
 
 
-def _tune_choice(task: _Task, plans: Sequence[_Plan], scheduler: str | None) -> TuneResult:
+def _tune_choice(task: _Task, plans: Sequence[_Plan], execution: Execution) -> TuneResult:
     """Several retrievers: one grid of every retriever's points, the first at its defaults the baseline."""
-    grid, per_query, timing = _score_grids(task, plans, scheduler, nested=True)
+    grid, per_query, timing = _score_grids(task, plans, execution, nested=True)
     base = plans[0]
     names = [n for n in grid.columns if n not in ("retriever", "mean")]
     default = {"retriever": base.spec, **{n: _plain(base.defaults[n]) if n in base.defaults else None for n in names}}
@@ -487,7 +487,7 @@ def _tune_choice(task: _Task, plans: Sequence[_Plan], scheduler: str | None) -> 
 
 
 def _score_grids(
-    task: _Task, plans: Sequence[_Plan], scheduler: str | None, nested: bool
+    task: _Task, plans: Sequence[_Plan], execution: Execution, nested: bool
 ) -> tuple[pd.DataFrame, pd.DataFrame, Timing]:
     """Every plan's points scored (per query), in grid order; each plan's ``at_defaults`` set."""
     rows: list[dict[str, object]] = []
@@ -496,11 +496,19 @@ def _score_grids(
     bar = progress(range(sum(len(plan.points) for plan in plans)), desc="grid", unit="point")
     ticks = iter(bar)
     with contextlib.ExitStack() as stack:
+        scheduler = execution.scheduler
         client = None if scheduler is None else stack.enter_context(connect(scheduler))
         for plan in plans:
             points = [dict(zip(plan.names, (_plain(v) for v in values))) for values in plan.points]
             plan.at_defaults, scored, spent = grid_scores(
-                plan.system, task.data, task.metric, task.depth, points, client, lambda: next(ticks, None)
+                plan.system,
+                task.data,
+                task.metric,
+                task.depth,
+                points,
+                client,
+                lambda: next(ticks, None),
+                execution.workers,
             )
             timing += spent
             for point, column in zip(points, scored):
@@ -539,8 +547,9 @@ def _cross_validated(
 
 
 def _check_execution(search: Search, execution: Execution, choice: bool) -> None:
-    """Refuse optuna with a choice of retrievers or a scheduler (the studies propose points one after
-    another, in this process), and a significance test tune does not use, before any work."""
+    """Refuse optuna with a choice of retrievers, a scheduler or workers (the studies propose points one
+    after another, in this process), a scheduler with workers, and a significance test tune does not
+    use, before any work."""
     if execution.test != Execution().test:
         raise RankscopeError(
             f"tune tests its gain with the paired randomization test and a bootstrap interval; "
@@ -549,8 +558,12 @@ def _check_execution(search: Search, execution: Execution, choice: bool) -> None
     if search.method == "optuna":
         if choice:
             raise RankscopeError("--search optuna tunes one retriever; with --retrievers use the grid")
-        if execution.scheduler is not None:
-            raise RankscopeError("--search optuna runs its studies in this process; --scheduler is for the grid")
+        if execution.scheduler is not None or execution.workers > 1:
+            raise RankscopeError(
+                "--search optuna runs its studies in this process; --scheduler and --workers are for the grid"
+            )
+    if execution.scheduler is not None and execution.workers > 1:
+        raise RankscopeError("--scheduler and --workers both place the grid's points: give one")
 
 
 def _tune_by_search(task: _Task, plan: _Plan, trials: int) -> TuneResult:
