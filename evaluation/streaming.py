@@ -278,7 +278,7 @@ def _score_span(
 
 def _span_partial(scorer: _Scorer, path: str, span: tuple[int, int], piece_bytes: int) -> _Partial | str:
     try:
-        for raw, _ in raw_pieces(Path(path), piece_bytes, span):
+        for raw, _ in raw_pieces(Path(path), piece_bytes, span, lines=False):
             scorer.add_raw(raw, None)
     except _NotGrouped:
         return INTERLEAVED
@@ -325,9 +325,16 @@ class _Scorer:
             self.add(table)
 
     def add_file(self, path: Path, piece_bytes: int) -> None:
-        """Score the grouped run file at ``path`` piece by piece (:class:`_NotGrouped` if it is not)."""
-        for raw, first_line in raw_pieces(path, piece_bytes):
-            self.add_raw(raw, (path, first_line))
+        """Score the grouped run file at ``path`` piece by piece (:class:`_NotGrouped` if it is not). Lines
+        are counted only when the compiled pass doubts a piece: then the file is read again, counting, so
+        that the line-by-line reader names the bad line by its number in the file."""
+        try:
+            for raw, _ in raw_pieces(path, piece_bytes, lines=False):
+                self.add_raw(raw, None)
+        except _Doubt:
+            self._clear()
+            for raw, first_line in raw_pieces(path, piece_bytes):
+                self.add_raw(raw, (path, first_line))
 
     def add_raw(self, raw: bytes, where: tuple[Path, int] | None) -> None:
         """Score one piece of whole lines through the compiled pass; one it doubts is read line by line at

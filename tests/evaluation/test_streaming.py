@@ -14,6 +14,7 @@ import pytest
 
 from rankscope.cli import main
 from rankscope.core.errors import FormatError, RankscopeError
+from rankscope.corpora import trec_pieces
 from rankscope.corpora.trec import read_trec_coded
 from rankscope.corpora.trec_pieces import run_pieces
 from rankscope.evaluation import evaluate, streaming
@@ -52,6 +53,38 @@ def test_grouped_pieces_hold_whole_queries_and_every_row(tmp_path: Path) -> None
     whole = read_trec_coded(run, "run").frame()
     parts = pd.concat([piece.table.frame() for piece in pieces], ignore_index=True)
     pd.testing.assert_frame_equal(parts, whole)
+
+
+def _walked_back(data: bytes) -> int:
+    """_last_query_start by walking back one line at a time (what it did before halving)."""
+    lines = data[: data.rfind(b"\n") + 1].split(b"\n")[:-1]
+    if not lines:
+        return 0
+    fields = [line.split()[0] if line.split() else b"" for line in lines]
+    first = len(lines) - 1
+    while first > 0 and (not fields[first - 1] or fields[first - 1] == fields[-1]):
+        first -= 1
+    return sum(len(line) + 1 for line in lines[:first])
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_the_last_querys_start_is_found_by_halving(seed: int) -> None:
+    """Grouped lines with blank lines and a partial last line: the cut walking back line by line finds;
+    lines not grouped: a cut before a line of the last line's query where the query id changes (pieces of
+    whole lines; the reader notices that the file is not grouped wherever the cuts fall)."""
+    rng = np.random.default_rng(seed)
+    lines = []
+    for q in range(int(rng.integers(1, 30))):
+        for _ in range(int(rng.integers(1, 40))):
+            lines.append(b"" if rng.random() < 0.3 else f"q{q} Q0 d{rng.integers(99)} 1 2.5 t".encode())
+    data = b"\n".join(lines) + (b"\nq99 Q0 d1" if seed % 2 else b"\n")
+    assert trec_pieces._last_query_start(data) == _walked_back(data)
+    shuffled = [line for line in rng.permutation(lines) if line]
+    data = b"\n".join(shuffled) + b"\n"
+    cut = trec_pieces._last_query_start(data)
+    after = data[cut:].split(b"\n")[:-1]
+    assert after and after[0].split()[0] == shuffled[-1].split()[0]
+    assert cut == 0 or data[:cut].split(b"\n")[-2].split()[0] != after[0].split()[0]
 
 
 def test_a_query_longer_than_a_piece_and_gzip(tmp_path: Path) -> None:
