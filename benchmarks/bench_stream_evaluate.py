@@ -6,7 +6,8 @@ of pytrec_eval, ranx and rankscope's in-memory path per row at smaller sizes.
     python benchmarks/bench_stream_evaluate.py --queries 10000 --sizes 1000 --tools rankscope pytrec_eval  # 10^7 rows
     python benchmarks/bench_stream_evaluate.py --queries 100000 --sizes 1000 10000       # 10^8 rows, 3.6 GB
 
-Files go to ``--folder`` (default: a temporary folder, removed at the end): a grouped run with
+Files go to ``--folder`` (default: a temporary folder, removed at the end; files of the same size kept
+there from an earlier run are used again): a grouped run with
 fixed-width lines (``q000001 Q0 d0001234 0001 0.873245 r``; scores drawn from 10^6 values, about
 one tie a query, as a real run's), written 10^6 rows at a time by numpy, and qrels of 10 judgments a query (7 retrieved, 3 not,
 labels 0-3). Printed (CPU = user + system seconds of the process and its children; on a machine other work
@@ -14,13 +15,15 @@ shares, the wall time says little and the CPU time per row is the number to comp
 
 1. equality: the first ``--sample-queries`` queries (10^6 rows) scored whole (``evaluate`` of the
    coded file) and streamed with a 64 MiB budget (many pieces): grouped, shuffled (the external
-   grouping path), on two workers, and as a Parquet file of row groups of 10^5 rows: every per-query
-   value and mean compared with ``==``;
+   grouping path), each also on two forked workers, grouped on a Dask ``local:2`` cluster, and as a
+   Parquet file of row groups of 10^5 rows: every per-query value and mean compared with ``==``;
 2. stages, in this process, on the first 10^7 rows at most: the whole-file path (the compiled scan and
    the coding of every id, the join and ranking, the metrics) and the streamed one (the compiled
    ``judged`` pass, the metrics), CPU microseconds a row;
-3. the whole run through ``rankscope evaluate QRELS RUN --memory-budget B`` as a process under
-   ``/usr/bin/time``, then with ``--scheduler local:2``: wall, rows per second, CPU per row, peak RSS;
+3. the whole run through ``rankscope evaluate QRELS RUN --memory-budget B --workers N`` as a process
+   under ``/usr/bin/time`` for each N of ``--workers`` (default 1 2), then with ``--scheduler local:2``
+   if ``--dask``: wall, rows per second, CPU per row (the workers' included), peak RSS (the largest
+   process), load average before and after, and whether the outputs are identical;
 4. for each of ``--sizes`` (queries), each of ``--tools`` as a whole process: wall, CPU and peak RSS,
    the bytes per row (of the peak, and of the slope between sizes), and the rows that would fit in
    24 GB at that rate.
@@ -57,6 +60,8 @@ def write_files(folder: Path, queries: int, depth: int, seed: int) -> tuple[Path
     """The grouped run and the qrels; ``queries`` x ``depth`` rows, 10^6 rows written at a time."""
     rng = np.random.default_rng(seed)
     run, qrels = folder / "run.trec", folder / "qrels.txt"
+    if run.exists() and qrels.exists() and run.stat().st_size == queries * depth * LINE:
+        return run, qrels  # kept with --folder from an earlier run of the same size (the seed is not checked)
     block = max(1, 1_000_000 // depth)
     template = np.frombuffer(b"q000000 Q0 d0000000 0000 0.000000 r\n", dtype=np.uint8)
     judged: list[str] = []
@@ -100,9 +105,10 @@ def timed(argv: list[str]) -> tuple[float, float, float, str]:
     return float(wall), float(user) + float(system), int(kb) * 1024, done.stdout
 
 
-def rankscope_cli(qrels: Path, run: Path, budget: str | None, scheduler: str | None = None) -> list[str]:
+def rankscope_cli(qrels: Path, run: Path, budget: str | None, where: list[str] | None = None) -> list[str]:
+    """``rankscope evaluate`` of the run; ``where``: ``--workers N`` or ``--scheduler local:N``."""
     argv = [str(Path(sys.executable).with_name("rankscope")), "--quiet", "evaluate", str(qrels), str(run), *METRICS]
-    return argv + (["--memory-budget", budget] if budget else []) + (["--scheduler", scheduler] if scheduler else [])
+    return argv + (["--memory-budget", budget] if budget else []) + (where or [])
 
 
 def equality(qrels: Path, sample: Path, folder: Path) -> str:
@@ -110,8 +116,10 @@ def equality(qrels: Path, sample: Path, folder: Path) -> str:
     from fastparquet import write
 
     from rankscope.corpora.trec import read_trec_coded
-    from rankscope.evaluation import evaluate
+    from rankscope.evaluation import evaluate, streaming
     from rankscope.evaluation.streaming import evaluate_run_file
+
+    streaming.SPLIT_BYTES = 0  # the sample is smaller than the size from which workers split a file
 
     coded_qrels = read_trec_coded(qrels, "qrels")
     coded_run = read_trec_coded(sample, "run")
@@ -121,13 +129,17 @@ def equality(qrels: Path, sample: Path, folder: Path) -> str:
     shuffled.write_bytes(lines[np.random.default_rng(1).permutation(len(lines))].tobytes())
     write(str(parquet), coded_run.frame()[["query_id", "doc_id", "score"]], row_group_offsets=100_000)
     verdicts = []
-    for name, path, scheduler in (
-        ("grouped", sample, None),
-        ("shuffled", shuffled, None),
-        ("grouped on local:2", sample, "local:2"),
-        ("Parquet", parquet, None),
+    for name, path, workers, scheduler in (
+        ("grouped", sample, 1, None),
+        ("shuffled", shuffled, 1, None),
+        ("grouped on 2 forked workers", sample, 2, None),
+        ("shuffled on 2 forked workers", shuffled, 2, None),
+        ("grouped on local:2", sample, 1, "local:2"),
+        ("Parquet", parquet, 1, None),
     ):
-        part = evaluate_run_file(coded_qrels, path, METRICS, memory_budget=64 << 20, scheduler=scheduler)
+        part = evaluate_run_file(
+            coded_qrels, path, METRICS, memory_budget=64 << 20, workers=workers, scheduler=scheduler
+        )
         same = whole.wide().equals(part.wide()) and whole.mean == part.mean and whole.n_queries == part.n_queries
         verdicts.append(f"{name}: {'equal, bit for bit' if same else 'DIFFERENT'}")
     shuffled.unlink()
@@ -161,7 +173,7 @@ def stages(qrels: Path, run: Path, rows: int) -> list[str]:
     judgments = Judgments(coded_qrels, 1)
     t5 = clock()
     read = judge = score = 0.0
-    pieces = iter(raw_pieces(part, 2 << 20))
+    pieces = iter(raw_pieces(part, 2 << 20, lines=False))
     while True:
         a = clock()
         piece_bytes = next(pieces, None)
@@ -195,6 +207,9 @@ def main() -> None:
     parser.add_argument("--tools", nargs="*", default=["rankscope", "pytrec_eval", "ranx"])
     parser.add_argument("--folder", type=Path, help="where the files go (kept); default a temporary folder")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--workers", type=int, nargs="*", default=[1, 2], help="--workers of the whole-run commands")
+    parser.add_argument("--dask", action="store_true", help="also the whole run with --scheduler local:2")
+    parser.add_argument("--skip", nargs="*", default=[], choices=["equality", "stages"], help="parts not run")
     args = parser.parse_args()
     require(["fastparquet", "distributed", *(tool for tool in args.tools if tool != "rankscope")])
     folder = args.folder or Path(tempfile.mkdtemp(prefix="bench-stream-"))
@@ -210,17 +225,23 @@ def main() -> None:
         print(
             f"run {rows:,} rows, {run.stat().st_size / 1e9:.2f} GB; load average {os.getloadavg()[0]:.1f}", flush=True
         )
-        sample = head(run, min(args.sample_queries, args.queries) * args.depth, folder / "sample.trec")
-        print("equality:", equality(qrels, sample, folder), flush=True)
-        for line in stages(qrels, run, min(rows, 10_000_000)):
-            print("stages,", line, flush=True)
-        for scheduler in (None, "local:2"):
+        if "equality" not in args.skip:
+            sample = head(run, min(args.sample_queries, args.queries) * args.depth, folder / "sample.trec")
+            print("equality:", equality(qrels, sample, folder), flush=True)
+        if "stages" not in args.skip:
+            for line in stages(qrels, run, min(rows, 10_000_000)):
+                print("stages,", line, flush=True)
+        outputs = set()
+        wheres = [["--workers", str(n)] for n in args.workers] + ([["--scheduler", "local:2"]] if args.dask else [])
+        for where in wheres:
             load = os.getloadavg()[0]
-            wall, cpu, peak, _ = timed(rankscope_cli(qrels, run, args.budget, scheduler))
-            print(f"rankscope evaluate --memory-budget {args.budget}{' --scheduler ' + scheduler if scheduler else ''}: "
+            wall, cpu, peak, out = timed(rankscope_cli(qrels, run, args.budget, where))
+            outputs.add(out)
+            print(f"rankscope evaluate --memory-budget {args.budget} {' '.join(where)}: "
                   f"{wall:.1f} s wall ({rows / wall / 1e6:.2f} M rows/s), {cpu:.1f} s CPU ({cpu / rows * 1e6:.3f} us a row, "
-                  f"{rows / cpu / 1e6:.2f} M rows per CPU-second), peak RSS {peak / 2**30:.2f} GiB; load average {load:.1f}",
-                  flush=True)  # fmt: skip
+                  f"{rows / cpu / 1e6:.2f} M rows per CPU-second), peak RSS {peak / 2**30:.2f} GiB; load average "
+                  f"{load:.1f} -> {os.getloadavg()[0]:.1f}", flush=True)  # fmt: skip
+        print("the commands' outputs:", "identical" if len(outputs) == 1 else "DIFFERENT", flush=True)
         peaks: dict[str, list[tuple[int, float]]] = {}
         for size in args.sizes:
             part = head(run, size * args.depth, folder / f"head{size}.trec")

@@ -145,3 +145,28 @@ def test_the_cli_prints_the_same_on_two_workers(tmp_path: Path, capsys: pytest.C
     assert "--workers must be a positive integer, got 0" in capsys.readouterr().err
     assert main([*base, "--workers", "2"]) == 2
     assert "--workers splits a run file read with --memory-budget" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("judged_retrieved", [True, False])
+def test_coverage_notes_are_the_whole_files(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], judged_retrieved: bool
+) -> None:
+    """The notes on queries and documents are the in-memory path's on one process and two (a run retrieving
+    no judged document: the same note, its run examples taken from the first piece)."""
+    qrels, run = write_case(tmp_path, 15)
+    if not judged_retrieved:
+        run.write_text(run.read_text().replace(" d", " x"))
+    base = ["evaluate", str(qrels), str(run), "-m", "map"]
+    assert main(base) == 0
+    whole = capsys.readouterr()
+    assert "qrels queries are not in the run" in whole.err
+    streamed = []
+    for workers in ("1", "2"):
+        assert main([*base, "--memory-budget", "1M", "--workers", workers]) == 0
+        streamed.append(capsys.readouterr())
+    assert streamed[0] == streamed[1] and streamed[0].out == whole.out
+    if judged_retrieved:
+        assert streamed[0].err == whole.err and "judged documents" not in whole.err
+    else:
+        note = "the run retrieves none of the 396 judged documents (run ["
+        assert streamed[0].err.split(note)[0] == whole.err.split(note)[0] and note in streamed[0].err
