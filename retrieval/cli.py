@@ -191,8 +191,8 @@ def _indexed(
     (re-weighted if only weights differ), else indexed now and saved there with its ``source.json``
     (``fields``: ``--fields``, whose corpus mapping it records)."""
     doc_ids = dataset.corpus["doc_id"].tolist()
-    fingerprint = doc_ids_digest(doc_ids)
-    reused = _reuse(index_dir, retriever, fingerprint) if index_dir is not None else None
+    fingerprint, mapping = doc_ids_digest(doc_ids), _corpus_fields(fields)
+    reused = _reuse(index_dir, retriever, fingerprint, mapping) if index_dir is not None else None
     if reused is not None:
         return reused
     retriever.index(dataset.corpus)
@@ -201,7 +201,7 @@ def _indexed(
             retriever.save(staging)
             folder = Path(where).expanduser()
             collection = str(folder.resolve()) if folder.is_dir() else where
-            write_source(staging, dataset.name, doc_ids, dataset=collection, fields=_corpus_fields(fields))
+            write_source(staging, dataset.name, doc_ids, dataset=collection, fields=mapping)
     return retriever
 
 
@@ -218,12 +218,12 @@ def index_alone(directory: Path, wanted: Retriever | None) -> tuple[Retriever, D
             "(or search --dataset ... --index-dir)"
         )
     source = _source(directory)
-    fingerprint = str(source.get("doc_ids_sha256"))
+    fingerprint, fields = str(source.get("doc_ids_sha256")), _recorded_fields(source)
     if wanted is None:
         with reading_index(directory):
-            retriever = _load_source_index(directory, fingerprint)
+            retriever = _load_source_index(directory, fingerprint, fields)
     else:
-        retriever = cast("Retriever", _reuse(directory, wanted, fingerprint))
+        retriever = cast("Retriever", _reuse(directory, wanted, fingerprint, fields))
     return retriever, _source_documents(source)
 
 
@@ -240,8 +240,7 @@ def _source_documents(source: dict[str, object]) -> Documents:
 
             rows = [row for row in iter_corpus(str(source["corpus_file"])) if row[0] in doc_ids]
             return pd.DataFrame(rows, columns=["doc_id", "title", "text"])
-        collection, fields = source.get("collection"), source.get("fields")
-        mapping = cast("dict[str, str]", fields) if isinstance(fields, dict) else None
+        collection, mapping = source.get("collection"), _recorded_fields(source)
         if isinstance(collection, str) and collection.startswith(IRDS):  # streamed: keep only the hits
             from rankscope.corpora.irds import iter_irds_documents
 
@@ -439,14 +438,15 @@ def write_source(
     (directory / SOURCE_FILE).write_text(json.dumps(record), encoding="utf-8")
 
 
-def _reuse(directory: Path, wanted: Retriever, fingerprint: str) -> Retriever | None:
-    """The saved index, if ``source.json`` says it holds this corpus and it was built with this spec;
+def _reuse(directory: Path, wanted: Retriever, fingerprint: str, fields: Mapping[str, str] | None) -> Retriever | None:
+    """The saved index, if ``source.json`` says it holds this corpus (read with these corpus ``fields``)
+    and it was built with this spec;
     None if there is none yet. Opened under the readers' lock: a writer swapping a new index in
     meanwhile waits, so source, meta and arrays are all the old index's or all the new one's."""
     with reading_index(directory):
         if not (directory / META_FILE).is_file():
             return None
-        loaded = _load_source_index(directory, fingerprint)
+        loaded = _load_source_index(directory, fingerprint, fields)
     if loaded.spec() == wanted.spec():
         return loaded
     if _reweightable(loaded, wanted):
@@ -460,8 +460,9 @@ def _reuse(directory: Path, wanted: Retriever, fingerprint: str) -> Retriever | 
     )
 
 
-def _load_source_index(directory: Path, fingerprint: str) -> Retriever:
-    """The index in ``directory``, verified, if its ``source.json`` names the corpus of ``fingerprint``."""
+def _load_source_index(directory: Path, fingerprint: str, fields: Mapping[str, str] | None) -> Retriever:
+    """The index in ``directory``, verified, if its ``source.json`` names the corpus of ``fingerprint`` read
+    with the corpus ``fields`` (the same ids with other texts are another corpus)."""
     from rankscope.retrieval.registry import load_retriever
 
     source = _source(directory)
@@ -470,7 +471,19 @@ def _load_source_index(directory: Path, fingerprint: str) -> Retriever:
             f"{directory}: index was built from another corpus ({source.get('dataset')!r}, "
             f"{source.get('documents')} documents); use a new --index-dir"
         )
+    recorded, given = _recorded_fields(source), dict(fields) if fields else None
+    if recorded != given:
+        built, asked = (f"the corpus fields {f}" if f else "the default corpus fields" for f in (recorded, given))
+        raise IndexMismatchError(
+            f"{directory}: index was built from {built}, not {asked} (--fields); use a new --index-dir"
+        )
     return load_retriever(directory, verify=True)
+
+
+def _recorded_fields(source: dict[str, object]) -> dict[str, str] | None:
+    """The corpus fields ``source.json`` records (``--fields``' corpus mapping), None for the defaults."""
+    fields = source.get("fields")
+    return cast("dict[str, str]", fields) if isinstance(fields, dict) and fields else None
 
 
 def _source(directory: Path) -> dict[str, object]:

@@ -84,3 +84,19 @@ def test_the_documents_are_read_once_from_docs_iter(irds_cisi: str, tmp_path: Pa
     argv = ["index", "--dataset", irds_cisi, "--index-dir", str(tmp_path / "idx"), "--memory-budget", "40K"]
     assert main([*argv, "--workers", "1"]) == 0
     assert passes == [1460]  # one pass, every document once
+
+
+def test_an_index_of_other_fields_is_not_reused(irds_cisi: str, tmp_path: Path, capsys) -> None:
+    idx = tmp_path / "idx"
+    built = ["index", "--dataset", irds_cisi, "--index-dir", str(idx), "--fields", "corpus.text=title"]
+    assert main([*built, "--workers", "1"]) == 0
+    stamp = (idx / "meta.json").stat().st_mtime_ns
+    search = ["search", "--dataset", irds_cisi, "--retriever", "bm25", "--index-dir", str(idx)]
+    capsys.readouterr()
+    assert main([*search, "--out", str(tmp_path / "run.trec")]) == 2  # the same ids, other texts
+    assert capsys.readouterr().err.splitlines()[-1] == (  # after ir_datasets' own log lines
+        f"rankscope search: error: {idx}: index was built from the corpus fields {{'text': 'title'}}, not the "
+        "default corpus fields (--fields); use a new --index-dir"
+    )
+    assert main([*search, "--fields", "corpus.text=title", "--out", str(tmp_path / "run.trec")]) == 0
+    assert (idx / "meta.json").stat().st_mtime_ns == stamp  # the same fields: reused, not rebuilt
