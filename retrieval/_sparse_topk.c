@@ -23,12 +23,15 @@
  * prunes only when it falls short by more than any rounding of the sums could explain
  * (`margin`), so no document that ties or beats the k-th best is ever dropped.
  *
- * Only the CPython C API and the buffer protocol are used (no numpy headers); the GIL is
- * released while scoring, so several threads can search at once. Each thread passes its own
- * Workspace, which keeps the scratch buffers (heap, cursors, MaxScore's window, and the dense
- * accumulator of exhaustive scoring, allocated on its first use) from one batch to the next: a
- * batch then costs no allocation and no clearing proportional to the corpus. Between calls a
- * workspace's accumulator and window are all zero: each query clears the entries it touched.
+ * Only the CPython C API and the buffer protocol are used (no numpy headers). A Search holds the
+ * queries of one search; the threads that run it release the GIL and claim queries one at a time
+ * from an atomic counter (as PISA's parallel loop over queries does), each query's rows written to
+ * its own place, so no thread waits while queries remain and the rows are the same on any number of
+ * threads. Each thread passes its own Workspace, which keeps the scratch buffers (heap, cursors,
+ * MaxScore's window, and the dense accumulator of exhaustive scoring, allocated on its first use)
+ * from one query to the next: a query then costs no allocation and no clearing proportional to the
+ * corpus. Between queries a workspace's accumulator and window are all zero: each query clears the
+ * entries it touched.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -144,7 +147,7 @@ static int heap_offer(Heap *h, double s, int64_t rank, int64_t d) {
 }
 
 /* UNBOUNDED: a query term's bound is not finite (NaN or infinite weights): score that query exhaustively */
-typedef enum { OK = 0, NO_MEMORY, BAD_TERM, BAD_POSTINGS, BAD_DOC, NAN_SCORE, UNBOUNDED } Status;
+typedef enum { OK = 0, NO_MEMORY, BAD_TERM, BAD_POSTINGS, BAD_DOC, NAN_SCORE, UNBOUNDED, NO_ROOM } Status;
 
 typedef struct {
     IndexArray q_ptr, q_term, w_ptr, w_doc;
@@ -152,27 +155,15 @@ typedef struct {
     const double *t_max, *t_min; /* per-term largest and smallest posting weight; NULL: exhaustive only */
     const int64_t *rank;
     Py_ssize_t n_queries, n_terms, n_docs, n_postings, k;
-    /* results: per-query counts, then concatenated positions and scores */
+    /* results, shared by the threads of one search: query q's rows go to positions and scores from
+       slot[q] (room for slot[q + 1] - slot[q], at least its rows), their number to counts[q] */
+    const int64_t *slot;
     int64_t *counts, *positions;
     double *scores;
-    Py_ssize_t total, capacity;
+    /* each thread's own (a copy of the job per thread) */
     int64_t postings_read; /* postings whose weight was read to score: what pruning saves */
     int64_t bad_value; /* the offending index or query, for the error message */
 } Job;
-
-static Status grow(Job *job, Py_ssize_t need) {
-    if (need <= job->capacity) return OK;
-    Py_ssize_t cap = job->capacity ? job->capacity : 1024;
-    while (cap < need) cap *= 2;
-    int64_t *pos = realloc(job->positions, (size_t)cap * sizeof(int64_t));
-    if (pos == NULL) return NO_MEMORY;
-    job->positions = pos;
-    double *val = realloc(job->scores, (size_t)cap * sizeof(double));
-    if (val == NULL) return NO_MEMORY;
-    job->scores = val;
-    job->capacity = cap;
-    return OK;
-}
 
 /* Add c * weight of each posting in [p0, p1) into acc; note first touches in touched.
    Loop invariants live in locals: the char and int64 stores could otherwise alias them. */
@@ -240,21 +231,25 @@ static Status accumulate(Job *job, Py_ssize_t q, double *acc, char *seen, int64_
     return status;
 }
 
-/* Append the heap's documents to the results in run order and reset the heap. */
+/* Write the heap's documents to query q's slot in run order and reset the heap. */
 static Status emit(Job *job, Py_ssize_t q, Heap *h) {
     Py_ssize_t n = h->n;
     if (n < h->k)
         for (Py_ssize_t i = n / 2 - 1; i >= 0; i--) sift_down(h, n, i);
-    if (grow(job, job->total + n) != OK) return NO_MEMORY;
-    /* pop the worst first into the last free slot: the slots fill in run order */
+    if (n > job->slot[q + 1] - job->slot[q]) { /* cannot happen: a query has at most its postings' documents */
+        job->bad_value = q;
+        return NO_ROOM;
+    }
+    int64_t *positions = job->positions + job->slot[q];
+    double *scores = job->scores + job->slot[q];
+    /* pop the worst first into the last free place: the places fill in run order */
     for (Py_ssize_t m = n; m > 0; m--) {
-        job->positions[job->total + m - 1] = h->doc[0];
-        job->scores[job->total + m - 1] = h->score[0];
+        positions[m - 1] = h->doc[0];
+        scores[m - 1] = h->score[0];
         h->score[0] = h->score[m - 1], h->rank[0] = h->rank[m - 1], h->doc[0] = h->doc[m - 1];
         sift_down(h, m - 1, 0);
     }
     job->counts[q] = n;
-    job->total += n;
     h->n = 0;
     return OK;
 }
@@ -521,30 +516,21 @@ static Status dense(Workspace *ws, Py_ssize_t n_docs) {
     return OK;
 }
 
-static Status run(Job *job, Workspace *ws) {
-    Py_ssize_t longest = 0;
-    for (Py_ssize_t q = 0; q < job->n_queries; q++) { /* malformed rows are reported by the walk */
-        int64_t begin = at(&job->q_ptr, q), end = at(&job->q_ptr, q + 1);
-        if (begin >= 0 && begin <= end && end <= job->q_term.len && end - begin > longest) longest = end - begin;
+/* Score query q into its slot: by MaxScore given bounds, else (or for a query with unbounded terms) exhaustively. */
+static Status one_query(Job *job, Workspace *ws, Py_ssize_t q) {
+    if (job->t_max != NULL) {
+        Status status = maxscore(job, q, &ws->w, &ws->heap);
+        if (status != UNBOUNDED) return status; /* UNBOUNDED is found before anything is scored */
     }
-    Status status = prepare(ws, job->k, longest);
-    for (Py_ssize_t q = 0; status == OK && q < job->n_queries; q++) {
-        if (job->t_max != NULL) {
-            status = maxscore(job, q, &ws->w, &ws->heap);
-            if (status != UNBOUNDED) continue; /* UNBOUNDED is found before anything is scored */
-        }
-        status = dense(ws, job->n_docs);
-        if (status != OK) break;
-        Py_ssize_t nt = 0;
-        status = accumulate(job, q, ws->acc, ws->seen, ws->touched, &nt);
-        if (status == OK) status = select_best(job, q, ws->acc, ws->touched, nt, &ws->heap);
-        for (Py_ssize_t i = 0; i < nt; i++) { /* reset only what this query touched */
-            ws->acc[ws->touched[i]] = 0.0;
-            ws->seen[ws->touched[i]] = 0;
-        }
+    Status status = dense(ws, job->n_docs);
+    if (status != OK) return status;
+    Py_ssize_t nt = 0;
+    status = accumulate(job, q, ws->acc, ws->seen, ws->touched, &nt);
+    if (status == OK) status = select_best(job, q, ws->acc, ws->touched, nt, &ws->heap);
+    for (Py_ssize_t i = 0; i < nt; i++) { /* reset only what this query touched */
+        ws->acc[ws->touched[i]] = 0.0;
+        ws->seen[ws->touched[i]] = 0;
     }
-    if (status != OK && ws->w.bits != NULL) /* MaxScore may stop inside a window */
-        memset(ws->w.bits, 0, WINDOW / 64 * sizeof(uint64_t));
     return status;
 }
 
@@ -566,7 +552,7 @@ static void workspace_dealloc(PyObject *self) {
 
 PyDoc_STRVAR(workspace_doc,
     "Workspace()\n--\n\n"
-    "Scratch space of top_k kept from one call to the next: a thread searching batch after batch\n"
+    "Scratch space of Search.run kept from one call to the next: a thread searching query after query\n"
     "passes the same one, so buffers (the dense accumulator of exhaustive scoring: 17 bytes per\n"
     "document) are allocated once, and cleared only where each query touched them. One call at a\n"
     "time: a workspace passed to two threads at once is refused.");
@@ -581,131 +567,299 @@ static PyTypeObject WorkspaceType = {
     .tp_dealloc = workspace_dealloc,
 };
 
-static void set_error(Status status, const Job *job) {
-    long long v = (long long)job->bad_value;
+static void set_error(Status status, long long v, Py_ssize_t n_terms, Py_ssize_t n_postings, Py_ssize_t n_docs) {
     switch (status) {
     case NO_MEMORY: PyErr_NoMemory(); break;
-    case BAD_TERM: PyErr_Format(PyExc_ValueError, "query matrix is malformed: term index or row bound %lld is out of range (%zd terms)", v, job->n_terms); break;
-    case BAD_POSTINGS: PyErr_Format(PyExc_ValueError, "weight matrix is malformed: the postings of term %lld lie outside its %zd entries", v, job->n_postings); break;
-    case BAD_DOC: PyErr_Format(PyExc_ValueError, "weight matrix is malformed: document position %lld is out of range (%zd documents)", v, job->n_docs); break;
+    case BAD_TERM: PyErr_Format(PyExc_ValueError, "query matrix is malformed: term index or row bound %lld is out of range (%zd terms)", v, n_terms); break;
+    case BAD_POSTINGS: PyErr_Format(PyExc_ValueError, "weight matrix is malformed: the postings of term %lld lie outside its %zd entries", v, n_postings); break;
+    case BAD_DOC: PyErr_Format(PyExc_ValueError, "weight matrix is malformed: document position %lld is out of range (%zd documents)", v, n_docs); break;
     case NAN_SCORE: PyErr_Format(PyExc_ValueError, "query %lld of the batch has a NaN score: the weights hold NaN", v); break;
+    case NO_ROOM: PyErr_Format(PyExc_SystemError, "query %lld found more documents than its postings hold", v); break;
     default: break;
     }
 }
 
-static PyObject *as_bytes(const void *data, Py_ssize_t n_bytes) {
-    return PyBytes_FromStringAndSize(n_bytes ? (const char *)data : NULL, n_bytes);
+/* One search of a batch of queries, shared by the threads that run it: each claims the next query
+   (an atomic counter) and writes its rows to that query's own slot, so any number of threads in any
+   order give the same result, and a thread is never left idle while queries remain. Per query, room
+   is kept for min(k, its postings) rows, the most it can have. The inputs are held (buffer views)
+   until the search is freed. An error stops the claims after the lowest query that failed; as
+   claims ascend, every query below it was scored, so the error reported is the same one a single
+   thread meets first. */
+typedef struct {
+    PyObject_HEAD
+    Py_buffer views[9];
+    int n_views;
+    Job job;              /* the inputs and the shared results; each run copies it */
+    Py_ssize_t longest;   /* most terms in a query row */
+    int64_t *slot;        /* n_queries + 1 */
+    int64_t next;         /* the next query to claim (atomic) */
+    int64_t stop;         /* claims stop here: the lowest query that failed so far, else n_queries (atomic) */
+    int64_t done;         /* queries scored (atomic; read for progress) */
+    Status status;        /* the error of the lowest query that failed (`failed`), and its bad_value */
+    int64_t failed, bad_value;
+    int64_t postings_read;
+    int running;          /* runs in progress (with the GIL held) */
+} Search;
+
+static void search_dealloc(PyObject *self) {
+    Search *s = (Search *)self;
+    for (int i = 0; i < s->n_views; i++) PyBuffer_Release(&s->views[i]);
+    free(s->slot);
+    free(s->job.counts);
+    free(s->job.positions);
+    free(s->job.scores);
+    Py_TYPE(self)->tp_free(self);
 }
 
-PyDoc_STRVAR(top_k_doc,
-    "top_k(q_indptr, q_indices, q_data, w_indptr, w_indices, w_data, doc_id_rank, k, term_max=None, term_min=None,\n"
-    "      workspace=None)\n"
-    "-> (counts, positions, scores, postings_read): bytes of int64, int64, float64, and an int.\n\n"
-    "For each row of the query x term CSR matrix, score the documents of the term x document\n"
-    "CSR matrix it touches, and return the k best by (score desc, doc_id_rank desc): counts[i]\n"
-    "entries for query i, concatenated in query order. With term_max and term_min (float64, one\n"
-    "per term: its largest and smallest weight) queries are scored by MaxScore, with the same\n"
-    "result; the postings must then ascend within each term. postings_read counts the postings\n"
-    "whose weights were added (all of the query terms' without bounds). A Workspace keeps the\n"
-    "scratch buffers for the next call (without one, they are allocated for this call only).");
-
-static PyObject *top_k(PyObject *self, PyObject *args) {
-    (void)self;
+static int search_init(PyObject *self, PyObject *args, PyObject *kwargs) {
+    Search *s = (Search *)self;
     static const char *names[9] = {"q_indptr", "q_indices", "q_data",      "w_indptr", "w_indices",
                                    "w_data",   "doc_id_rank", "term_max", "term_min"};
-    PyObject *objs[9] = {NULL}, *given = Py_None;
+    PyObject *objs[9] = {NULL};
     Py_ssize_t k;
-    if (!PyArg_ParseTuple(args, "OOOOOOOn|OOO:top_k", &objs[0], &objs[1], &objs[2], &objs[3], &objs[4], &objs[5], &objs[6],
-                          &k, &objs[7], &objs[8], &given))
-        return NULL;
-    if (k < 1) return PyErr_Format(PyExc_ValueError, "k must be a positive integer, got %zd", k);
-    if (given != Py_None && !PyObject_TypeCheck(given, &WorkspaceType))
-        return PyErr_Format(PyExc_TypeError, "workspace must be a Workspace or None, got %.100s", Py_TYPE(given)->tp_name);
+    if (s->n_views > 0 || s->slot != NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "a Search is set up once");
+        return -1;
+    }
+    if (kwargs != NULL && PyDict_GET_SIZE(kwargs) > 0) {
+        PyErr_SetString(PyExc_TypeError, "Search takes positional arguments only");
+        return -1;
+    }
+    if (!PyArg_ParseTuple(args, "OOOOOOOn|OO:Search", &objs[0], &objs[1], &objs[2], &objs[3], &objs[4], &objs[5], &objs[6],
+                          &k, &objs[7], &objs[8]))
+        return -1;
+    if (k < 1) {
+        PyErr_Format(PyExc_ValueError, "k must be a positive integer, got %zd", k);
+        return -1;
+    }
     int n_views = objs[7] != NULL && objs[7] != Py_None ? 9 : 7;
     if (n_views == 9 && (objs[8] == NULL || objs[8] == Py_None)) {
         PyErr_SetString(PyExc_TypeError, "term_max needs term_min");
-        return NULL;
+        return -1;
     }
+    Job *job = &s->job;
+    for (; s->n_views < n_views; s->n_views++)
+        if (get_view(objs[s->n_views], &s->views[s->n_views], names[s->n_views]) < 0) return -1;
+    Py_buffer *views = s->views;
+    IndexArray rank;
+    Py_ssize_t n_q_val, n_w_val;
+    if (index_array(&views[0], names[0], &job->q_ptr) < 0 || index_array(&views[1], names[1], &job->q_term) < 0 ||
+        float_array(&views[2], names[2], &job->q_val, &n_q_val) < 0 || index_array(&views[3], names[3], &job->w_ptr) < 0 ||
+        index_array(&views[4], names[4], &job->w_doc) < 0 || float_array(&views[5], names[5], &job->w_val, &n_w_val) < 0 ||
+        index_array(&views[6], names[6], &rank) < 0)
+        return -1;
+    if (!rank.wide) {
+        PyErr_SetString(PyExc_TypeError, "doc_id_rank must hold int64");
+        return -1;
+    }
+    if (job->q_ptr.len < 1 || job->w_ptr.len < 1 || n_q_val != job->q_term.len || n_w_val != job->w_doc.len) {
+        PyErr_SetString(PyExc_ValueError, "malformed CSR arrays: indptr is empty or data and indices differ in length");
+        return -1;
+    }
+    if (n_views == 9) {
+        Py_ssize_t n_max, n_min;
+        if (float_array(&views[7], names[7], &job->t_max, &n_max) < 0 || float_array(&views[8], names[8], &job->t_min, &n_min) < 0)
+            return -1;
+        if (n_max != job->w_ptr.len - 1 || n_min != job->w_ptr.len - 1) {
+            PyErr_SetString(PyExc_ValueError, "term_max and term_min must hold one value per term");
+            return -1;
+        }
+    }
+    job->rank = (const int64_t *)rank.data;
+    job->n_queries = job->q_ptr.len - 1;
+    job->n_terms = job->w_ptr.len - 1;
+    job->n_docs = rank.len;
+    job->n_postings = job->w_doc.len;
+    job->k = k < job->n_docs ? k : job->n_docs;
+    /* each query's room: min(k, its terms' postings); malformed rows and terms get none (the walk reports them) */
+    s->slot = malloc(((size_t)job->n_queries + 1) * sizeof(int64_t));
+    job->counts = calloc((size_t)job->n_queries + 1, sizeof(int64_t));
+    if (s->slot == NULL || job->counts == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    s->slot[0] = 0;
+    for (Py_ssize_t q = 0; q < job->n_queries; q++) {
+        int64_t begin = at(&job->q_ptr, q), end = at(&job->q_ptr, q + 1), postings = 0;
+        if (begin >= 0 && begin <= end && end <= job->q_term.len) {
+            if (end - begin > s->longest) s->longest = end - begin;
+            for (int64_t j = begin; j < end && postings < job->k; j++) {
+                int64_t t = at(&job->q_term, j);
+                if (t < 0 || t >= job->n_terms) break;
+                int64_t p0 = at(&job->w_ptr, t), p1 = at(&job->w_ptr, t + 1);
+                if (p0 >= 0 && p0 <= p1 && p1 <= job->n_postings) postings += p1 - p0;
+            }
+        }
+        s->slot[q + 1] = s->slot[q] + (postings < job->k ? postings : job->k);
+    }
+    size_t room = (size_t)s->slot[job->n_queries] + 1;
+    job->positions = malloc(room * sizeof(int64_t));
+    job->scores = malloc(room * sizeof(double));
+    if (job->positions == NULL || job->scores == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    job->slot = s->slot;
+    s->next = 0;
+    s->stop = job->n_queries;
+    return 0;
+}
+
+static int search_ready(Search *s) {
+    if (s->slot == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "this Search was not set up");
+        return 0;
+    }
+    return 1;
+}
+
+/* Claim queries until none is left or `limit` were scored; returns how many this call scored. On an
+   error, `failed` is the query that met it, and later claims of every thread stop there. */
+static Py_ssize_t claim(Search *s, Job *job, Workspace *ws, Py_ssize_t limit, Status *status, int64_t *failed) {
+    Py_ssize_t scored = 0;
+    *status = prepare(ws, job->k, s->longest);
+    while (*status == OK && scored < limit) {
+        int64_t q = __atomic_fetch_add(&s->next, 1, __ATOMIC_RELAXED);
+        if (q >= __atomic_load_n(&s->stop, __ATOMIC_RELAXED)) break;
+        if (job->k > 0) *status = one_query(job, ws, q);
+        if (*status != OK) {
+            int64_t stop = __atomic_load_n(&s->stop, __ATOMIC_RELAXED);
+            while (q < stop && !__atomic_compare_exchange_n(&s->stop, &stop, q, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+            }
+            *failed = q;
+            break;
+        }
+        __atomic_fetch_add(&s->done, 1, __ATOMIC_RELAXED);
+        scored++;
+    }
+    if (*status != OK && ws->w.bits != NULL) /* MaxScore may stop inside a window */
+        memset(ws->w.bits, 0, WINDOW / 64 * sizeof(uint64_t));
+    return scored;
+}
+
+static PyObject *search_run(PyObject *self, PyObject *args) {
+    Search *s = (Search *)self;
+    PyObject *given = Py_None;
+    Py_ssize_t limit = PY_SSIZE_T_MAX;
+    if (!PyArg_ParseTuple(args, "|On:run", &given, &limit) || !search_ready(s)) return NULL;
+    if (limit < 1) return PyErr_Format(PyExc_ValueError, "limit must be a positive integer, got %zd", limit);
+    if (given != Py_None && !PyObject_TypeCheck(given, &WorkspaceType))
+        return PyErr_Format(PyExc_TypeError, "workspace must be a Workspace or None, got %.100s", Py_TYPE(given)->tp_name);
     /* without one, a workspace for this call only */
     Workspace *ws = (Workspace *)(given == Py_None ? PyType_GenericNew(&WorkspaceType, NULL, NULL) : Py_NewRef(given));
     if (ws == NULL) return NULL;
     if (ws->busy) {
         Py_DECREF(ws);
-        PyErr_SetString(PyExc_RuntimeError, "this Workspace is in use by another top_k call: give each thread its own");
+        PyErr_SetString(PyExc_RuntimeError, "this Workspace is in use by another run: give each thread its own");
         return NULL;
     }
     ws->busy = 1;
-    Py_buffer views[9];
-    int got = 0;
-    PyObject *result = NULL;
-    Job job;
-    memset(&job, 0, sizeof job);
-    IndexArray rank;
-    Py_ssize_t n_q_val, n_w_val;
+    s->running++;
+    Job job = s->job; /* this thread's copy: its own counters and error */
+    job.postings_read = 0;
     Status status;
-    for (; got < n_views; got++)
-        if (get_view(objs[got], &views[got], names[got]) < 0) goto done;
-    if (index_array(&views[0], names[0], &job.q_ptr) < 0 || index_array(&views[1], names[1], &job.q_term) < 0 ||
-        float_array(&views[2], names[2], &job.q_val, &n_q_val) < 0 || index_array(&views[3], names[3], &job.w_ptr) < 0 ||
-        index_array(&views[4], names[4], &job.w_doc) < 0 || float_array(&views[5], names[5], &job.w_val, &n_w_val) < 0)
-        goto done;
-    if (index_array(&views[6], names[6], &rank) < 0) goto done;
-    if (!rank.wide) {
-        PyErr_SetString(PyExc_TypeError, "doc_id_rank must hold int64");
-        goto done;
-    }
-    if (job.q_ptr.len < 1 || job.w_ptr.len < 1 || n_q_val != job.q_term.len || n_w_val != job.w_doc.len) {
-        PyErr_SetString(PyExc_ValueError, "malformed CSR arrays: indptr is empty or data and indices differ in length");
-        goto done;
-    }
-    if (n_views == 9) {
-        Py_ssize_t n_max, n_min;
-        if (float_array(&views[7], names[7], &job.t_max, &n_max) < 0 || float_array(&views[8], names[8], &job.t_min, &n_min) < 0)
-            goto done;
-        if (n_max != job.w_ptr.len - 1 || n_min != job.w_ptr.len - 1) {
-            PyErr_SetString(PyExc_ValueError, "term_max and term_min must hold one value per term");
-            goto done;
-        }
-    }
-    job.rank = (const int64_t *)rank.data;
-    job.n_queries = job.q_ptr.len - 1;
-    job.n_terms = job.w_ptr.len - 1;
-    job.n_docs = rank.len;
-    job.n_postings = job.w_doc.len;
-    job.k = k < job.n_docs ? k : job.n_docs;
-    job.counts = calloc((size_t)job.n_queries + 1, sizeof(int64_t));
-    status = job.counts ? OK : NO_MEMORY;
-    if (status == OK && job.k > 0) {
-        Py_BEGIN_ALLOW_THREADS
-        status = run(&job, ws);
-        Py_END_ALLOW_THREADS
-    }
-    if (status != OK) {
-        set_error(status, &job);
-    } else {
-        PyObject *counts = as_bytes(job.counts, job.n_queries * (Py_ssize_t)sizeof(int64_t));
-        PyObject *positions = as_bytes(job.positions, job.total * (Py_ssize_t)sizeof(int64_t));
-        PyObject *scores = as_bytes(job.scores, job.total * (Py_ssize_t)sizeof(double));
-        PyObject *read = PyLong_FromLongLong((long long)job.postings_read);
-        if (counts && positions && scores && read) result = PyTuple_Pack(4, counts, positions, scores, read);
-        Py_XDECREF(read);
-        Py_XDECREF(counts);
-        Py_XDECREF(positions);
-        Py_XDECREF(scores);
-    }
-done:
-    free(job.counts);
-    free(job.positions);
-    free(job.scores);
-    for (int i = 0; i < got; i++) PyBuffer_Release(&views[i]);
+    Py_ssize_t scored;
+    int64_t failed = -1;
+    Py_BEGIN_ALLOW_THREADS
+    scored = claim(s, &job, ws, limit, &status, &failed);
+    Py_END_ALLOW_THREADS
+    s->running--;
     ws->busy = 0;
     Py_DECREF(ws);
+    s->postings_read += job.postings_read;
+    if (status != OK && (s->status == OK || failed < s->failed)) { /* the lowest failed query's error */
+        s->status = status;
+        s->failed = failed;
+        s->bad_value = job.bad_value;
+    }
+    return PyLong_FromSsize_t(scored);
+}
+
+/* (counts, positions, scores, postings_read) of a search every query of which was scored, or its error. */
+static PyObject *search_result(PyObject *self, PyObject *unused) {
+    (void)unused;
+    Search *s = (Search *)self;
+    const Job *job = &s->job;
+    if (!search_ready(s)) return NULL;
+    if (s->running > 0) {
+        PyErr_SetString(PyExc_RuntimeError, "the search is still running on another thread");
+        return NULL;
+    }
+    if (s->status != OK) {
+        set_error(s->status, (long long)s->bad_value, job->n_terms, job->n_postings, job->n_docs);
+        return NULL;
+    }
+    if (s->done < job->n_queries) {
+        PyErr_Format(PyExc_RuntimeError, "%lld of the %zd queries are not scored yet: run the search first",
+                     (long long)(job->n_queries - s->done), job->n_queries);
+        return NULL;
+    }
+    Py_ssize_t total = 0;
+    for (Py_ssize_t q = 0; q < job->n_queries; q++) total += job->counts[q];
+    PyObject *positions = PyBytes_FromStringAndSize(NULL, total * (Py_ssize_t)sizeof(int64_t));
+    PyObject *scores = PyBytes_FromStringAndSize(NULL, total * (Py_ssize_t)sizeof(double));
+    PyObject *counts = PyBytes_FromStringAndSize((const char *)job->counts, job->n_queries * (Py_ssize_t)sizeof(int64_t));
+    PyObject *read = PyLong_FromLongLong((long long)s->postings_read);
+    PyObject *result = NULL;
+    if (positions && scores && counts && read) {
+        int64_t *to_pos = (int64_t *)PyBytes_AS_STRING(positions);
+        double *to_score = (double *)PyBytes_AS_STRING(scores);
+        for (Py_ssize_t q = 0, at_row = 0; q < job->n_queries; at_row += job->counts[q], q++) {
+            memcpy(to_pos + at_row, job->positions + s->slot[q], (size_t)job->counts[q] * sizeof(int64_t));
+            memcpy(to_score + at_row, job->scores + s->slot[q], (size_t)job->counts[q] * sizeof(double));
+        }
+        result = PyTuple_Pack(4, counts, positions, scores, read);
+    }
+    Py_XDECREF(positions);
+    Py_XDECREF(scores);
+    Py_XDECREF(counts);
+    Py_XDECREF(read);
     return result;
 }
 
-static PyMethodDef methods[] = {
-    {"top_k", top_k, METH_VARARGS, top_k_doc},
+static PyObject *search_done(PyObject *self, void *closure) {
+    (void)closure;
+    return PyLong_FromLongLong((long long)__atomic_load_n(&((Search *)self)->done, __ATOMIC_RELAXED));
+}
+
+static PyMethodDef search_methods[] = {
+    {"run", search_run, METH_VARARGS,
+     "run(workspace=None, limit=None) -> int\n--\n\n"
+     "Score queries not yet claimed by any thread, one at a time, until none is left (or `limit` were\n"
+     "scored by this call), with the GIL released; returns how many this call scored. Several threads\n"
+     "may run one search at once, each with its own Workspace."},
+    {"result", search_result, METH_NOARGS,
+     "result() -> (counts, positions, scores, postings_read)\n--\n\n"
+     "Once every query is scored: bytes of int64, int64, float64 (each query's rows in query order) and\n"
+     "an int; or the error of the lowest query that failed."},
     {NULL, NULL, 0, NULL},
+};
+
+static PyGetSetDef search_getset[] = {
+    {"done", search_done, NULL, "Queries scored so far (for progress; read while threads run).", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+PyDoc_STRVAR(search_doc,
+    "Search(q_indptr, q_indices, q_data, w_indptr, w_indices, w_data, doc_id_rank, k, term_max=None, term_min=None)\n--\n\n"
+    "For each row of the query x term CSR matrix, the k best documents of the term x document CSR\n"
+    "matrix by (score desc, doc_id_rank desc), scored by threads that each call run(workspace) and\n"
+    "claim queries one at a time; result() gives them in query order. With term_max and term_min\n"
+    "(float64, one per term: its largest and smallest weight) queries are scored by MaxScore, with\n"
+    "the same result; the postings must then ascend within each term.");
+
+static PyTypeObject SearchType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "rankscope.retrieval._sparse_topk.Search",
+    .tp_basicsize = sizeof(Search),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = search_doc,
+    .tp_new = PyType_GenericNew,
+    .tp_init = search_init,
+    .tp_dealloc = search_dealloc,
+    .tp_methods = search_methods,
+    .tp_getset = search_getset,
 };
 
 static struct PyModuleDef module = {
@@ -713,16 +867,22 @@ static struct PyModuleDef module = {
     .m_name = "_sparse_topk",
     .m_doc = "Compiled sparse scoring and top-k selection for retrieval.topk (see that module).",
     .m_size = -1,
-    .m_methods = methods,
 };
 
+static int add_type(PyObject *m, PyTypeObject *type, const char *name) {
+    if (PyType_Ready(type) < 0) return -1;
+    Py_INCREF(type);
+    if (PyModule_AddObject(m, name, (PyObject *)type) < 0) {
+        Py_DECREF(type);
+        return -1;
+    }
+    return 0;
+}
+
 PyMODINIT_FUNC PyInit__sparse_topk(void) {
-    if (PyType_Ready(&WorkspaceType) < 0) return NULL;
     PyObject *m = PyModule_Create(&module);
     if (m == NULL) return NULL;
-    Py_INCREF(&WorkspaceType);
-    if (PyModule_AddObject(m, "Workspace", (PyObject *)&WorkspaceType) < 0) {
-        Py_DECREF(&WorkspaceType);
+    if (add_type(m, &WorkspaceType, "Workspace") < 0 || add_type(m, &SearchType, "Search") < 0) {
         Py_DECREF(m);
         return NULL;
     }

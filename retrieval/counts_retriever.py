@@ -3,8 +3,8 @@
 It owns what they have in common: analysing the corpus once into
 :class:`~retrieval.termcounts.TermCounts`, saving those counts (not the
 parameter-dependent weights) with the analyzer config and parameters, loading
-them memory-mapped, and searching and scoring: queries are scored in batches of
-bounded size (on ``RANKSCOPE_NUM_THREADS`` threads, default 1; the run is the same),
+them memory-mapped, and searching and scoring: queries are scored on
+``RANKSCOPE_NUM_THREADS`` threads (default 1; the run is the same) that claim them one at a time,
 top-k is chosen among each query's candidates by the compiled kernel of
 :mod:`retrieval.topk`, which prunes with MaxScore over each term's weight bounds
 (the same run as scoring every candidate). A score is always query weights x term weights: a subclass
@@ -16,19 +16,18 @@ instead, as rank-bm25 scores in Python.
 
 from __future__ import annotations
 
-import contextlib
+import itertools
 import os
-import queue
 import warnings
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Iterable, Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
 from rankscope.core.errors import EnvironmentValueError, RankscopeError, SchemaError, duplicate_message
-from rankscope.core.progress import progress
+from rankscope.core.progress import is_quiet, progress
 from rankscope.retrieval.analysis import (
     Analyzer,
     AnalyzerMismatchWarning,
@@ -56,7 +55,7 @@ from rankscope.retrieval.storage import (
 )
 from rankscope.retrieval.streaming import DEFAULT_MEMORY_BUDGET, write_counts
 from rankscope.retrieval.termcounts import TermCounts
-from rankscope.retrieval.topk import TermBounds, Workspace, flat_top_k
+from rankscope.retrieval.topk import Search, TermBounds, Workspace, found, start_search
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -64,22 +63,15 @@ if TYPE_CHECKING:
 
     from rankscope.corpora.trec import CodedTable
 
-BATCH_CANDIDATES = 2_000_000
-"""Postings visited per batch of queries (one query may exceed it alone): the unit of work
-handed to a thread. The kernel keeps only each query's top k, and each thread one workspace
-across its batches (:data:`retrieval.topk.Workspace`), so memory depends little on this bound."""
+BAR_CANDIDATES = 2_000_000
+"""A search whose queries' terms hold more postings than this shows a progress bar of its queries (at
+1M documents, 1,000 queries hold about 21M and take a quarter of a second on one thread)."""
 
-BATCHES_PER_THREAD = 16
-"""On several threads, at least this many batches per thread, and a multiple of the threads: the
-threads take batches as they finish, and the last ones finish close together (queries differ in cost
-by 10x and more, which the candidates bound only roughly: with 4 a thread, the 1,000 queries of 1M
-documents left one thread 5.6 ms of 177 ms alone, with 16 0.3 ms)."""
-
-EMPTY_COUNTS, EMPTY_SCORES = np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64)
-"""No rows: the dtypes of a search without batches (no queries)."""
+POLL_SECONDS = 0.1
+"""How often the progress bar looks at the queries scored."""
 
 THREADS_VARIABLE = "RANKSCOPE_NUM_THREADS"
-"""Environment variable: how many threads ``search`` scores batches on (default 1). Not a
+"""Environment variable: how many threads ``search`` scores queries on (default 1). Not a
 constructor parameter because it changes no result, so it must not change the spec or the index."""
 
 
@@ -210,8 +202,8 @@ class CountsRetriever(Retriever):
     def _top_k(self, queries: QueryInput, k: int, *, ids: bool) -> tuple[list[str], np.ndarray, np.ndarray, np.ndarray]:
         """Each query's top ``k`` documents and scores, in tie-rule order, as :func:`retrieval.topk.flat_top_k`
         gives them: rows per query, then all documents and all scores. The documents are positions in the
-        corpus, or with ``ids`` their doc ids, looked up batch by batch on the threads that searched them
-        (one thread's lookup runs while another's kernel scores, without the GIL)."""
+        corpus, or with ``ids`` their doc ids. The threads claim queries one at a time, so none waits while
+        another has queries left (queries differ in cost by 10x and more)."""
         self._check_fitted("weights_")
         k = check_k(k)
         threads = search_threads()
@@ -220,29 +212,19 @@ class CountsRetriever(Retriever):
         rank = self.counts_.doc_id_rank
         bounds = self._term_bounds()
 
-        batches = candidate_batches(query_weights, self.counts_.df, threads)
-        workspaces: queue.SimpleQueue[Workspace] = queue.SimpleQueue()  # one per thread, kept across its batches
-        for _ in range(min(threads, len(batches))):
-            workspaces.put(Workspace())
-
-        def best(rows: tuple[int, int]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-            workspace = workspaces.get()
-            try:
-                counts, positions, scores = flat_top_k(
-                    query_weights[rows[0] : rows[1]], self.weights_, k, rank, bounds, workspace
-                )
-            finally:
-                workspaces.put(workspace)
-            return counts, self.counts_.doc_ids[positions] if ids else positions, scores
-
-        with contextlib.ExitStack() as stack:
-            mapper: Callable[..., Iterator[Any]] = map
-            if threads > 1 and len(batches) > 1:  # the kernel releases the GIL
-                mapper = stack.enter_context(ThreadPoolExecutor(threads)).map
-            results = list(progress(mapper(best, batches), desc="searching", total=len(batches), unit="batch"))
-        empty = (EMPTY_COUNTS, self.counts_.doc_ids[EMPTY_COUNTS] if ids else EMPTY_COUNTS, EMPTY_SCORES)
-        counts, documents, scores = (np.concatenate([none, *part]) for none, *part in zip(empty, *results))
-        return query_ids, counts, documents, scores
+        searching = start_search(query_weights, self.weights_, k, rank, bounds)
+        bar = not is_quiet() and candidates(query_weights, self.counts_.df) > BAR_CANDIDATES
+        with ThreadPoolExecutor(threads) as pool:  # the kernel releases the GIL; each thread its own workspace
+            runs = [pool.submit(searching.run, Workspace()) for _ in range(threads if bar else threads - 1)]
+            if bar:  # this thread shows the queries scored
+                for _ in progress(scored(searching, runs), desc="searching", total=len(query_ids), unit="query"):
+                    pass
+            else:
+                searching.run(Workspace())  # this thread searches too
+            for run in runs:
+                run.result()
+        counts, positions, scores = found(searching)
+        return query_ids, counts, self.counts_.doc_ids[positions] if ids else positions, scores
 
     def _term_bounds(self) -> TermBounds:
         """Each term's weight bounds in ``weights_`` (for pruning), computed once per fit."""
@@ -315,27 +297,17 @@ def search_threads() -> int:
     return threads
 
 
-def candidate_batches(query_terms: sp.csr_matrix, df: np.ndarray, threads: int = 1) -> list[tuple[int, int]]:
-    """(start, stop) row ranges whose candidate upper bounds (sum of query terms' df) fit the budget.
+def candidates(query_terms: sp.csr_matrix, df: np.ndarray) -> int:
+    """An upper bound of the candidates of all queries: their terms' postings (what decides a progress bar)."""
+    return int(df[query_terms.indices[query_terms.data != 0]].sum(dtype=np.int64))
 
-    On several threads the batches are sized by their count, not by a smaller budget (a batch costs
-    little more than its queries): as many as the budget needs, at least ``BATCHES_PER_THREAD`` per
-    thread, rounded up to a multiple of the threads, each ending at the query whose running total of
-    candidates reaches its equal share.
-    """
-    entries = np.where(query_terms.data != 0, df[query_terms.indices], 0)  # no copy of df: it has a row per term
-    ends = np.concatenate([np.zeros(1, dtype=np.int64), np.cumsum(entries, dtype=np.int64)])[query_terms.indptr[1:]]
-    if threads > 1 and len(ends):
-        count = max(-(-int(ends[-1]) // BATCH_CANDIDATES), threads * BATCHES_PER_THREAD)
-        count = -(-count // threads) * threads
-        shares = ends[-1] * np.arange(1, count) / count
-        stops = np.unique(np.searchsorted(ends, shares, side="left") + 1)
-        edges = [0, *stops[stops < len(ends)].tolist(), len(ends)]
-        return list(zip(edges[:-1], edges[1:]))
-    cuts, start = [], 0
-    while start < len(ends):
-        base = ends[start - 1] if start else 0
-        stop = max(int(np.searchsorted(ends, base + BATCH_CANDIDATES, side="right")), start + 1)
-        cuts.append((start, stop))
-        start = stop
-    return cuts
+
+def scored(searching: Search, runs: list[Future[int]]) -> Iterator[None]:
+    """One item per query scored, as the threads ``runs`` score them (looked at every ``POLL_SECONDS``), until
+    they end: what the progress bar counts."""
+    seen, pending = 0, runs
+    while pending:
+        pending = list(wait(pending, timeout=POLL_SECONDS).not_done)
+        done = searching.done
+        yield from itertools.repeat(None, done - seen)
+        seen = done

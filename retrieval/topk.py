@@ -117,18 +117,37 @@ def flat_top_k(
     """Each query's top ``k`` documents by the tie rule, as they come: the number of rows of each query
     (int64), then every query's positions (int64) and scores (float64) one after the other.
 
-    ``query_weights`` is queries x terms, ``term_weights`` terms x documents (both CSR);
-    the GIL is released while scoring, so batches can be searched on several threads, each
-    with its own ``workspace`` (:data:`Workspace`; without one the buffers last this call).
-    With ``bounds`` (:meth:`TermBounds.of` the same ``term_weights``) queries are scored by
+    A :func:`start_search` run on this thread with ``workspace`` (:data:`Workspace`; without one the buffers
+    last this call). With ``bounds`` (:meth:`TermBounds.of` the same ``term_weights``) queries are scored by
     MaxScore: the same result (tests/retrieval/test_sparse_topk.py), fewer postings read.
     """
+    searching = start_search(query_weights, term_weights, k, doc_id_rank, bounds)
+    searching.run(workspace)
+    return found(searching)
+
+
+Search = _sparse_topk.Search
+"""A search of a batch of queries that threads run together: each thread calls ``run(workspace)`` with its
+own :data:`Workspace`, and the threads claim queries one at a time until none is left (with the GIL
+released), each query's rows written to its own place; ``done`` counts the queries scored (for a progress
+bar), and :func:`found` gives the rows. Any number of threads, in any order, give the same rows."""
+
+
+def start_search(
+    query_weights: sp.csr_matrix,
+    term_weights: sp.csr_matrix,
+    k: int,
+    doc_id_rank: np.ndarray,
+    bounds: TermBounds | None = None,
+) -> _sparse_topk.Search:
+    """A :data:`Search` of the rows of ``query_weights`` (queries x terms) in ``term_weights`` (terms x
+    documents), both CSR; with ``bounds``, by MaxScore."""
     if query_weights.shape[1] != term_weights.shape[0] or term_weights.shape[1] != len(doc_id_rank):
         raise ValueError(
             f"shapes do not chain: queries x terms {query_weights.shape}, terms x documents "
             f"{term_weights.shape}, {len(doc_id_rank)} document ranks"
         )
-    counts, positions, scores, _ = _sparse_topk.top_k(
+    return _sparse_topk.Search(
         query_weights.indptr,
         query_weights.indices,
         np.asarray(query_weights.data, dtype=np.float64),
@@ -139,8 +158,13 @@ def flat_top_k(
         k,
         None if bounds is None else bounds.high,
         None if bounds is None else bounds.low,
-        workspace,
     )
+
+
+def found(searched: _sparse_topk.Search) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The rows of a search whose every query is scored, as :func:`flat_top_k` gives them (or the error of
+    the lowest query that failed: the one a single thread meets first)."""
+    counts, positions, scores, _ = searched.result()
     return (
         np.frombuffer(counts, dtype=np.int64),
         np.frombuffer(positions, dtype=np.int64),

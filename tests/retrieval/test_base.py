@@ -7,7 +7,8 @@ import pandas as pd
 import pytest
 
 from rankscope.core.errors import SchemaError
-from rankscope.retrieval.base import check_k, document_texts, make_run, ordered_run
+from rankscope.corpora.schema import validate
+from rankscope.retrieval.base import as_queries, check_k, document_texts, make_run, ordered_run, query_texts
 from rankscope.retrieval.bm25 import BM25
 
 
@@ -53,6 +54,30 @@ def test_ordered_rows_are_cut_by_their_counts_and_a_query_without_rows_is_skippe
         ordered=True,
     )
     pd.testing.assert_frame_equal(run, by_lists)
+
+
+@pytest.mark.parametrize(
+    "queries",
+    [
+        {"q1": "heat flow", "q2": "wing"},
+        {"q1": "heat flow", 7: "wing"},  # an id not a str: the table's check writes it "7"
+        ["heat flow", "wing"],
+        ("heat flow", "wing"),
+        "heat flow",
+        {"q1": "heat", "q2": np.str_("wing")},  # a str subclass: checked as a table
+    ],
+)
+def test_query_texts_of_plain_strings_equal_the_checked_table(queries: object) -> None:
+    ids, texts = query_texts(queries)  # type: ignore[arg-type]
+    table = validate(as_queries(queries), "queries")  # type: ignore[arg-type]
+    assert (ids, texts) == (table["query_id"].tolist(), table["text"].tolist())
+    assert [type(value) for value in ids + texts] == [type(value) for value in table.to_numpy().T.ravel()]
+
+
+@pytest.mark.parametrize("queries", [{"q1": "heat", "q2": None}, ["heat", None], {"q1": float("nan")}])
+def test_query_texts_refuse_a_missing_text(queries: object) -> None:
+    with pytest.raises(SchemaError, match="has a missing value at row"):
+        query_texts(queries)  # type: ignore[arg-type]
 
 
 def test_empty_run_has_the_schema() -> None:

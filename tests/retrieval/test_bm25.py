@@ -218,66 +218,27 @@ def test_missing_rank_bm25_names_the_extra(tiny_corpus: pd.DataFrame, monkeypatc
         RankBM25().index(tiny_corpus)
 
 
-def test_small_batches_give_the_same_run(
-    tiny_corpus: pd.DataFrame, tiny_queries: pd.DataFrame, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    model = BM25().index(tiny_corpus)
-    whole = model.search(tiny_queries)
-    monkeypatch.setattr(counts_retriever, "BATCH_CANDIDATES", 2)
-    query_terms = model.counts_.query_matrix(model.analyzer_, list(tiny_queries["text"]))
-    # candidate bounds (summed df): q1 3+2+3=8, q2 2, q3 0 (out of vocabulary), q4 3+1=4
-    assert counts_retriever.candidate_batches(query_terms, model.counts_.df) == [(0, 1), (1, 3), (3, 4)]
-    pd.testing.assert_frame_equal(model.search(tiny_queries), whole)
-
-
-def test_threads_get_a_few_batches_each(
-    tiny_corpus: pd.DataFrame, tiny_queries: pd.DataFrame, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    model = BM25().index(tiny_corpus)
-    query_terms = model.counts_.query_matrix(model.analyzer_, list(tiny_queries["text"]))
-    df = model.counts_.df
-    monkeypatch.setattr(counts_retriever, "BATCHES_PER_THREAD", 4)
-    # bounds 8, 2, 0, 4 (14 in all), running totals 8, 10, 10, 14: one thread, one batch within the budget
-    assert counts_retriever.candidate_batches(query_terms, df) == [(0, 4)]
-    # two threads, 4 batches each: shares of 14 / 8 = 1.75; q1 reaches the first four, q2 the fifth
-    # (8.75), q4 the last two; q3's 0 joins q4
-    assert counts_retriever.candidate_batches(query_terms, df, threads=2) == [(0, 1), (1, 2), (2, 4)]
-    monkeypatch.setattr(counts_retriever, "BATCHES_PER_THREAD", 1)
-    # one batch per thread: q1 reaches half of 14
-    assert counts_retriever.candidate_batches(query_terms, df, threads=2) == [(0, 1), (1, 4)]
-    # a budget of 4 needs ceil(14 / 4) = 4 batches: shares 3.5, 7 (both reached by q1) and 10.5 (by q4, the last)
-    monkeypatch.setattr(counts_retriever, "BATCH_CANDIDATES", 4)
-    assert counts_retriever.candidate_batches(query_terms, df, threads=2) == [(0, 1), (1, 4)]
-    # a budget of 3 needs 5 batches, rounded up to 6: shares 2.33, 4.67, 7, 9.33, 11.67
-    monkeypatch.setattr(counts_retriever, "BATCH_CANDIDATES", 3)
-    assert counts_retriever.candidate_batches(query_terms, df, threads=2) == [(0, 1), (1, 2), (2, 4)]
-
-
 @pytest.mark.parametrize("pruned", [True, False])
 def test_each_query_searched_on_threads_equals_its_search_alone(
     collection, pruned: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Small batches on two threads, each thread's workspace kept from batch to batch (MaxScore's window, or
-    the dense accumulator of exhaustive scoring): every query's rows equal those of a search of that query
-    alone, with a fresh workspace, so nothing a query leaves in a workspace reaches a later one."""
+    """Two threads claiming queries one at a time, each thread's workspace kept from query to query (MaxScore's
+    window, or the dense accumulator of exhaustive scoring): every query's rows equal those of a search of that
+    query alone, with a fresh workspace, so nothing a query leaves in a workspace reaches a later one."""
     model = BM25().index(collection.corpus)
     if not pruned:
         monkeypatch.setattr(BM25, "_term_bounds", lambda self: None)  # every posting into the dense accumulator
     monkeypatch.setenv(counts_retriever.THREADS_VARIABLE, "2")
-    monkeypatch.setattr(counts_retriever, "BATCH_CANDIDATES", 5_000)
     queries = collection.queries
-    query_terms = model.counts_.query_matrix(model.analyzer_, list(queries["text"]))
-    assert len(counts_retriever.candidate_batches(query_terms, model.counts_.df, threads=2)) > 20
     alone = [model.search(queries.iloc[[i]], k=20) for i in range(len(queries))]
     pd.testing.assert_frame_equal(model.search(queries, k=20), pd.concat(alone, ignore_index=True))
 
 
 def test_coded_search_on_threads_holds_the_rows_of_one_thread(collection, monkeypatch: pytest.MonkeyPatch) -> None:
-    """search_coded keeps positions and search looks doc ids up on the threads: both give one thread's rows."""
+    """search_coded keeps positions, search looks doc ids up: on two threads both give one thread's rows."""
     model = BM25().index(collection.corpus)
     alone = model.search(collection.queries, k=15)
     monkeypatch.setenv(counts_retriever.THREADS_VARIABLE, "2")
-    monkeypatch.setattr(counts_retriever, "BATCH_CANDIDATES", 5_000)
     pd.testing.assert_frame_equal(model.search(collection.queries, k=15), alone)
     coded = model.search_coded(collection.queries, k=15)
     pd.testing.assert_frame_equal(coded.frame(), alone[["query_id", "doc_id", "score"]], check_dtype=False)

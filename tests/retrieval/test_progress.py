@@ -80,15 +80,15 @@ def test_indexing_shows_a_bar_and_the_same_counts_as_when_quiet(
         assert np.array_equal(array, shown.counts_.to_arrays()[name]), name
 
 
-def test_batched_search_shows_a_bar_per_batch(
+def test_a_large_search_shows_a_bar_of_queries(
     bars_on: None, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     corpus = _corpus(200)
     queries = pd.DataFrame({"query_id": ["q1", "q2", "q3"], "text": ["w1 w2", "w3", "w4 w5 w6"]})
     model = BM25().index(corpus)
     one_batch = model.search(queries, k=5)
-    assert capsys.readouterr().err == ""  # everything fits in one batch: nothing to show
-    monkeypatch.setattr(counts_retriever, "BATCH_CANDIDATES", 1)  # one query per batch
+    assert capsys.readouterr().err == ""  # few candidates: over at once, nothing to show
+    monkeypatch.setattr(counts_retriever, "BAR_CANDIDATES", 1)
     batched = model.search(queries, k=5)
     err = capsys.readouterr().err
     assert "searching" in err and "/3" in err
@@ -98,7 +98,7 @@ def test_batched_search_shows_a_bar_per_batch(
 def test_quiet_search_prints_nothing(
     bars_off: None, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    monkeypatch.setattr(counts_retriever, "BATCH_CANDIDATES", 1)
+    monkeypatch.setattr(counts_retriever, "BAR_CANDIDATES", 1)
     model = BM25().index(_corpus(5000))
     model.search(pd.DataFrame({"query_id": ["q1", "q2"], "text": ["w1", "w2"]}), k=3)
     assert capsys.readouterr().err == ""

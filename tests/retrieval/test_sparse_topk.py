@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pandas as pd
@@ -21,7 +22,15 @@ from rankscope.corpora.schema import as_strings
 from rankscope.retrieval import _sparse_topk
 from rankscope.retrieval.bm25 import BM25
 from rankscope.retrieval.tfidf import TfidfRetriever
-from rankscope.retrieval.topk import TermBounds, Workspace, flat_top_k, sparse_top_k, top_k_rows
+from rankscope.retrieval.topk import (
+    TermBounds,
+    Workspace,
+    flat_top_k,
+    found,
+    sparse_top_k,
+    start_search,
+    top_k_rows,
+)
 
 
 def random_problem(rng: np.random.Generator, n_docs: int, n_terms: int, n_queries: int):
@@ -105,7 +114,9 @@ def skewed_problem(rng: np.random.Generator, n_docs: int, n_terms: int, n_querie
 def postings_read(queries: sp.csr_matrix, weights: sp.csr_matrix, k: int, rank: np.ndarray, bounds) -> int:
     extra = () if bounds is None else (bounds.high, bounds.low)
     arrays = (queries.indptr, queries.indices, queries.data, weights.indptr, weights.indices, weights.data)
-    return _sparse_topk.top_k(*arrays, rank, k, *extra)[3]
+    searching = _sparse_topk.Search(*arrays, rank, k, *extra)
+    searching.run()
+    return searching.result()[3]
 
 
 @pytest.mark.slow
@@ -276,3 +287,81 @@ def test_the_workspace_argument_must_be_a_workspace() -> None:
     weights = sp.csr_matrix(np.array([[1.0, 2.0]]))
     with pytest.raises(TypeError, match="workspace must be a Workspace or None, got dict"):
         flat_top_k(sp.csr_matrix(np.array([[1.0]])), weights, 1, np.array([0, 1], dtype=np.int64), None, {})  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("pruned", [False, True])
+def test_a_search_claimed_in_turns_by_two_workspaces_gives_the_rows_of_one(pruned: bool) -> None:
+    """Two workspaces take turns on one Search, claiming 1 to 4 queries a turn (as two threads may): the rows
+    equal the reference's, each query's in its own place, and ``done`` counts the queries scored."""
+    rng = np.random.default_rng(8)
+    queries, weights, rank = skewed_problem(rng, 5000, 40, 37, integer=True)
+    want_positions, want_values = top_k_rows(sp.csr_matrix(queries @ weights), 7, rank)
+    searching = start_search(queries, weights, 7, rank, TermBounds.of(weights) if pruned else None)
+    workspaces, turns = [Workspace(), Workspace()], 0
+    while searching.done < 37:
+        before = searching.done
+        assert (
+            searching.run(workspaces[turns % 2], 1 + turns % 4)
+            == searching.done - before
+            == min(1 + turns % 4, 37 - before)
+        )
+        turns += 1
+    assert turns == 16 and searching.run(workspaces[0]) == 0  # 1+2+3+4 three times, 1+2+3, 1; then nothing left
+    counts, positions, values = found(searching)
+    assert counts.tolist() == [len(p) for p in want_positions]
+    assert positions.tolist() == np.concatenate(want_positions).tolist()
+    assert values.tolist() == np.concatenate(want_values).tolist()  # exact
+
+
+def test_a_search_on_four_threads_gives_the_rows_of_one() -> None:
+    rng = np.random.default_rng(9)
+    queries, weights, rank = skewed_problem(rng, 20000, 60, 400, integer=False)
+    bounds = TermBounds.of(weights)
+    alone = flat_top_k(queries, weights, 5, rank, bounds)
+    searching = start_search(queries, weights, 5, rank, bounds)
+    with ThreadPoolExecutor(4) as pool:
+        scored = list(pool.map(lambda _: searching.run(Workspace()), range(4)))
+    assert sum(scored) == searching.done == 400
+    for got, want in zip(found(searching), alone):
+        np.testing.assert_array_equal(got, want)
+
+
+def test_a_search_stops_at_a_failed_query_and_reports_it() -> None:
+    """Query 3 meets a NaN score: claims stop there (query 4 is never scored), and the error names query 3.
+    Rows are given only once every query is scored."""
+    rank = np.arange(3, dtype=np.int64)
+    weights = sp.csr_matrix(np.array([[1.0, 2.0, 0.0], [np.nan, 0.0, 1.0], [0.0, 1.0, 1.0]]))
+    queries = sp.csr_matrix(np.array([[1.0, 0, 0], [0, 0, 1.0], [1.0, 0, 1.0], [0, 1.0, 0], [1.0, 1.0, 0]]))
+    searching = start_search(queries, weights, 2, rank)
+    first, second = Workspace(), Workspace()
+    assert searching.run(first, 3) == 3  # queries 0-2
+    with pytest.raises(RuntimeError, match="2 of the 5 queries are not scored yet"):
+        found(searching)
+    assert searching.run(second) == 0 and searching.run(first) == 0  # query 3 fails; 4 is not claimed
+    assert searching.done == 3
+    with pytest.raises(ValueError, match=r"^query 3 of the batch has a NaN score"):
+        found(searching)
+
+
+def test_threads_report_the_lowest_failed_query_whichever_fails_first() -> None:
+    """Queries from 50 on meet a NaN score (of the rare term 59): query 50 only after scoring every term's
+    postings, the later ones at once. Four threads claim them in order, so while one scores query 50 the
+    others fail on later queries first: the error is query 50's all the same, the one a single thread meets."""
+    rng = np.random.default_rng(10)
+    _, weights, rank = skewed_problem(rng, 200_000, 60, 1, integer=False)
+    weights = weights.copy()
+    weights.data[weights.indptr[59]] = np.nan
+    queries = sp.lil_matrix((300, 60))
+    queries[:50, :10] = 1.0
+    queries[50, :] = 1.0
+    queries[51:, 59] = 1.0
+    queries = sp.csr_matrix(queries)
+    with pytest.raises(ValueError, match=r"^query 50 of the batch has a NaN score"):
+        flat_top_k(queries, weights, 5, rank)
+    for _ in range(3):
+        searching = start_search(queries, weights, 5, rank)
+        with ThreadPoolExecutor(4) as pool:
+            runs = [pool.submit(searching.run, Workspace()) for _ in range(4)]
+        assert sum(run.result() for run in runs) == 50  # queries 0-49
+        with pytest.raises(ValueError, match=r"^query 50 of the batch has a NaN score"):
+            found(searching)

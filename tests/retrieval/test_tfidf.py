@@ -112,13 +112,11 @@ def test_unknown_variant_is_refused() -> None:
         TfidfRetriever().set_params(variant="okapi")
 
 
-def test_scoring_in_small_batches_gives_the_same_run(
+def test_scoring_on_two_threads_gives_the_same_run(
     tiny_corpus: pd.DataFrame, tiny_queries: pd.DataFrame, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     retriever = TfidfRetriever().index(tiny_corpus)
     whole = retriever.search(tiny_queries)
-    monkeypatch.setattr("rankscope.retrieval.counts_retriever.BATCH_CANDIDATES", 1)  # every query in a batch of its own
-    pd.testing.assert_frame_equal(retriever.search(tiny_queries), whole)
-    monkeypatch.setenv("RANKSCOPE_NUM_THREADS", "2")  # the same batches, scored on two threads
+    monkeypatch.setenv("RANKSCOPE_NUM_THREADS", "2")
     pd.testing.assert_frame_equal(retriever.search(tiny_queries), whole)
     assert len(whole) > 0
