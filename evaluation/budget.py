@@ -82,18 +82,26 @@ def unit_tokens(run: pd.DataFrame, lengths: pd.Series, evidence: Evidence) -> pd
     """Per (query_id, unit): the running token total through the first item carrying the unit
     (the smallest budget whose context holds it). Units never retrieved are absent."""
     rows = sort_run(validate(run, "run", "run"))
-    tokens = rows["doc_id"].map(lengths)
-    if tokens.isna().any():
-        missing = rows.loc[tokens.isna(), "doc_id"].iloc[0]
-        raise SchemaError(f"run: no token length for {int(tokens.isna().sum())} row(s), e.g. item {missing!r}")
-    rows = rows.assign(cumulative=tokens.astype(np.int64).groupby(rows["query_id"], sort=False).cumsum())
+    # looked up by position: Series.map of a string column cast its integer result back through the
+    # string dtype, most of rag's scoring time (docs/speed.md)
+    at = lengths.index.get_indexer(rows["doc_id"])
+    if (at < 0).any():
+        missing = rows["doc_id"].to_numpy()[at < 0]
+        raise SchemaError(f"run: no token length for {len(missing)} row(s), e.g. item {missing[0]!r}")
+    tokens = pd.Series(lengths.to_numpy()[at].astype(np.int64), index=rows.index)
+    rows = rows.assign(cumulative=tokens.groupby(rows["query_id"], sort=False).cumsum())
     covered = rows.merge(evidence.pairs, on=["query_id", "doc_id"])
     return covered.groupby(["query_id", "unit"], sort=False)["cumulative"].min()
 
 
 def tokens_to_first(run: pd.DataFrame, lengths: pd.Series, evidence: Evidence) -> pd.Series:
     """Per evaluated query, the tokens of context needed to reach the first evidence (NaN: never)."""
-    first = unit_tokens(run, lengths, evidence).groupby(level="query_id", sort=False).min()
+    return first_tokens(unit_tokens(run, lengths, evidence), evidence)
+
+
+def first_tokens(needed: pd.Series, evidence: Evidence) -> pd.Series:
+    """:func:`tokens_to_first` from the run's :func:`unit_tokens` (``rag`` makes them once for both)."""
+    first = needed.groupby(level="query_id", sort=False).min()
     return first.reindex(evidence.totals.index).astype(np.float64).rename("tokens_to_first")
 
 
@@ -106,7 +114,13 @@ def budget_evaluate(
     ``lengths`` maps every run item (index) to its length in tokens.
     """
     budgets = check_budgets(budgets)
-    needed = unit_tokens(run, lengths, evidence)
+    return budget_scores(unit_tokens(run, lengths, evidence), evidence, budgets)
+
+
+@phase("evaluate")
+def budget_scores(needed: pd.Series, evidence: Evidence, budgets: Sequence[int]) -> EvaluationResult:
+    """:func:`budget_evaluate` from the run's :func:`unit_tokens` (``rag`` makes them once for both)."""
+    budgets = check_budgets(budgets)
     totals = evidence.totals[evidence.totals > 0]
     queries = totals.index
     first = needed.groupby(level="query_id", sort=False).min().reindex(queries).to_numpy(dtype=np.float64)

@@ -75,8 +75,12 @@ def with_parents(run: pd.DataFrame, chunks: pd.DataFrame) -> pd.DataFrame:
 
 def aggregate_run(run: pd.DataFrame, chunks: pd.DataFrame, method: str = "maxp") -> pd.DataFrame:
     """A document run from a chunk run (see the module doc for the methods)."""
+    return aggregate_rows(with_parents(run, chunks), method)
+
+
+def aggregate_rows(rows: pd.DataFrame, method: str = "maxp") -> pd.DataFrame:
+    """:func:`aggregate_run` of the run :func:`with_parents` gave (``rag`` attaches the parents once)."""
     name, k = parse_aggregation(method)
-    rows = with_parents(run, chunks)
     keys = ["query_id", "parent"]
     groups = rows.groupby(keys, sort=False)["score"]
     if name == "maxp":
@@ -104,6 +108,10 @@ def chunk_qrels(qrels: pd.DataFrame, chunks: pd.DataFrame) -> pd.DataFrame:
 
 def distinct_documents(run: pd.DataFrame, chunks: pd.DataFrame, k: int) -> pd.Series:
     """Per query, how many distinct parent documents the top ``k`` chunks come from (index query_id)."""
-    rows = with_parents(run, chunks)
+    return distinct_in(with_parents(run, chunks), k)
+
+
+def distinct_in(rows: pd.DataFrame, k: int) -> pd.Series:
+    """:func:`distinct_documents` of the run :func:`with_parents` gave (``rag`` attaches the parents once)."""
     top = rows[rows["rank"] <= k]
     return top.groupby("query_id", sort=False)["parent"].nunique().rename(f"distinct_docs@{k}")

@@ -451,18 +451,19 @@ def _scored(
 ) -> SystemOutcome:
     """One system's chunk run scored at the budgets (and, with judgments, as a MaxP document run)."""
     from rankscope.evaluation import evaluate
-    from rankscope.evaluation.budget import budget_evaluate, tokens_to_first
-    from rankscope.evaluation.chunk_runs import aggregate_run, distinct_documents
+    from rankscope.evaluation.budget import budget_scores, first_tokens, unit_tokens
+    from rankscope.evaluation.chunk_runs import aggregate_rows, distinct_in, with_parents
 
     lengths = chunks.set_index("chunk_id")["tokens"]
     evidence = _evidence(run, chunks, data, questions, answer_mode)
-    result = budget_evaluate(run, lengths, evidence, budgets)
+    needed = unit_tokens(run, lengths, evidence)  # once for the budgets' scores and the tokens to the first
+    rows = with_parents(run, chunks)  # once for MaxP and the distinct documents
+    result = budget_scores(needed, evidence, budgets)
     if questions is None:
-        doc_run = aggregate_run(run, chunks, "maxp")
-        scored = evaluate(data.qrels, doc_run, DOCUMENT_METRICS, exclude_unjudged=True)
+        scored = evaluate(data.qrels, aggregate_rows(rows, "maxp"), DOCUMENT_METRICS, exclude_unjudged=True)
         result = _joined(result, _renamed(scored, "maxp "))
-    first = tokens_to_first(run, lengths, evidence)
-    distinct = distinct_documents(run, chunks, DISTINCT_AT).reindex(first.index, fill_value=0)
+    first = first_tokens(needed, evidence)
+    distinct = distinct_in(rows, DISTINCT_AT).reindex(first.index, fill_value=0)
     stats = {
         "system": name,
         "chunks": len(chunks),
