@@ -15,7 +15,7 @@ from rankscope.core.errors import FormatError, RankscopeError
 from rankscope.core.notices import print_warnings
 from rankscope.core.params import parse_size
 from rankscope.core.scheduler import add_scheduler, using
-from rankscope.core.workers import default_count
+from rankscope.core.workers import checked_count
 from rankscope.corpora.cli import add_fields, parsed_fields
 from rankscope.corpora.foreign import read_qrels, read_run
 from rankscope.corpora.formats import formats_help, looks_like, sniff
@@ -191,13 +191,10 @@ def run_evaluate(args: argparse.Namespace, out: TextIO | None = None) -> int:
 
 def _workers(args: argparse.Namespace, budget: int | None) -> int:
     """The processes of ``--workers`` (default: up to 2), which split a file read with ``--memory-budget``."""
-    if args.workers is None:
-        return default_count()
-    if args.workers < 1:
-        raise RankscopeError(f"--workers must be a positive integer, got {args.workers}")
-    if budget is None or args.scheduler:
+    workers = checked_count(args.workers)
+    if args.workers is not None and (budget is None or args.scheduler):
         raise RankscopeError("--workers splits a run file read with --memory-budget, without --scheduler")
-    return int(args.workers)
+    return workers
 
 
 def _sources(qrels: pd.DataFrame | CodedTable, path: str) -> LabelSources:

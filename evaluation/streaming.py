@@ -44,7 +44,7 @@ import pandas as pd
 
 from rankscope.core.errors import RankscopeError
 from rankscope.core.fileio import PathLike, require_file
-from rankscope.core.params import check_arguments
+from rankscope.core.params import WORKERS, check_arguments
 from rankscope.core.scheduler import using, worker_count
 from rankscope.core.workers import forked_map
 from rankscope.corpora.formats import sniff
@@ -125,8 +125,7 @@ def stream_evaluate(
     ``client``: a Dask client, or None for this process and ``workers`` forked ones."""
     if memory_budget < 1 << 20:
         raise RankscopeError(f"memory budget {memory_budget} bytes is too small: give at least 1 MiB (e.g. 2G)")
-    if workers < 1:
-        raise RankscopeError(f"workers must be a positive number of processes, got {workers}")
+    WORKERS.validate(workers, "stream_evaluate")
     parsed = parse_metrics(metrics)
     coded = _coded_qrels(qrels)
     path = require_file(path, "run file")

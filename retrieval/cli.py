@@ -25,7 +25,7 @@ from rankscope.core.outputs import check_output_file
 from rankscope.core.params import parse_size
 from rankscope.core.printable import printable
 from rankscope.core.scheduler import add_scheduler
-from rankscope.core.workers import default_count
+from rankscope.core.workers import checked_count, default_count
 from rankscope.corpora.cli import add_analyzer, add_fields, add_split, add_strict, load_reported
 from rankscope.retrieval.storage import META_FILE, reading_index, replacing_index
 
@@ -282,8 +282,7 @@ def run_index(args: argparse.Namespace) -> int:
     from rankscope.retrieval.counts_retriever import CountsRetriever, RepeatedDocumentError
     from rankscope.retrieval.registry import make_retriever
 
-    if args.workers < 1:
-        raise RankscopeError(f"--workers must be a positive integer, got {args.workers}")
+    workers = checked_count(args.workers)
     budget = parse_size(args.memory_budget)
     retriever = make_retriever(args.retriever)
     if not isinstance(retriever, CountsRetriever):
@@ -295,7 +294,7 @@ def run_index(args: argparse.Namespace) -> int:
     documents = ((doc_id, document_text(title, text)) for doc_id, title, text in rows)
     with replacing_index(args.index_dir) as staging:  # the index and its source.json swapped in together
         try:
-            retriever.build_index(staging, documents, memory_budget=budget, workers=args.workers)
+            retriever.build_index(staging, documents, memory_budget=budget, workers=workers)
         except RepeatedDocumentError as exc:
             if args.dataset is not None:
                 raise RankscopeError(f"{args.dataset}: {duplicate_message('doc_id', exc.doc_id)}") from None

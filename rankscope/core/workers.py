@@ -30,6 +30,16 @@ def default_count() -> int:
     return min(2, os.cpu_count() or 1)
 
 
+def checked_count(given: int | None) -> int:
+    """``--workers`` as a command line gave it: :func:`default_count` when not given, else a positive
+    integer or one line saying so (``index``, ``evaluate`` and ``tune`` alike)."""
+    if given is None:
+        return default_count()
+    if given < 1:
+        raise RankscopeError(f"--workers must be a positive integer, got {given}")
+    return int(given)
+
+
 class WorkerLost(RankscopeError):
     """A worker process ended without giving its result (killed, out of memory): no result is given."""
 

@@ -103,3 +103,11 @@ def test_the_command_on_two_workers_writes_one_process_files(data_dir: Path, tmp
         summary.pop("provenance", None)
         summary.pop("timing", None)
     assert one == two
+
+
+def test_the_command_refuses_no_workers_in_the_line_index_and_evaluate_give(
+    capsys: pytest.CaptureFixture[str], data_dir: Path
+) -> None:
+    assert main(["tune", "--dataset", str(data_dir / "cisi"), "--workers", "0"]) == 2
+    err = capsys.readouterr().err
+    assert "--workers must be a positive integer, got 0" in err and err.count("\n") == 1

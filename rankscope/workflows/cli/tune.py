@@ -7,7 +7,7 @@ from collections.abc import Callable
 from dataclasses import replace
 
 from rankscope.core.errors import RankscopeError
-from rankscope.core.workers import default_count
+from rankscope.core.workers import checked_count
 from rankscope.reporting.finish import Finished
 from rankscope.workflows.cli.command import Command, Option, loader
 from rankscope.workflows.cli.options import scheduler
@@ -41,9 +41,9 @@ def call(args: argparse.Namespace, tune: Callable[..., Finished]) -> Finished:
 def _workers(args: argparse.Namespace) -> int:
     """``--workers``, or by default up to 2 for a grid this process scores (optuna's trials and a
     scheduler's grid take none)."""
-    if args.workers is not None:
-        return int(args.workers)
-    return default_count() if args.search == "grid" and args.scheduler is None else 1
+    if args.workers is None and (args.search != "grid" or args.scheduler is not None):
+        return 1
+    return checked_count(args.workers)
 
 
 COMMAND = Command(
