@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable
-from dataclasses import replace
 
 from rankscope.core.errors import RankscopeError
 from rankscope.core.workers import checked_count
@@ -34,7 +33,7 @@ def call(args: argparse.Namespace, tune: Callable[..., Finished]) -> Finished:
         metric=args.metric,
         folds=args.folds,
         search=Search(args.search, args.trials, args.repeats),
-        execution=replace(Execution.from_args(args), workers=_workers(args)),
+        execution=Execution.from_args(argparse.Namespace(**{**vars(args), "workers": _workers(args)})),
     )
 
 
