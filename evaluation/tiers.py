@@ -42,12 +42,10 @@ import pandas as pd
 from rankscope.core.errors import SchemaError, duplicate_message
 from rankscope.core.params import SEED, Param, check_arguments
 from rankscope.evaluation.marks import ALPHA
-from rankscope.evaluation.significance import adjust_pvalues, align
+from rankscope.evaluation.significance import adjust_pvalues, align, resample_counts
 
 _COUNT = Param(int, low=1)
 _FRACTION = Param(float, low=0, high=1, closed="neither")
-# bootstrap resamples are processed in blocks of about this many query counts, to bound memory
-_BLOCK_CELLS = 1 << 23
 
 TABLE_COLUMNS = ("tier", "mean", "mean_low", "mean_high", "rank", "rank_low", "rank_high")
 PAIR_COLUMNS = ("system", "other", "delta", "p_value", "p_adjusted", "significant")
@@ -99,17 +97,10 @@ class Tiers:
 def bootstrap_means(values: np.ndarray, n_resamples: int, seed: int) -> np.ndarray:
     """Means of every system (columns of ``values``, queries x systems) in ``n_resamples`` paired
     bootstrap resamples of the queries (rows): a resamples x systems array. Each block of resamples
-    is its query counts times ``values``, one matrix product."""
+    is its query counts (:func:`rankscope.evaluation.significance.resample_counts`) times ``values``,
+    one matrix product."""
     n = values.shape[0]
-    rng = np.random.default_rng(seed)
-    means = np.empty((n_resamples, values.shape[1]))
-    block = max(1, _BLOCK_CELLS // n)
-    for start in range(0, n_resamples, block):
-        rows = min(block, n_resamples - start)
-        drawn = rng.integers(0, n, size=(rows, n)) + (np.arange(rows) * n)[:, None]
-        counts = np.bincount(drawn.ravel(), minlength=rows * n).reshape(rows, n)
-        means[start : start + rows] = (counts @ values) / n
-    return means
+    return np.concatenate([counts @ values for counts in resample_counts(n_resamples, n, seed)]) / n
 
 
 def competition_ranks(means: np.ndarray) -> np.ndarray:

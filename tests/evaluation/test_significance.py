@@ -87,6 +87,19 @@ def test_holm_and_bonferroni_by_hand() -> None:
         adjust_pvalues([0.5, 0.2, 1.5], "none")
 
 
+@pytest.mark.parametrize(("n", "resamples"), [(40, 10_000), (600, 10_000), (3, 50)])
+def test_bootstrap_interval_equals_a_resample_by_resample_reference(n: int, resamples: int) -> None:
+    # the counts x differences product is the mean of each resample's drawn differences; 600 x 10,000
+    # draws span several blocks (the counts are not kept), 40 x 10,000 one kept block, used twice
+    rng = np.random.default_rng(n)
+    system, base = rng.random(n), rng.random(n)
+    drawn = np.random.default_rng(7).integers(0, n, size=(resamples, n))
+    expected = np.quantile((system - base)[drawn].mean(axis=1), [0.05, 0.95])
+    for _ in range(2):
+        found = bootstrap_ci(system, base, n_resamples=resamples, confidence=0.9, seed=7)
+        np.testing.assert_allclose(found, expected, rtol=1e-12, atol=1e-15)
+
+
 def test_bootstrap_interval_is_seeded_and_brackets_the_mean() -> None:
     low, high = bootstrap_ci(SYSTEM, BASE, seed=1)
     assert bootstrap_ci(SYSTEM, BASE, seed=1) == (low, high)
