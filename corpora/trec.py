@@ -138,12 +138,23 @@ def write_trec_run(run: pd.DataFrame, path: PathLike, tag: str = "rankscope") ->
     _refuse_duplicate_pairs(table, "run to write")
     ordered = sort_run(table)
     columns = [ordered[c].tolist() for c in ("query_id", "doc_id", "rank", "score")]
+    scores = ordered["score"].to_numpy(dtype=np.float64)
     tail = f" {tag}\n"
     pieces = (
-        _trec_write.run_lines(*(column[start : start + _LINES] for column in columns), tail)
+        _trec_write.run_lines(
+            *(column[start : start + _LINES] for column in columns), tail, _shortest(scores[start : start + _LINES])
+        )
         for start in range(0, len(ordered), _LINES)
     )
     _write_lines(path, pieces, chunk=1)  # each piece holds _LINES lines already
+
+
+def _shortest(scores: np.ndarray) -> bytes:
+    """The scores' shortest round-trip texts as orjson writes them (a JSON array): the writer copies those
+    that are ``repr``'s text and formats the others itself (``_trec_write.c``), 18x faster than ``repr``."""
+    import orjson
+
+    return orjson.dumps(np.ascontiguousarray(scores), option=orjson.OPT_SERIALIZE_NUMPY)
 
 
 # --- reading ---------------------------------------------------------------------------

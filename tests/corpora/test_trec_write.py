@@ -1,6 +1,7 @@
 """The compiled writer of a TREC run's lines (``corpora/_trec_write.c``) gives the bytes of the
 f-string it replaced, ``f"{q} Q0 {d} {k} {s!r} {tag}\\n"``, for every kind of double: ``repr``'s
-shortest round-trip text, exponents, signed zero, infinities, NaN, subnormals, and any Unicode id."""
+shortest round-trip text, exponents, signed zero, infinities, NaN, subnormals, and any Unicode id; with
+orjson's texts of the scores given (``shortest``) as without them."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ import pytest
 
 from rankscope.corpora import _trec_write
 from rankscope.corpora.schema import sort_run, validate
-from rankscope.corpora.trec import read_trec_run, write_trec_run
+from rankscope.corpora.trec import _shortest, read_trec_run, write_trec_run
 
 SPECIAL = [
     0.0,
@@ -56,6 +57,35 @@ def test_every_kind_of_double_is_written_as_repr_writes_it() -> None:
         queries, docs, ranks, scores, "my-tag"
     )
     assert _trec_write.run_lines([], [], [], [], " t\n") == ""
+
+
+def test_orjson_texts_are_copied_only_where_they_are_reprs_text() -> None:
+    # every bit pattern's magnitude, scores of retrieval's ranges, float32 values, and the boundaries of
+    # repr's positional range (1e-4 and 1e16, where orjson and repr choose different notations)
+    rng = np.random.default_rng(11)
+    bits = rng.integers(0, 2**64, size=300_000, dtype=np.uint64).view(np.float64)  # NaNs too: orjson writes null
+    edges = np.array([sign * 10.0**e * m for sign in (1, -1) for e in range(-6, 18) for m in (1.0, 1.0000001, 9.99)])
+    scores = np.concatenate(
+        [
+            np.array(SPECIAL),
+            bits,
+            edges,
+            rng.random(200_000) * 40,
+            rng.standard_normal(200_000) * 10.0 ** rng.integers(-8, 20, 200_000),
+            rng.random(50_000).astype(np.float32).astype(np.float64),
+        ]
+    )
+    listed = scores.tolist()
+    n = len(listed)
+    queries, docs, ranks = ["q"] * n, ["d"] * n, [1] * n
+    expected = reference(queries, docs, ranks, listed, "t")
+    assert _trec_write.run_lines(queries, docs, ranks, listed, " t\n", _shortest(scores)) == expected
+    with pytest.raises(ValueError, match="fewer numbers"):
+        _trec_write.run_lines(["q", "q"], ["d", "e"], [1, 2], [1.0, 2.0], " t\n", b"[1.0]")
+    with pytest.raises(ValueError, match="more numbers"):
+        _trec_write.run_lines(["q"], ["d"], [1], [1.0], " t\n", b"[1.0,2.0]")
+    with pytest.raises(ValueError, match="JSON array"):
+        _trec_write.run_lines(["q"], ["d"], [1], [1.0], " t\n", b"1.0")
 
 
 def test_anything_but_str_int_float_is_refused_not_written_otherwise() -> None:
