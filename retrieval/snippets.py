@@ -9,7 +9,7 @@ most matching words (the first such window).
 
 from __future__ import annotations
 
-import functools
+import itertools
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
@@ -35,33 +35,65 @@ def snippet(
 ) -> tuple[str, list[str]]:
     """(snippet, matching words in it): the window of ``words`` words of ``text`` with the most query
     terms (the first such window); ``terms`` maps words to index terms (:func:`word_terms`)."""
-    spans = [(m.start(), m.end()) for m in _WORD.finditer(text)]
-    if not spans:
-        return " ".join(text.split()), []
-    surface = [text[a:b] for a, b in spans]
-    hit = np.array([terms.get(w) in query_terms for w in surface], dtype=np.int64)
-    window = min(words, len(spans))
-    sums = np.convolve(hit, np.ones(window, dtype=np.int64), mode="valid")
-    start = int(np.argmax(sums))
-    end = start + window
-    body = " ".join(text[spans[start][0] : spans[end - 1][1]].split())
-    prefix = "… " if start > 0 else ""
-    suffix = " …" if end < len(spans) else ""
-    matched = sorted({surface[i] for i in range(start, end) if hit[i]})
-    return f"{prefix}{body}{suffix}", matched
+    return Words(text, terms).snippet(query_terms, words)
+
+
+class Words:
+    """One text's words and where each index term occurs, found once for every query shown with it (a
+    drill-down shows a document under many queries)."""
+
+    def __init__(self, text: str, terms: Mapping[str, str | None]) -> None:
+        self.text = text
+        self.surface = _WORD.findall(text)
+        self.positions: dict[str, list[int]] = {}
+        for i, word in enumerate(self.surface):
+            term = terms.get(word)
+            if term is not None:
+                self.positions.setdefault(term, []).append(i)
+
+    def snippet(self, query_terms: set[str], words: int = SNIPPET_WORDS) -> tuple[str, list[str]]:
+        """:func:`snippet` of this text."""
+        n = len(self.surface)
+        if not n:
+            return " ".join(self.text.split()), []
+        hits = sorted(i for term in query_terms & self.positions.keys() for i in self.positions[term])
+        window = min(words, n)
+        start = _first_best_window(hits, n, window)
+        end = start + window
+        found = _WORD.finditer(self.text)
+        first = next(itertools.islice(found, start, None))
+        last = first if window == 1 else next(itertools.islice(found, window - 2, None))
+        body = " ".join(self.text[first.start() : last.end()].split())
+        prefix = "… " if start > 0 else ""
+        suffix = " …" if end < n else ""
+        matched = sorted({self.surface[i] for i in hits if start <= i < end})
+        return f"{prefix}{body}{suffix}", matched
+
+
+def _first_best_window(hits: list[int], n: int, window: int) -> int:
+    """The first start of a ``window`` of ``n`` words holding the most of the (sorted) positions ``hits``."""
+    if not hits or window == n:
+        return 0
+    if len(hits) == 1:
+        return max(0, hits[0] - window + 1)
+    at = np.asarray(hits)
+    starts = np.arange(n - window + 1)
+    held = np.searchsorted(at, starts + window) - np.searchsorted(at, starts)
+    return int(np.argmax(held))
 
 
 def highlight(text: str, words: Sequence[str], before: str, after: str, escape: Callable[[str], str]) -> str:
-    """``text`` escaped with ``escape``, every whole occurrence of ``words`` wrapped in ``before`` ... ``after``."""
-    if not words:
+    """``text`` escaped with ``escape``, every whole occurrence of ``words`` (each a word: letters, digits,
+    ``_``) wrapped in ``before`` ... ``after``. A word is found as :data:`_WORD` finds it, so no pattern is
+    compiled per snippet."""
+    wanted = set(words)
+    if not wanted:
         return escape(text)
-    pattern = _pattern(tuple(sorted(words, key=len, reverse=True)))
-    pieces = pattern.split(text)  # even positions: text between matches; odd: the matches
-    return "".join(escape(p) if i % 2 == 0 else f"{before}{escape(p)}{after}" for i, p in enumerate(pieces))
-
-
-@functools.lru_cache(maxsize=4096)
-def _pattern(words: tuple[str, ...]) -> re.Pattern[str]:
-    """The pattern of whole occurrences of ``words``, longest first; kept, because a report highlights each
-    snippet twice (HTML and Markdown) and holds more snippets than :mod:`re`'s own cache of 512 patterns."""
-    return re.compile(r"\b(" + "|".join(re.escape(w) for w in words) + r")\b")
+    pieces = []
+    done = 0
+    for match in _WORD.finditer(text):
+        if match.group() in wanted:
+            pieces += [escape(text[done : match.start()]), before, escape(match.group()), after]
+            done = match.end()
+    pieces.append(escape(text[done:]))
+    return "".join(pieces)

@@ -22,7 +22,7 @@ import pandas as pd
 from rankscope.reporting.report import html_table
 from rankscope.reporting.tables import markdown_table, md_block, md_escape, pipe_table
 from rankscope.retrieval.analysis import Analyzer
-from rankscope.retrieval.snippets import highlight, snippet, word_terms
+from rankscope.retrieval.snippets import Words, highlight, word_terms
 from rankscope.workflows.diagnose.misses import rank_label
 
 if TYPE_CHECKING:
@@ -56,9 +56,10 @@ def top_results(
     texts = dict(zip(queries["query_id"], queries["text"]))
     query_ids = list(top["query_id"].unique())
     query_terms = dict(zip(query_ids, map(set, analyzer.tokenize_many(texts.get(q, "") for q in query_ids))))
-    bodies = [body.get(d, "") for d in top["doc_id"]]
-    terms = word_terms(bodies, analyzer)
-    snippets = [snippet(text, query_terms[q], terms) for q, text in zip(top["query_id"], bodies)]
+    shown = list(dict.fromkeys(top["doc_id"]))  # a document is among the top of many queries: read once
+    terms = word_terms((body.get(d, "") for d in shown), analyzer)
+    words = {d: Words(body.get(d, ""), terms) for d in shown}
+    snippets = [words[d].snippet(query_terms[q]) for q, d in zip(top["query_id"], top["doc_id"])]
     return top.assign(
         grade=[UNJUDGED if pd.isna(grade) else int(grade) for grade in top["grade"]],
         title=[titles.get(d, "") for d in top["doc_id"]],
