@@ -24,10 +24,12 @@ import pandas as pd
 
 from rankscope.core.errors import RankscopeError
 from rankscope.core.phases import phase
+from rankscope.core.printable import printable
 from rankscope.reporting.tables import wrap_cell
 
 if TYPE_CHECKING:  # matplotlib is imported when a plot is drawn, not with rankscope
     from matplotlib.axes import Axes
+    from matplotlib.axis import Axis
     from matplotlib.colors import ListedColormap
     from matplotlib.figure import Figure
     from matplotlib.typing import LineStyleType
@@ -135,10 +137,45 @@ def _new_figure(width: float, height: float) -> Figure:
 
 
 def _done(fig: Figure, title: str, dataset: str) -> Plot:
-    """The figure titled ``<title> - <dataset>`` (the dataset on every figure, for a paper's reader)."""
-    full = f"{title} - {dataset}" if dataset else title
+    """The figure titled ``<title> - <dataset>`` (the dataset on every figure, for a paper's reader), every
+    text of it shown as :func:`shown` gives it."""
+    full = shown(f"{title} - {dataset}" if dataset else title)
     fig.suptitle(full, fontweight="bold")
+    _shown_texts(fig)
     return Plot(fig, full)
+
+
+def shown(text: str) -> str:
+    """``text`` as a figure draws it: each line through :func:`rankscope.core.printable.printable` (the
+    figure's own line breaks, a wrapped title's, stay). A control character of a user's name (a run's,
+    a dataset's) is no glyph of any font (matplotlib warned "Glyph missing") and, in an SVG, no
+    character XML allows; it is drawn as U+FFFD, as the terminal shows it."""
+    return "\n".join(printable(line) for line in text.split("\n"))
+
+
+def _shown_texts(fig: Figure) -> None:
+    """The texts the plots set (panel titles, axis labels, legends; the colorbar's label is its axis's) as
+    :func:`shown`: named, since walking every artist (``findobj``) made every tick, 0.03-0.07 s a report.
+    Tick labels are made at drawing time from what ``set_xticks(x, labels)`` was given, so each plot
+    gives it :func:`shown` labels."""
+    legends = [*fig.legends, *(ax.get_legend() for ax in fig.axes)]
+    texts = [text for ax in fig.axes for text in (ax.title, ax.xaxis.label, ax.yaxis.label)]
+    for text in [*texts, *(text for legend in legends if legend is not None for text in legend.get_texts())]:
+        if (clean := shown(text.get_text())) != text.get_text():
+            text.set_text(clean)
+
+
+def _plain_log_labels(axis: Axis) -> None:
+    """A log axis labelled with plain numbers (1,000), on the ticks matplotlib's log formatter labels: its
+    own labels are mathtext (10 to the power 3), whose parsing cost a quarter of a second a figure."""
+    from matplotlib.ticker import LogFormatter
+
+    class Plain(LogFormatter):
+        def __call__(self, x: float, pos: int | None = None) -> str:
+            return (f"{x:,.0f}" if x >= 1 else f"{x:g}") if super().__call__(x, pos) else ""
+
+    axis.set_major_formatter(Plain(labelOnlyBase=False))
+    axis.set_minor_formatter(Plain(labelOnlyBase=False))
 
 
 def _figure(width: float, height: float, ncols: int = 1) -> tuple[Figure, Sequence[Axes]]:
@@ -192,6 +229,7 @@ def _fitted_legend(fig: Figure, handles: Sequence[Any], labels: Sequence[str], n
     """A legend below the panels in at most ``ncol`` columns, fewer when its rows would be wider than
     the figure (long system names): the legend stays inside the canvas."""
     ncol = max(1, min(ncol, len(labels)))
+    labels = [shown(label) for label in labels]  # measured as drawn
     while True:
         legend = fig.legend(handles, labels, loc="outside lower center", ncol=ncol, fontsize="small")
         if ncol == 1:
@@ -455,6 +493,7 @@ def tokens_to_first(distributions: Mapping[str, np.ndarray], budgets: Sequence[i
     for budget in budgets:
         ax.axvline(budget, color="grey", linestyle="--", linewidth=0.8)
     ax.set_xscale("log")
+    _plain_log_labels(ax.xaxis)
     ax.set_ylim(0, 1)
     ax.set_xlabel("tokens of context T")
     ax.set_ylabel("share of queries with evidence within T")
@@ -482,7 +521,7 @@ def marginals(
             position = float(cast(float, chosen)) if numeric else list(values).index(chosen)
             ax.axvline(position, color="red", linewidth=0.8, label="best point")
         if not numeric:
-            ax.set_xticks(x, [str(v) for v in values], rotation=30, ha="right")
+            ax.set_xticks(x, [shown(str(v)) for v in values], rotation=30, ha="right")
         ax.set_xlabel(name)
         ax.grid(alpha=0.3)
     for i in _row_starts(len(params), 3):
@@ -517,7 +556,7 @@ def rank_intervals(table: pd.DataFrame, metric: str, *, dataset: str) -> Plot:
         ax.set_xlabel(label)
         ax.grid(alpha=0.3, axis="x")
     if count <= LABELLED_MAX:
-        axes[0].set_yticks(y, [str(name) for name in table.index], fontsize="small")
+        axes[0].set_yticks(y, [shown(str(name)) for name in table.index], fontsize="small")
         axes[1].set_yticks(y, ["" for _ in y])
     else:
         for ax in axes:
@@ -542,7 +581,9 @@ def group_means(means: pd.DataFrame, metric: str, *, dataset: str) -> Plot:
     for i, name in enumerate(systems):
         offset = (i - (len(systems) - 1) / 2) * width
         ax.bar(x + offset, means[name].to_numpy(dtype=np.float64), width, label=name, color=colours[name])
-    labels = [f"{group}\n({int(counts[group])} queries)" if counts is not None else str(group) for group in means.index]
+    labels = [
+        shown(str(group)) + (f"\n({int(counts[group])} queries)" if counts is not None else "") for group in means.index
+    ]
     ax.set_xticks(x, labels)
     ax.set_ylabel(metric)
     ax.grid(alpha=0.3, axis="y")
