@@ -294,18 +294,18 @@ def run_index(args: argparse.Namespace) -> int:
     documents = ((doc_id, document_text(title, text)) for doc_id, title, text in rows)
     with replacing_index(args.index_dir) as staging:  # the index and its source.json swapped in together
         try:
-            retriever.build_index(staging, documents, memory_budget=budget, workers=workers)
+            counts = retriever.write_index(staging, documents, memory_budget=budget, workers=workers)
         except RepeatedDocumentError as exc:
             if args.dataset is not None:
                 raise RankscopeError(f"{args.dataset}: {duplicate_message('doc_id', exc.doc_id)}") from None
             raise repeated_id(args.corpus, exc.doc_id) from None
-        doc_ids = retriever.counts_.doc_ids
+        doc_ids = counts.doc_ids
         if args.dataset is not None:
             write_source(staging, args.dataset, doc_ids, dataset=args.dataset, fields=_corpus_fields(args.fields))
         else:
             write_source(staging, args.corpus.name, doc_ids, corpus_file=args.corpus)
     print(
-        f"indexed {len(doc_ids):,} documents ({retriever.counts_.n_terms:,} terms) into {args.index_dir} "
+        f"indexed {len(doc_ids):,} documents ({counts.n_terms:,} terms) into {args.index_dir} "
         f"in {time.perf_counter() - started:.1f} s [{retriever.spec()}]"
     )
     return 0

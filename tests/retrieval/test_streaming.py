@@ -77,6 +77,34 @@ def test_build_index_saves_the_arrays_and_gives_the_runs_of_index_and_save(colle
     )
 
 
+@pytest.mark.parametrize("spec", ["bm25", "tfidf"])
+def test_the_index_command_saves_the_arrays_of_index_and_save_without_fitting(
+    collection, tmp_path, monkeypatch, spec
+) -> None:
+    """``rankscope index`` only saves: the scoring weights (BM25's float64 ones, 188 MiB at 1M documents)
+    are never computed, and every saved array and checksum is that of ``index`` + ``save``."""
+    from rankscope.retrieval.registry import make_retriever
+
+    in_memory = make_retriever(spec).index(collection.corpus)
+    in_memory.save(tmp_path / "in-memory")
+    corpus = tmp_path / "corpus.jsonl"
+    rows = collection.corpus[["doc_id", "title", "text"]].itertuples(index=False)
+    corpus.write_text(
+        "".join(json.dumps({"_id": d, "title": t, "text": x}) + "\n" for d, t, x in rows), encoding="utf-8"
+    )
+
+    def never(self) -> None:
+        raise AssertionError(f"{type(self).__name__}._fit ran: index computed weights it does not save")
+
+    monkeypatch.setattr(type(in_memory), "_fit", never)
+    argv = ["index", "--corpus", str(corpus), "--index-dir", str(tmp_path / "cli"), "--retriever", spec]
+    assert main([*argv, "--memory-budget", "50K", "--workers", "1"]) == 0
+    (meta_a, arrays_a), (meta_b, arrays_b) = (load_index(tmp_path / d, in_memory.name) for d in ("cli", "in-memory"))
+    assert meta_a["checksums"] == meta_b["checksums"] and sorted(arrays_a) == sorted(arrays_b)
+    for name in arrays_b:
+        np.testing.assert_array_equal(arrays_a[name], arrays_b[name], err_msg=name)
+
+
 def test_merging_two_shards_by_hand(monkeypatch) -> None:
     analyzer = get_analyzer("plain")
     first = count_shard(analyzer, ["bb aa aa", "cc"], 0)
