@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import random
 import re
 import xml.etree.ElementTree as ET
 
@@ -129,3 +130,21 @@ def test_json_is_strict() -> None:
         "rows": [{"index": "a", "v": 0.5, "n": 3}, {"index": "b", "v": None, "n": None}],
         "k": 7,
     }
+
+
+def test_md_escape_returns_plain_text_as_it_is_and_escapes_the_rest_as_its_full_rule() -> None:
+    from rankscope.reporting.tables import md_escape
+
+    inline = re.compile(r"[\\`*\[\]|~]|(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])")
+
+    def full_rule(text: str) -> str:  # the rule applied to every text, with no shortcut
+        text = " ".join(text.split("\n")).replace("\r", " ")
+        text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+        return inline.sub(lambda m: "\\" + m[0], text)
+
+    rng = random.Random(3)
+    alphabet = "ab9 _-.é#\\`*[]|~&<>\n\r()!"
+    texts = ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 12))) for _ in range(20_000)]
+    assert [md_escape(t) for t in texts] == [full_rule(t) for t in texts]
+    assert md_escape("recall_loss 0.25") == "recall_loss 0.25" and md_escape(7) == "7"
+    assert md_escape("_x_ <b>") == "\\_x\\_ &lt;b&gt;"
