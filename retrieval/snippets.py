@@ -26,8 +26,20 @@ def word_terms(texts: Iterable[str], analyzer: Analyzer) -> dict[str, str | None
 
     Built once for all snippets: each distinct word is analysed once, whatever the number of texts.
     """
-    words = sorted({w for text in texts for w in _WORD.findall(text)})
-    return {w: (terms[0] if terms else None) for w, terms in zip(words, analyzer.tokenize_many(words))}
+    return _analysed({w for text in texts for w in _WORD.findall(text)}, analyzer)
+
+
+def texts_as_words(texts: Sequence[str], analyzer: Analyzer) -> list[Words]:
+    """Each text as :class:`Words`, read once and each distinct word analysed once (:func:`word_terms`)."""
+    surfaces = [_WORD.findall(text) for text in texts]
+    terms = _analysed({w for surface in surfaces for w in surface}, analyzer)
+    return [Words(text, terms, surface) for text, surface in zip(texts, surfaces)]
+
+
+def _analysed(words: Iterable[str], analyzer: Analyzer) -> dict[str, str | None]:
+    """Each word -> its index term under ``analyzer`` (the first, when it splits it into several)."""
+    ordered = sorted(words)
+    return {w: (terms[0] if terms else None) for w, terms in zip(ordered, analyzer.tokenize_many(ordered))}
 
 
 def snippet(
@@ -42,9 +54,10 @@ class Words:
     """One text's words and where each index term occurs, found once for every query shown with it (a
     drill-down shows a document under many queries)."""
 
-    def __init__(self, text: str, terms: Mapping[str, str | None]) -> None:
+    def __init__(self, text: str, terms: Mapping[str, str | None], surface: list[str] | None = None) -> None:
+        """``surface``: the words of ``text`` (``_WORD.findall(text)``), when the caller has them already."""
         self.text = text
-        self.surface = _WORD.findall(text)
+        self.surface = _WORD.findall(text) if surface is None else surface
         self.positions: dict[str, list[int]] = {}
         for i, word in enumerate(self.surface):
             term = terms.get(word)

@@ -22,7 +22,8 @@ import pandas as pd
 from rankscope.reporting.report import html_table
 from rankscope.reporting.tables import markdown_table, md_block, md_escape, pipe_table
 from rankscope.retrieval.analysis import Analyzer
-from rankscope.retrieval.snippets import Words, highlight, word_terms
+from rankscope.retrieval.snippets import highlight
+from rankscope.workflows.diagnose.analysed import Analysed
 from rankscope.workflows.diagnose.misses import rank_label
 
 if TYPE_CHECKING:
@@ -46,19 +47,19 @@ def top_results(
     queries: pd.DataFrame,
     analyzer: Analyzer,
     n: int = TOP,
+    *,
+    analysed: Analysed | None = None,
 ) -> pd.DataFrame:
     """Each query's top ``n`` (``run`` in tie-rule order): rank, doc_id, grade (an int, or :data:`UNJUDGED`), title,
-    snippet and the snippet's words matching the query's terms (space-separated)."""
+    snippet and the snippet's words matching the query's terms (space-separated). ``analysed``: the texts'
+    words and terms kept from another system's diagnosis (analysed here when not given)."""
     top = run.loc[run["rank"] <= n, ["query_id", "rank", "doc_id"]]
     top = top.merge(qrels, on=["query_id", "doc_id"], how="left").rename(columns={"relevance": "grade"})
-    titles = document_titles(corpus)
-    body = dict(zip(corpus["doc_id"], corpus["text"]))
-    texts = dict(zip(queries["query_id"], queries["text"]))
-    query_ids = list(top["query_id"].unique())
-    query_terms = dict(zip(query_ids, map(set, analyzer.tokenize_many(texts.get(q, "") for q in query_ids))))
+    analysed = analysed or Analysed(corpus, queries)
     shown = list(dict.fromkeys(top["doc_id"]))  # a document is among the top of many queries: read once
-    terms = word_terms((body.get(d, "") for d in shown), analyzer)
-    words = {d: Words(body.get(d, ""), terms) for d in shown}
+    titles = document_titles(corpus.loc[corpus["doc_id"].isin(shown)])
+    query_terms = analysed.query_terms(top["query_id"], analyzer)
+    words = analysed.words(shown, analyzer)
     snippets = [words[d].snippet(query_terms[q]) for q, d in zip(top["query_id"], top["doc_id"])]
     return top.assign(
         grade=[UNJUDGED if pd.isna(grade) else int(grade) for grade in top["grade"]],

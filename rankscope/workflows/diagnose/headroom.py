@@ -120,18 +120,30 @@ class Headroom:
         )
 
 
-def headroom(qrels: pd.DataFrame, run: pd.DataFrame, metrics: Sequence[str], depth: int) -> Headroom:
-    """Actual, oracle and ideal values of each metric over the judged queries (see the module doc)."""
-    from rankscope.evaluation import evaluate
-
+def headroom(
+    qrels: pd.DataFrame, run: pd.DataFrame, metrics: Sequence[str], depth: int, *, ideal: pd.Series | None = None
+) -> Headroom:
+    """Actual, oracle and ideal values of each metric over the judged queries (see the module doc); ``ideal``:
+    :func:`ideal_values` of the same qrels and metrics, when another run's headroom computed them already."""
     names = check_metrics(metrics, depth)
-    runs = {"actual": top_of_run(run, depth), "oracle": oracle_run(run, qrels, depth), "ideal": ideal_run(qrels)}
     values = {
-        kind: evaluate(qrels, frame, names, exclude_unjudged=True).per_query.set_index(["query_id", "metric"])["value"]
-        for kind, frame in runs.items()
+        "actual": _values(qrels, top_of_run(run, depth), names),
+        "oracle": _values(qrels, oracle_run(run, qrels, depth), names),
+        "ideal": ideal_values(qrels, names) if ideal is None else ideal,
     }
     per_query = pd.DataFrame(values).reset_index()
     summary = per_query.groupby("metric", sort=False)[list(values)].mean()
     summary["ranking_headroom"] = summary["oracle"] - summary["actual"]
     summary["recall_headroom"] = summary["ideal"] - summary["oracle"]
     return Headroom(per_query, summary)
+
+
+def ideal_values(qrels: pd.DataFrame, metrics: Sequence[str]) -> pd.Series:
+    """Each judged query's ideal value of each metric (index ``query_id, metric``): the same for every run."""
+    return _values(qrels, ideal_run(qrels), metrics)
+
+
+def _values(qrels: pd.DataFrame, run: pd.DataFrame, metrics: Sequence[str]) -> pd.Series:
+    from rankscope.evaluation import evaluate
+
+    return evaluate(qrels, run, metrics, exclude_unjudged=True).per_query.set_index(["query_id", "metric"])["value"]

@@ -26,7 +26,7 @@ import numpy as np
 import pandas as pd
 
 from rankscope.retrieval.analysis import Analyzer
-from rankscope.retrieval.base import document_texts
+from rankscope.workflows.diagnose.analysed import Analysed
 
 MISMATCH_SHARE = 0.25
 """A recall loss sharing fewer than this share of the query's distinct terms is a vocabulary mismatch."""
@@ -48,21 +48,20 @@ def recall_failures(
     corpus: pd.DataFrame,
     analyzer: Analyzer,
     others: Mapping[str, pd.DataFrame] | None = None,
+    *,
+    analysed: Analysed | None = None,
 ) -> pd.DataFrame:
     """One row per recall loss of ``ranks`` (:func:`rankscope.workflows.diagnose.misses.relevant_ranks` output).
 
     Columns ``query_id, doc_id, relevance, query_terms, shared_terms, shared_share, reason``
     and, for each of ``others`` (name -> that system's relevant_ranks at the same depth),
-    ``rank_<name>``: where it ranks the document (NaN = not within its depth either).
+    ``rank_<name>``: where it ranks the document (NaN = not within its depth either). ``analysed``: the
+    texts' terms kept from another system's diagnosis (analysed here when not given).
     """
     losses = ranks.loc[ranks["rank"].isna(), ["query_id", "doc_id", "relevance"]].reset_index(drop=True)
-    query_text = dict(zip(queries["query_id"], queries["text"]))
-    query_ids = sorted(set(losses["query_id"]))
-    query_terms = dict(zip(query_ids, map(set, analyzer.tokenize_many(query_text.get(q, "") for q in query_ids))))
-    doc_ids, texts = document_texts(corpus)
-    wanted = set(losses["doc_id"])
-    kept = [(d, t) for d, t in zip(doc_ids, texts) if d in wanted]
-    doc_terms = dict(zip((d for d, _ in kept), map(set, analyzer.tokenize_many(t for _, t in kept))))
+    analysed = analysed or Analysed(corpus, queries)
+    query_terms = analysed.query_terms(losses["query_id"], analyzer)
+    doc_terms = analysed.document_terms(losses["doc_id"], analyzer)
     n_terms = np.array([len(query_terms[q]) for q in losses["query_id"]], dtype=np.int64)
     shared = np.array(
         [len(query_terms[q] & doc_terms.get(d, set())) for q, d in zip(losses["query_id"], losses["doc_id"])],

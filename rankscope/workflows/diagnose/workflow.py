@@ -48,6 +48,7 @@ from rankscope.workflows.common.runs import (
     resolve_dataset,
 )
 from rankscope.workflows.common.systems import SystemLike, SystemRun, named_systems, produce_run, system_name
+from rankscope.workflows.diagnose.analysed import Analysed
 from rankscope.workflows.diagnose.drilldown import (
     document_titles,
     drilldown_html,
@@ -65,7 +66,14 @@ from rankscope.workflows.diagnose.findings import (
     retriever_findings,
     sampled_findings,
 )
-from rankscope.workflows.diagnose.headroom import Headroom, check_metrics, default_metrics, headroom, top_of_run
+from rankscope.workflows.diagnose.headroom import (
+    Headroom,
+    check_metrics,
+    default_metrics,
+    headroom,
+    ideal_values,
+    top_of_run,
+)
 from rankscope.workflows.diagnose.misses import (
     first_relevant,
     judgment_table,
@@ -505,6 +513,8 @@ def diagnose_runs(
         notes += too_few_negatives(data, sampled_negatives)
     can_sample = sampled and not notes  # decided before the per-system notes below are added
     diagnoses = []
+    analysed = Analysed(data.corpus, data.queries)  # both systems' texts analysed once per analyzer
+    ideal = ideal_values(data.qrels, metrics)
     for i, system in enumerate(systems):
         others = {o.name: r for j, (o, r) in enumerate(zip(systems, relevant)) if j != i}
         sample = can_sample and system.retriever is not None
@@ -520,6 +530,8 @@ def diagnose_runs(
                 cutoffs,
                 metrics,
                 (sampled_negatives, sampled_repeats, seed) if sample else None,
+                analysed=analysed,
+                ideal=ideal,
             )
         )
     comparison: tuple[str, ...] = ()
@@ -566,18 +578,23 @@ def diagnose_system(
     cutoffs: Sequence[int],
     metrics: Sequence[str],
     sampled: tuple[int, int, int] | None,
+    *,
+    analysed: Analysed | None = None,
+    ideal: pd.Series | None = None,
 ) -> Diagnosis:
     """One system's tables and findings; ``others`` maps the other system to its relevant ranks,
-    ``sampled`` is (negatives, repeats, seed) or None to skip the sampled protocol."""
+    ``sampled`` is (negatives, repeats, seed) or None to skip the sampled protocol; ``analysed`` and
+    ``ideal`` (:func:`~rankscope.workflows.diagnose.headroom.ideal_values`) are shared with the other system."""
+    analysed = analysed or Analysed(data.corpus, data.queries)
     name = system.name
     top = top_of_run(system.run, depth)
     ranks = first_relevant(relevant)
     losses = loss_table(relevant, cutoffs, depth, judgment_table(top, data.qrels, cutoffs))
     table = cutoff_table(data.qrels, top, cutoffs, ("hit", "recall", "mrr", "judged"), exclude_unjudged=True)
     misses = miss_breakdown(ranks, cutoffs)
-    gaps = headroom(data.qrels, top, metrics, depth)
+    gaps = headroom(data.qrels, top, metrics, depth, ideal=ideal)
     analyzer = analyzer_of(system.retriever)
-    failures = recall_failures(relevant, data.queries, data.corpus, analyzer, others)
+    failures = recall_failures(relevant, data.queries, data.corpus, analyzer, others, analysed=analysed)
     sample = pd.DataFrame()
     if sampled is not None:
         negatives, repeats, seed = sampled
@@ -601,7 +618,7 @@ def diagnose_system(
         headroom=gaps,
         failures=failures,
         top_results=top_results(
-            top.loc[top["query_id"].isin(ranks.index)], judged, data.corpus, data.queries, analyzer
+            top.loc[top["query_id"].isin(ranks.index)], judged, data.corpus, data.queries, analyzer, analysed=analysed
         ),
         run=top,
         sampled=sample,
