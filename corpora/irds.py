@@ -16,22 +16,29 @@ type lacks is a one-line error listing the fields it has.
 
 :func:`iter_irds_documents` gives the documents one at a time by the same rules, never as a frame: what
 ``rankscope index --dataset irds:NAME`` streams into the bounded-memory index (docs/scale.md).
+
+While rankscope reads through ir_datasets, ir_datasets' own log lines below WARNING are left out (they
+would come before rankscope's one-line error); ``--verbose`` shows them.
 """
 
 from __future__ import annotations
 
+import contextlib
+import logging
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from typing import Any, cast
+from typing import Any, TypeVar, cast
 
 import pandas as pd
 
 from rankscope.core.errors import DatasetNotFoundError, SchemaError
 from rankscope.core.extras import require_extra
+from rankscope.core.notices import is_verbose
 from rankscope.core.progress import progress
 from rankscope.corpora.dataset import Dataset
 from rankscope.corpora.tabular import Columns
 
 _ROLES = {"corpus": ("title", "text"), "queries": ("text",)}
+T = TypeVar("T")
 
 
 def load_irds(name: str, split: str | None = None, columns: Mapping[str, Columns] | None = None) -> Dataset:
@@ -41,17 +48,19 @@ def load_irds(name: str, split: str | None = None, columns: Mapping[str, Columns
             f"irds:{name}: ir_datasets names its splits in the dataset name (irds:beir/scifact/test), not with a split"
         )
     _check_columns(name, columns or {})
-    found = _found(name, ("docs", "queries", "qrels"), "a test collection needs all three")
     given = columns or {}
-    corpus = pd.DataFrame(list(_documents(name, found, given.get("corpus", {}))), columns=["doc_id", "title", "text"])
-    read = _readers(name, found.queries_cls(), _ROLES["queries"], given.get("queries", {}), "queries")
-    queries = pd.DataFrame(
-        list(_records(name, found.queries_iter(), "query_id", read, "queries")), columns=["query_id", "text"]
-    )
-    qrels = pd.DataFrame(
-        [(str(q.query_id), str(q.doc_id), int(q.relevance)) for q in found.qrels_iter()],
-        columns=["query_id", "doc_id", "relevance"],
-    )
+    with _own_lines_only():
+        found = _found(name, ("docs", "queries", "qrels"), "a test collection needs all three")
+        read = _readers(name, found.queries_cls(), _ROLES["queries"], given.get("queries", {}), "queries")
+        documents = _documents(name, found, given.get("corpus", {}))  # every field checked before any record is read
+        corpus = pd.DataFrame(list(documents), columns=["doc_id", "title", "text"])
+        queries = pd.DataFrame(
+            list(_records(name, found.queries_iter(), "query_id", read, "queries")), columns=["query_id", "text"]
+        )
+        qrels = pd.DataFrame(
+            [(str(q.query_id), str(q.doc_id), int(q.relevance)) for q in found.qrels_iter()],
+            columns=["query_id", "doc_id", "relevance"],
+        )
     return Dataset(name=f"irds:{name}", corpus=corpus, queries=queries[["query_id", "text"]], qrels=qrels)
 
 
@@ -61,7 +70,36 @@ def iter_irds_documents(name: str, columns: Columns | None = None) -> Iterator[t
     them (``columns``: the corpus mapping, ``{"title": F, "text": G}``). The dataset and the mapping are
     checked here, before the first document is asked for."""
     _check_columns(name, {"corpus": columns or {}})
-    return _documents(name, _found(name, ("docs",), "an index needs its documents"), columns or {})
+    with _own_lines_only():
+        documents = _documents(name, _found(name, ("docs",), "an index needs its documents"), columns or {})
+    return _quietly(documents)
+
+
+@contextlib.contextmanager
+def _own_lines_only() -> Iterator[None]:
+    """While rankscope reads through ir_datasets, ir_datasets' log lines below WARNING ("[INFO] [starting]
+    building docstore", "[INFO] Opening ...") are left out, so a bad dataset or field is rankscope's one line
+    alone; its warnings, and with ``--verbose`` all its lines, still show. Scoped to the call (a filter on its
+    logger, removed after), not set at import: outside rankscope's calls ir_datasets logs as it always does."""
+    if is_verbose():
+        yield
+        return
+    logger = logging.getLogger("ir_datasets")  # the one logger of ir_datasets.log.easy()
+
+    def keep(record: logging.LogRecord) -> bool:  # a filter of this call's own: a nested call removes only its own
+        return record.levelno >= logging.WARNING
+
+    logger.addFilter(keep)
+    try:
+        yield
+    finally:
+        logger.removeFilter(keep)
+
+
+def _quietly(records: Iterator[T]) -> Iterator[T]:
+    """``records`` read with :func:`_own_lines_only` on (ir_datasets opens its files when the first is asked for)."""
+    with _own_lines_only():
+        yield from records
 
 
 def _documents(name: str, found: Any, mapping: Columns) -> Iterator[tuple[str, str, str]]:

@@ -24,6 +24,11 @@ def set_verbose(verbose: bool) -> None:
     _VERBOSE[0] = verbose
 
 
+def is_verbose() -> bool:
+    """Whether ``--verbose`` was given (notes, and other libraries' own chatter, are printed)."""
+    return _VERBOSE[0]
+
+
 def print_notes(command: str, notes: Iterable[str]) -> int:
     """With ``--verbose``, print each note as ``rankscope <command>: note: <text>``; returns how many were printed."""
     if not _VERBOSE[0]:

@@ -5,12 +5,14 @@ file for file, and the run that the in-memory path (``search --dataset irds:NAME
 from __future__ import annotations
 
 import json
+import logging
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from rankscope.cli import main
+from rankscope.core.notices import set_verbose
 from rankscope.retrieval.cli import index_alone
 from rankscope.retrieval.storage import load_index
 from tests.corpora.irds_local import cisi_in_irds
@@ -94,9 +96,40 @@ def test_an_index_of_other_fields_is_not_reused(irds_cisi: str, tmp_path: Path, 
     search = ["search", "--dataset", irds_cisi, "--retriever", "bm25", "--index-dir", str(idx)]
     capsys.readouterr()
     assert main([*search, "--out", str(tmp_path / "run.trec")]) == 2  # the same ids, other texts
-    assert capsys.readouterr().err.splitlines()[-1] == (  # after ir_datasets' own log lines
+    assert capsys.readouterr().err.splitlines() == [  # ir_datasets' own lines left out (it built its docstore here)
         f"rankscope search: error: {idx}: index was built from the corpus fields {{'text': 'title'}}, not the "
         "default corpus fields (--fields); use a new --index-dir"
-    )
+    ]
     assert main([*search, "--fields", "corpus.text=title", "--out", str(tmp_path / "run.trec")]) == 0
     assert (idx / "meta.json").stat().st_mtime_ns == stamp  # the same fields: reused, not rebuilt
+
+
+def test_a_bad_field_or_dataset_is_rankscopes_line_alone(irds_cisi: str, tmp_path: Path, capsys) -> None:
+    """ir_datasets' INFO lines ("[INFO] [starting] building docstore") do not come before rankscope's one line:
+    every field is checked before a record is read, and its lines below WARNING are left out while rankscope
+    calls it, which --verbose shows; its logger is left as it was after each call."""
+    search = ["search", "--retriever", "bm25", "--out", str(tmp_path / "run.trec"), "--dataset"]
+    name = irds_cisi.removeprefix("irds:")
+    cases = [
+        (
+            [*search, irds_cisi, "--fields", "queries.text=body"],
+            f"irds:{name}: its queries (GenericQuery) have no field",
+        ),
+        (
+            [*search, irds_cisi, "--fields", "corpus.text=body"],
+            f"irds:{name}: its documents (BeirTitleDoc) have no field",
+        ),
+        ([*search, "irds:no-such/set"], "irds:no-such/set: ir_datasets knows no dataset 'no-such/set'"),
+    ]
+    for argv, message in cases:
+        assert main(argv) == 2, argv
+        err = capsys.readouterr().err
+        assert err.splitlines()[0].startswith(f"rankscope search: error: {message}") and err.count("\n") == 1, err
+    assert main([*search, irds_cisi]) == 0
+    assert "[INFO]" not in capsys.readouterr().err  # ir_datasets opened its docstore: not said
+    try:
+        assert main(["--verbose", *search, irds_cisi]) == 0
+    finally:
+        set_verbose(False)
+    assert "[INFO] Opening " in capsys.readouterr().err  # asked for: ir_datasets' own lines
+    assert logging.getLogger("ir_datasets").filters == []
