@@ -18,7 +18,7 @@ same documents, same order), kept to test the kernel against.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -96,11 +96,18 @@ a thread searching batch after batch passes its own, so no batch allocates or cl
 proportional to the corpus. It changes no result."""
 
 
-def sparse_top_k(*args: Any, **kwargs: Any) -> tuple[list[np.ndarray], list[np.ndarray]]:
+def sparse_top_k(
+    query_weights: sp.csr_matrix,
+    term_weights: sp.csr_matrix,
+    k: int,
+    doc_id_rank: np.ndarray,
+    bounds: TermBounds | None = None,
+    workspace: _sparse_topk.Workspace | None = None,
+) -> tuple[list[np.ndarray], list[np.ndarray]]:
     """``top_k_rows(query_weights @ term_weights, k, doc_id_rank)``, computed without the product:
     :func:`flat_top_k` (the same arguments) with its rows cut into one array of positions and one of
     scores per query."""
-    counts, found, values = flat_top_k(*args, **kwargs)
+    counts, found, values = flat_top_k(query_weights, term_weights, k, doc_id_rank, bounds, workspace)
     ends = np.cumsum(counts).tolist()
     rows = list(zip([0, *ends[:-1]], ends))
     return [found[a:b] for a, b in rows], [values[a:b] for a, b in rows]

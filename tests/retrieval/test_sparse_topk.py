@@ -182,6 +182,26 @@ def test_hand_computed_ties_negative_and_cancelled_scores() -> None:
     assert cut[0].tolist() == [2, 1] and cut_values[0].tolist() == [2.0, 2.0]  # the tie settled by doc id
 
 
+def test_sparse_top_k_declares_the_arguments_of_flat_top_k() -> None:
+    """Typed as what it wraps (not ``*args, **kwargs``), so .ci/mypy checks its callers (retrieval/prf.py)."""
+    import inspect
+
+    wrapper, wrapped = inspect.signature(sparse_top_k), inspect.signature(flat_top_k)
+    assert list(wrapper.parameters.values()) == list(wrapped.parameters.values())
+    assert list(wrapper.parameters) == ["query_weights", "term_weights", "k", "doc_id_rank", "bounds", "workspace"]
+    weights = sp.csr_matrix(np.array([[2.0, 1.0], [0.0, 3.0]]))
+    rank = np.array([0, 1], dtype=np.int64)
+    by_name = sparse_top_k(
+        query_weights=sp.csr_matrix(np.array([[1.0, 1.0]])),
+        term_weights=weights,
+        k=1,
+        doc_id_rank=rank,
+        bounds=TermBounds.of(weights),
+        workspace=Workspace(),
+    )
+    assert by_name[0][0].tolist() == [1] and by_name[1][0].tolist() == [4.0]
+
+
 def test_no_queries_and_read_only_inputs() -> None:
     weights = sp.csr_matrix(np.array([[1.0, 0.0], [0.5, 2.0]]))
     for array in (weights.data, weights.indices, weights.indptr):
