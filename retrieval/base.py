@@ -12,7 +12,6 @@ trec_eval uses when it reads a run, so the rank we write is the rank it scores.
 from __future__ import annotations
 
 import inspect
-import itertools
 import os
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
@@ -279,28 +278,40 @@ def as_queries(queries: QueryInput) -> pd.DataFrame:
 
     if isinstance(queries, pd.DataFrame):
         return queries
+    return _queries_table(*_ids_and_texts(queries))
+
+
+def _ids_and_texts(queries: str | Sequence[str] | Mapping[str, str]) -> tuple[list[str], list[Any]]:
+    """Ids and texts of queries given as one text, texts (ids "1", "2", ... in order) or ``{query_id: text}``
+    (ids written with ``str``): the one rule of :func:`as_queries` and :func:`query_texts`."""
     if isinstance(queries, str):
         queries = [queries]
     if isinstance(queries, Mapping):
-        ids, texts = [str(q) for q in queries], list(queries.values())
-    else:
-        texts = list(queries)
-        ids = [str(i) for i in range(1, len(texts) + 1)]
+        return [str(q) for q in queries], list(queries.values())
+    texts = list(queries)
+    return [str(i) for i in range(1, len(texts) + 1)], texts
+
+
+def _queries_table(ids: list[str], texts: list[Any]) -> pd.DataFrame:
+    import pandas as pd
+
     return pd.DataFrame({"query_id": ids, "text": texts}, dtype=object)  # not inferred: Arrow, to convert back
 
 
 def query_texts(queries: QueryInput) -> tuple[list[str], list[str]]:
-    """Validated query ids and texts. Ids and texts given as ``str`` already (a dict or a list of texts)
-    are what the check of a queries table would give back, so they skip building one (2-4 ms for 1,000
-    queries: the serial part of a search on several threads)."""
+    """Validated query ids and texts. Given as one text, a list or a dict whose texts are ``str`` already,
+    they are what the check of their queries table would give back, so they skip building one (2-4 ms for
+    1,000 queries: the serial part of a search on several threads)."""
     from rankscope.corpora.schema import validate
 
-    if isinstance(queries, (Mapping, list, tuple)) and not isinstance(queries, str):
-        ids = list(queries) if isinstance(queries, Mapping) else [str(i) for i in range(1, len(queries) + 1)]
-        texts = list(queries.values()) if isinstance(queries, Mapping) else list(queries)
-        if all(type(value) is str for value in itertools.chain(ids, texts)):
+    if isinstance(queries, (str, Mapping, list, tuple)):
+        ids, texts = _ids_and_texts(queries)
+        if all(type(text) is str for text in texts):
             return ids, texts
-    table = validate(as_queries(queries), "queries", "queries given to search()")
+        table = _queries_table(ids, texts)
+    else:  # a table, or an iterable read once
+        table = as_queries(queries)
+    table = validate(table, "queries", "queries given to search()")
     return table["query_id"].tolist(), table["text"].tolist()
 
 

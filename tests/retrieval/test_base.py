@@ -74,6 +74,30 @@ def test_query_texts_of_plain_strings_equal_the_checked_table(queries: object) -
     assert [type(value) for value in ids + texts] == [type(value) for value in table.to_numpy().T.ravel()]
 
 
+@pytest.mark.parametrize(
+    ("queries", "expected"),
+    [
+        ("heat flow", (["1"], ["heat flow"])),  # one text: ids by as_queries' rule, no table
+        ({"q1": "heat", 7: "wing"}, (["q1", "7"], ["heat", "wing"])),  # an id written with str, as as_queries does
+        (("heat", "wing"), (["1", "2"], ["heat", "wing"])),
+    ],
+)
+def test_query_texts_build_no_table_for_plain_text(queries: object, expected: object, monkeypatch) -> None:
+    """The fast path and :func:`as_queries` share one rule for ids and texts, so whatever its ids, plain text
+    is never made a table only to be checked."""
+    import rankscope.corpora.schema
+
+    def refused(*args: object, **kwargs: object) -> None:
+        raise AssertionError("a queries table was built and checked")
+
+    monkeypatch.setattr(rankscope.corpora.schema, "validate", refused)
+    assert query_texts(queries) == expected  # type: ignore[arg-type]
+
+
+def test_query_texts_read_an_iterable_once() -> None:
+    assert query_texts(text for text in ["heat", "wing"]) == (["1", "2"], ["heat", "wing"])  # type: ignore[arg-type]
+
+
 @pytest.mark.parametrize("queries", [{"q1": "heat", "q2": None}, ["heat", None], {"q1": float("nan")}])
 def test_query_texts_refuse_a_missing_text(queries: object) -> None:
     with pytest.raises(SchemaError, match="has a missing value at row"):
