@@ -21,6 +21,7 @@ from typing import NoReturn
 
 from rankscope.core.errors import RankscopeError
 from rankscope.core.invocation import command_line
+from rankscope.core.lazy import LateParser
 from rankscope.core.notices import set_verbose
 from rankscope.core.progress import set_quiet
 from rankscope.core.version import __version__
@@ -50,8 +51,10 @@ VERBOSE_HELP = "print notes too (a known collection's handled quirks)"
 
 
 def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
-    """The parser for ``argv``: only its sub-command's module when it names one, else all of them (help)."""
-    parser = argparse.ArgumentParser(
+    """The parser for ``argv``: only its sub-command's module when it names one, else all of them (help).
+    Each sub-command's parser is a :class:`LateParser`: a workflow command imports its workflow once the
+    line has parsed (or for its help), not here."""
+    parser = LateParser(
         prog="rankscope",
         description="Compare retrievers, tune BM25 and diagnose recall vs ranking gaps.",
     )

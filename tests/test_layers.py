@@ -179,6 +179,63 @@ def test_cli_start_up_loads_only_the_named_command(tmp_path: Path, argv: list[st
     assert python_in(tmp_path, code).strip().splitlines()[-1] == f"{loaded!r} False False"
 
 
+HEAVY = ("numpy", "pandas", "pyarrow", "scipy", "matplotlib", "rankscope.reporting", "rankscope.evaluation")
+"""What a workflow command may import only once its command line has parsed: numpy, pandas with pyarrow,
+scipy (numpy.f2py and numpy.testing with scipy.sparse), matplotlib, and rankscope's packages over them."""
+
+
+@pytest.mark.parametrize("name", ["diagnose", "compare", "rag", "tune", "poolbias", "judge", "collection", "label"])
+def test_a_workflow_command_imports_its_workflow_once_its_line_parses(tmp_path: Path, name: str) -> None:
+    """Building the parser of a workflow command, and refusing a mistyped option or a bad value, imports
+    none of HEAVY nor the workflow (most of a second); a line that parses imports the workflow, whose
+    defaults it then holds. The start-up rule of the hub (only the named command's module), one level down."""
+    code = (
+        "import sys\n"
+        "from rankscope.cli import build_parser\n"
+        f"HEAVY = {HEAVY!r}\n"
+        "def loaded():\n"
+        "    workflows = [m for m in sys.modules if m.startswith('rankscope.workflows.')\n"
+        "                 and not m.startswith('rankscope.workflows.cli')]\n"
+        "    return [m for m in sys.modules if m.split('.')[0] in HEAVY or m.startswith(HEAVY)] + workflows\n"
+        f"parser = build_parser([{name!r}])\n"
+        f"for bad in (['--no-such-option'], ['--seed', 'x'], ['--dataset']):\n"
+        "    try:\n"
+        f"        parser.parse_args([{name!r}, *bad])\n"
+        "    except SystemExit as exit:\n"
+        "        print(exit.code, loaded())\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True)
+    lines = done.stdout.splitlines()
+    assert lines == ["2 []"] * 3 or (name in {"collection", "label"} and lines[:1] == ["2 []"]), done.stderr
+    if name in {"collection", "label"}:
+        return  # their actions' modules load when they run
+    code = (
+        "import sys\n"
+        "from rankscope.cli import build_parser\n"
+        f"args = build_parser([{name!r}]).parse_args([{name!r}])\n"
+        "print(args.seed, 'pandas' in sys.modules)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True)
+    assert done.stdout.split() == ["0", "True"], done.stderr
+
+
+def test_late_settings_are_checked_once_the_line_parses(capsys: pytest.CaptureFixture[str]) -> None:
+    """A choice a heavy module holds (``--test``: the significance module's TESTS) is refused as argparse
+    refuses any, after the parser settled; its default and the workflow's are applied."""
+    from rankscope.cli import build_parser
+    from rankscope.evaluation.significance import TESTS
+
+    with pytest.raises(SystemExit) as refused:
+        build_parser(["compare"]).parse_args(["compare", "--test", "nope"])
+    assert refused.value.code == 2
+    assert (
+        f"argument --test: invalid choice: 'nope' (choose from {', '.join(map(repr, TESTS))})"
+        in capsys.readouterr().err
+    )
+    args = build_parser(["rag"]).parse_args(["rag", "--test", "t"])
+    assert (args.test, args.answer_mode, args.depth) == ("t", "string", 1000)
+
+
 @pytest.mark.parametrize(
     ("spec", "message"),
     [

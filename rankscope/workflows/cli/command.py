@@ -9,6 +9,11 @@ default, read from the function's signature, never retyped. The CLI contract tes
 ``COMMAND``: defaults, ``--strict`` and the dataset's warnings, ``--quiet``, ``--out`` checks and
 one-line errors, so a new command is checked without being added to any list.
 
+Building the parser imports no workflow: the defaults shown and applied, and settings held by heavy
+modules (:class:`~rankscope.core.lazy.Late`), are read once the command line has parsed
+(:class:`~rankscope.core.lazy.LateParser`), so a mistyped option is refused at once
+(``tests/test_layers.py``).
+
 A command prints its result before writing its folder: the folder is checked first (a mistyped
 ``--out`` fails before any computing), the workflow runs without it, the result is shown, and
 :func:`rankscope.reporting.finish.finish` writes the files.
@@ -17,21 +22,20 @@ A command prints its result before writing its folder: the folder is checked fir
 from __future__ import annotations
 
 import argparse
-import importlib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from functools import partial
+from functools import cached_property, partial
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from rankscope.core import forked
+from rankscope.core.lazy import Late, LateParser, imported
 from rankscope.core.outputs import check_output_folder
 from rankscope.core.phases import phase
 from rankscope.corpora.cli import load_reported
-from rankscope.reporting.finish import Finished, finish
-from rankscope.reporting.plots import FIGURE_MODULES
-from rankscope.reporting.tables import to_json
-from rankscope.workflows.options import flat_defaults
+
+if TYPE_CHECKING:
+    from rankscope.reporting.finish import Finished
 
 OUT_HINT = "add --out DIR for report.html (figures, every table) and the tables as CSV files"
 """The last line a command prints without ``--out``: where the rest of its output is."""
@@ -40,7 +44,29 @@ OUT_HINT = "add --out DIR for report.html (figures, every table) and the tables 
 def defaults(function: Callable[..., object]) -> dict[str, Any]:
     """A function's parameter defaults by name, options objects' fields included (``seed`` of
     ``execution=Execution()``): the CLI's defaults are read here, never retyped."""
+    from rankscope.workflows.options import flat_defaults
+
     return flat_defaults(function)
+
+
+class Defaults(Mapping[str, Any]):
+    """A workflow's :func:`defaults`, read on the first look-up: importing the workflow loads pandas."""
+
+    def __init__(self, function: Callable[[], Callable[..., object]]) -> None:
+        self._function = function
+
+    @cached_property
+    def _values(self) -> dict[str, Any]:
+        return defaults(self._function())
+
+    def __getitem__(self, name: str) -> Any:
+        return self._values[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._values)
+
+    def __len__(self) -> int:
+        return len(self._values)
 
 
 class Adds(Protocol):
@@ -58,6 +84,8 @@ class Option:
     depends on other defaults is a function of them all. An option whose
     default applies only in some cases (the systems, unless ``--run`` gives them) sets
     ``applies=False``: the help shows the default, the parsed value stays None and the call decides.
+    A setting a heavy module holds is a :class:`~rankscope.core.lazy.Late`; it and the defaults are
+    set when a :class:`~rankscope.core.lazy.LateParser` settles.
     """
 
     flags: tuple[str, ...]
@@ -67,15 +95,27 @@ class Option:
     applies: bool = True
 
     def add(self, parser: argparse.ArgumentParser, given: Mapping[str, Any]) -> None:
-        settings = dict(self.settings)
-        help = self.help(given) if callable(self.help) else self.help
-        if self.parameter is not None:
-            default = given[self.parameter]
-            listed = isinstance(default, (tuple, list))
-            help = help.replace("{default}", " ".join(map(str, default)) if listed else str(default))
-            if self.applies:
-                settings["default"] = list(default) if listed else default
-        parser.add_argument(*self.flags, help=help, **settings)
+        action = parser.add_argument(
+            *self.flags, **{key: value for key, value in self.settings.items() if not isinstance(value, Late)}
+        )
+
+        def settle() -> None:
+            for key, value in self.settings.items():
+                if isinstance(value, Late):
+                    setattr(action, key, value.value())
+            help = self.help(given) if callable(self.help) else self.help
+            if self.parameter is not None:
+                default = given[self.parameter]
+                listed = isinstance(default, (tuple, list))
+                help = help.replace("{default}", " ".join(map(str, default)) if listed else str(default))
+                if self.applies:
+                    action.default = list(default) if listed else default
+            action.help = help
+
+        if isinstance(parser, LateParser):
+            parser.later(settle)
+        else:
+            settle()
 
 
 @dataclass(frozen=True)
@@ -88,7 +128,7 @@ class Added:
         self.add_to(parser)
 
 
-Call = Callable[[argparse.Namespace, Callable[..., Finished]], Finished]
+Call = Callable[[argparse.Namespace, Callable[..., "Finished"]], "Finished"]
 """Calls the workflow (the second argument) with the parsed arguments, without ``out``."""
 
 
@@ -106,15 +146,14 @@ class Command:
     formats: tuple[str, ...] = ("table", "json")
 
     def function(self) -> Callable[..., Any]:
-        module, _, name = self.workflow.partition(":")
-        return getattr(importlib.import_module(module), name)
+        return imported(self.workflow)
 
     def register(self, subparsers: argparse._SubParsersAction) -> None:
-        """Add the command to the ``rankscope`` hub's sub-commands."""
+        """Add the command to the ``rankscope`` hub's sub-commands (the workflow imported when the parser
+        settles: the line parsed, or the help asked for)."""
         from rankscope.workflows.cli.options import common
 
-        function = self.function()
-        given = defaults(function)
+        given = Defaults(self.function)
         parser = subparsers.add_parser(
             self.name,
             help=self.help,
@@ -123,13 +162,16 @@ class Command:
         )
         for option in (*common(self.formats), *self.options):
             option.add(parser, given)
-        parser.set_defaults(func=partial(self.run, function))
+        parser.set_defaults(func=self.run)
 
-    def run(self, function: Callable[..., Any], args: argparse.Namespace) -> int:
+    def run(self, args: argparse.Namespace) -> int:
         """Check ``--out``, run the workflow, print its result, then write its folder."""
         out = None if args.out is None else check_output_folder(args.out)  # before any computing
+        function = self.function()
         if out is None:
             return present(self.call(args, function), args, out)
+        from rankscope.reporting.plots import FIGURE_MODULES
+
         forked.warm(FIGURE_MODULES)  # the figures' imports on the second core while the workflow computes
         try:
             return present(self.call(args, function), args, out)
@@ -140,6 +182,9 @@ class Command:
 @phase("report")
 def present(result: Finished, args: argparse.Namespace, out: Path | None) -> int:
     """Print ``result`` in ``args.format``, then write its folder to ``out`` (checked before computing)."""
+    from rankscope.reporting.finish import finish
+    from rankscope.reporting.tables import to_json
+
     if args.format == "json":
         print(to_json(result.to_dict()), end="")
     elif args.format == "latex":

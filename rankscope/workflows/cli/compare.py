@@ -9,9 +9,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
 from rankscope.core.errors import RankscopeError
+from rankscope.core.lazy import Late, imported
 from rankscope.corpora.cli import parsed_fields
-from rankscope.evaluation.metrics import DEFAULT_METRICS
-from rankscope.reporting.finish import Finished
 from rankscope.workflows.cli.command import Command, Option, defaults, loader
 from rankscope.workflows.cli.options import (
     GROUPS,
@@ -23,17 +22,17 @@ from rankscope.workflows.cli.options import (
     scheduler,
     systems_from_args,
 )
-from rankscope.workflows.common.runs import SEARCH_DEPTH, check_depth
-from rankscope.workflows.options import Execution, Judging
 
 if TYPE_CHECKING:
+    from rankscope.reporting.finish import Finished
     from rankscope.workflows.compare import CompareResult
-
-POOL_DEPTH = Judging.__dataclass_fields__["depth"].default
+    from rankscope.workflows.options import Judging
 
 
 def judgments_from(args: argparse.Namespace) -> str | Judging | None:
     """``--judgments DIR``, or ``--judge SPEC`` with its options as a :class:`Judging`; never both."""
+    from rankscope.workflows.options import Judging
+
     if args.judge is None:
         given = [
             flag
@@ -59,6 +58,9 @@ def dataset_or_qrels(args: argparse.Namespace) -> partial:
 
 
 def call(args: argparse.Namespace, compare: Callable[..., Finished]) -> Finished:
+    from rankscope.workflows.common.runs import check_depth
+    from rankscope.workflows.options import Execution
+
     specs = default_specs(args.retrievers, args.run, defaults(compare)["retrievers"])
     judgments = judgments_from(args)
     if args.pool_bias is not None:
@@ -84,7 +86,11 @@ COMMAND = Command(
     options=(
         RETRIEVERS,
         RUN,
-        Option(("--metrics",), f"default: {' '.join(DEFAULT_METRICS)}", settings={"nargs": "+", "metavar": "METRIC"}),
+        Option(
+            ("--metrics",),
+            lambda _: f"default: {' '.join(imported('rankscope.evaluation.metrics:DEFAULT_METRICS'))}",
+            settings={"nargs": "+", "metavar": "METRIC"},
+        ),
         Option(
             ("--baseline",),
             "system the others are tested against: a spec or a --run NAME (default: bm25 if compared, else the "
@@ -109,8 +115,11 @@ COMMAND = Command(
         ),
         Option(
             ("--depth",),
-            f"documents each retriever returns per query (default: {SEARCH_DEPTH}); when given, --run files are cut "
-            "to it too (default: scored as given, as `rankscope evaluate` scores them)",
+            lambda _: (
+                f"documents each retriever returns per query (default: "
+                f"{imported('rankscope.workflows.common.runs:SEARCH_DEPTH')}); when given, --run files are cut "
+                "to it too (default: scored as given, as `rankscope evaluate` scores them)"
+            ),
             "depth",
             {"type": int},
         ),
@@ -139,7 +148,7 @@ COMMAND = Command(
         Option(
             ("--pool-depth",),
             "with --judge: documents per system and query pooled for the judge (default: %(default)s)",
-            settings={"type": int, "default": POOL_DEPTH, "metavar": "K"},
+            settings={"type": int, "default": Late("rankscope.workflows.options:Judging.depth"), "metavar": "K"},
         ),
         Option(
             ("--judge-cache",),

@@ -6,19 +6,20 @@ import argparse
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, cast
 
-from rankscope.reporting.finish import Finished
+from rankscope.core.lazy import Late
 from rankscope.workflows.cli.command import Command, Option, defaults, loader
 from rankscope.workflows.cli.options import GROUPS, RUN, Grouping, default_specs, depth, systems_from_args
-from rankscope.workflows.diagnose.headroom import default_metrics
-from rankscope.workflows.diagnose.sampling import Sampled
 
 if TYPE_CHECKING:
+    from rankscope.reporting.finish import Finished
     from rankscope.workflows.diagnose import DiagnoseResult
 
 
 def call(args: argparse.Namespace, diagnose: Callable[..., Finished]) -> Finished:
     """The systems in the order the docs give: ``--retriever`` (its default unless ``--run`` is
     given), the ``--run`` files, then ``--vs``; the first is the one diagnosed in depth."""
+    from rankscope.workflows.diagnose.sampling import Sampled
+
     given = [args.retriever] if args.retriever else None
     specs = default_specs(given, args.run, defaults(diagnose)["retriever"])
     grouping = Grouping(args.groups)  # a bad file is said before any work, a bad column once the dataset loads
@@ -35,6 +36,8 @@ def call(args: argparse.Namespace, diagnose: Callable[..., Finished]) -> Finishe
 
 
 def _metrics_help(given: Mapping[str, Any]) -> str:
+    from rankscope.workflows.diagnose.headroom import default_metrics
+
     return (
         "metrics priced in points (actual, oracle reranker, ideal); the first picks the worst queries "
         f"(default: {' '.join(default_metrics(given['depth']))})"
@@ -64,12 +67,12 @@ COMMAND = Command(
         Option(
             ("--sampled-negatives",),
             "sampled protocol: negatives (default: %(default)s)",
-            settings={"type": int, "default": Sampled.negatives},
+            settings={"type": int, "default": Late("rankscope.workflows.diagnose.sampling:Sampled.negatives")},
         ),
         Option(
             ("--sampled-repeats",),
             "sampled protocol: repeats (default: %(default)s)",
-            settings={"type": int, "default": Sampled.repeats},
+            settings={"type": int, "default": Late("rankscope.workflows.diagnose.sampling:Sampled.repeats")},
         ),
         GROUPS,
     ),

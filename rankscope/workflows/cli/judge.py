@@ -9,11 +9,12 @@ from typing import Any
 from rankscope.core.notices import print_warnings
 from rankscope.workflows.cli.command import Command, Option, defaults, loader
 from rankscope.workflows.cli.options import RUN, default_specs, depth, scheduler, systems_from_args
-from rankscope.workflows.judge.workflow import Study
-from rankscope.workflows.options import Execution
 
 
 def call(args: argparse.Namespace, judge: Callable[..., Any]) -> Any:
+    from rankscope.workflows.judge.workflow import Study
+    from rankscope.workflows.options import Execution
+
     specs = default_specs(args.systems, args.run, defaults(judge)["systems"])
     result = judge(
         loader(args),

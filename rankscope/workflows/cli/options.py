@@ -7,12 +7,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast
 
 from rankscope.core.errors import RankscopeError
+from rankscope.core.lazy import Late
 from rankscope.core.scheduler import add_scheduler
 from rankscope.corpora.cli import add_analyzer, add_fields, add_split, add_strict, parsed_fields
-from rankscope.evaluation.significance import TESTS
-from rankscope.reporting.plots import FIGURE_FORMATS
 from rankscope.workflows.cli.command import Added, Adds, Option
-from rankscope.workflows.options import Output
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -43,7 +41,12 @@ FIGURES = Option(
     "plot: only when asked, since 26 Nov 2026), pdf (vector with embedded fonts, for papers: only when "
     "asked, it takes longer than the other two together); report.html always holds them as inline SVG "
     "(default: %(default)s)",
-    settings={"nargs": "+", "choices": FIGURE_FORMATS, "metavar": "FORMAT", "default": list(Output.figures)},
+    settings={
+        "nargs": "+",
+        "choices": Late("rankscope.reporting.plots:FIGURE_FORMATS"),
+        "metavar": "FORMAT",
+        "default": Late("rankscope.workflows.options:Output.figures"),
+    },
 )
 SEED = Option(("--seed",), "seed for tests, folds and sampling (default: %(default)s)", "seed", {"type": int})
 STRICT = Added(add_strict)
@@ -60,7 +63,10 @@ RETRIEVERS = Option(
 )
 """The systems of the commands that take specs beside --run (compare, poolbias)."""
 TEST = Option(
-    ("--test",), "paired significance test, Holm-corrected (default: %(default)s)", "test", {"choices": TESTS}
+    ("--test",),
+    "paired significance test, Holm-corrected (default: %(default)s)",
+    "test",
+    {"choices": Late("rankscope.evaluation.significance:TESTS")},
 )
 
 

@@ -4,16 +4,20 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from rankscope.core.errors import RankscopeError
-from rankscope.reporting.finish import Finished
 from rankscope.workflows.cli.command import Command, Option, defaults
 from rankscope.workflows.cli.compare import dataset_or_qrels
 from rankscope.workflows.cli.options import RETRIEVERS, RUN, default_specs, scheduler, systems_from_args
-from rankscope.workflows.options import Execution
+
+if TYPE_CHECKING:
+    from rankscope.reporting.finish import Finished
 
 
 def call(args: argparse.Namespace, poolbias: Callable[..., Finished]) -> Finished:
+    from rankscope.workflows.options import Execution
+
     if args.qrels is not None:
         if args.retrievers:
             raise RankscopeError("--qrels gives judgments alone: the systems are --run files (or use --dataset)")

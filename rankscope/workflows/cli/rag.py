@@ -6,14 +6,15 @@ import argparse
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from rankscope.corpora.answers import MODES
+from rankscope.core.lazy import Late
 from rankscope.corpora.cli import load_corpus_reported
-from rankscope.reporting.finish import Finished
 from rankscope.workflows.cli.command import Command, Option, loader
 from rankscope.workflows.cli.options import TEST, depth, scheduler
-from rankscope.workflows.options import Execution
-from rankscope.workflows.rag import Answers, Budgets
+
+if TYPE_CHECKING:
+    from rankscope.reporting.finish import Finished
 
 
 def answers_loader(args: argparse.Namespace) -> partial:
@@ -29,6 +30,8 @@ def answers_loader(args: argparse.Namespace) -> partial:
 
 def call(args: argparse.Namespace, rag: Callable[..., Finished]) -> Finished:
     from rankscope.retrieval.registry import with_analyzer
+    from rankscope.workflows.options import Execution
+    from rankscope.workflows.rag import Answers, Budgets
 
     return rag(
         answers_loader(args),
@@ -64,12 +67,15 @@ COMMAND = Command(
             ("--answer-mode",),
             "string: DPR's has_answer; regex: DPR's regex mode; substring: FlashRAG's looser rule "
             "(default: %(default)s)",
-            settings={"choices": MODES, "default": Answers.mode},
+            settings={
+                "choices": Late("rankscope.corpora.answers:MODES"),
+                "default": Late("rankscope.workflows.rag:Answers.mode"),
+            },
         ),
         Option(
             ("--tokenizer",),
             "count tokens as whitespace words (default), 'analyzer' tokens, or with a local tokenizer.json",
-            settings={"metavar": "NAME|PATH", "default": Budgets.tokenizer},
+            settings={"metavar": "NAME|PATH", "default": Late("rankscope.workflows.rag:Budgets.tokenizer")},
         ),
         depth("chunks retrieved per query"),
         TEST,

@@ -4,19 +4,23 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from rankscope.core.errors import RankscopeError
+from rankscope.core.lazy import Late, imported
 from rankscope.core.workers import checked_count
-from rankscope.reporting.finish import Finished
 from rankscope.workflows.cli.command import Command, Option, loader
 from rankscope.workflows.cli.options import scheduler
-from rankscope.workflows.options import SEARCHES, Execution, Search
-from rankscope.workflows.tune.workflow import DEFAULT_B, DEFAULT_K1, SHORTHANDS
+
+if TYPE_CHECKING:
+    from rankscope.reporting.finish import Finished
 
 
 def call(args: argparse.Namespace, tune: Callable[..., Finished]) -> Finished:
     from rankscope.retrieval.registry import with_analyzer
+    from rankscope.workflows.options import Execution, Search
     from rankscope.workflows.tune.grid import parse_param
+    from rankscope.workflows.tune.workflow import SHORTHANDS
 
     params = dict(parse_param(item) for item in args.param)
     if len(params) < len(args.param):
@@ -45,6 +49,11 @@ def _workers(args: argparse.Namespace) -> int:
     return checked_count(args.workers)
 
 
+def _grid_help(name: str) -> str:
+    grid = imported(f"rankscope.workflows.tune.workflow:DEFAULT_{name.upper()}")
+    return f"start:stop:step, inclusive; same as --param {name}=... (default grid: {grid})"
+
+
 COMMAND = Command(
     name="tune",
     help="grid-search any retriever parameters with cross-validation over queries and an error bar",
@@ -63,8 +72,8 @@ COMMAND = Command(
             "fb_terms=5:30:5, norm=minmax,zscore; repeat for more (without --param, --k1 and --b: BM25's k1 and b)",
             settings={"action": "append", "default": [], "metavar": "NAME=VALUES"},
         ),
-        Option(("--k1",), f"start:stop:step, inclusive; same as --param k1=... (default grid: {DEFAULT_K1})"),
-        Option(("--b",), f"start:stop:step, inclusive; same as --param b=... (default grid: {DEFAULT_B})"),
+        Option(("--k1",), lambda _: _grid_help("k1")),
+        Option(("--b",), lambda _: _grid_help("b")),
         Option(("--metric",), "metric to maximise (default: %(default)s)", "metric"),
         Option(("--folds",), "cross-validation folds over queries (default: %(default)s)", "folds", {"type": int}),
         Option(
@@ -89,7 +98,7 @@ COMMAND = Command(
             "grid: score every point; optuna: TPE proposes points, one seeded study per training fold "
             "(needs the tune extra) (default: %(default)s)",
             "method",
-            {"choices": SEARCHES},
+            {"choices": Late("rankscope.workflows.options:SEARCHES")},
         ),
         Option(("--trials",), "--search optuna: trials per study (default: %(default)s)", "trials", {"type": int}),
     ),
