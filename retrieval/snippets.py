@@ -13,8 +13,6 @@ import itertools
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
-import numpy as np
-
 from rankscope.retrieval.analysis import Analyzer
 
 SNIPPET_WORDS = 30
@@ -84,15 +82,20 @@ class Words:
 
 
 def _first_best_window(hits: list[int], n: int, window: int) -> int:
-    """The first start of a ``window`` of ``n`` words holding the most of the (sorted) positions ``hits``."""
+    """The first start of a ``window`` of ``n`` words holding the most of the (sorted) positions ``hits``.
+
+    The count rises only where a hit enters (start = hit - window + 1), so the first best start is 0 or
+    one of those: each is counted with a second pointer to the first hit still inside."""
     if not hits or window == n:
         return 0
-    if len(hits) == 1:
-        return max(0, hits[0] - window + 1)
-    at = np.asarray(hits)
-    starts = np.arange(n - window + 1)
-    held = np.searchsorted(at, starts + window) - np.searchsorted(at, starts)
-    return int(np.argmax(held))
+    best, start, first = 0, 0, 0
+    for last, hit in enumerate(hits):
+        begin = hit - window + 1
+        while hits[first] < begin:
+            first += 1
+        if last - first + 1 > best:
+            best, start = last - first + 1, max(0, begin)
+    return start
 
 
 def highlight(text: str, words: Sequence[str], before: str, after: str, escape: Callable[[str], str]) -> str:

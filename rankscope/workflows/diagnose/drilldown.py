@@ -33,6 +33,10 @@ TOP = 5
 """Top results shown per system and query."""
 SNIPPET = frozenset({"snippet"})
 """The result column whose cells hold markup already (escaped text, query terms highlighted)."""
+MARKS = ("\ue000", "\ue001")
+"""Private-use characters put around a snippet's matching words once for both formats: each then escapes the
+snippet in one call and turns them into its own marks (HTML's and Markdown's escapes leave them as they
+are, and treat them as they treat a text's end, so a word's neighbours escape as they would alone)."""
 UNJUDGED = "unjudged"
 """The grade shown for a document nobody judged (a blank cell read as a missing value)."""
 LIMIT = 300
@@ -106,7 +110,7 @@ class QueryPage:
     oracle, the ideal), relevant documents and each system's top results (columns in the ``*_COLUMNS``)."""
 
     query_id: str
-    row: pd.Series
+    row: dict[str, Any]
     metrics: Rows
     relevant: Rows
     results: tuple[tuple[str, Rows], ...]
@@ -121,20 +125,31 @@ def query_pages(result: DiagnoseResult, limit: int = LIMIT) -> tuple[pd.DataFram
     metrics = _by_query(metric_rows(result), ["query_id", "system", *result.metrics])
     relevant = _by_query(relevant_frame(result), list(relevant_columns(result)))
     results = [
-        (d.retriever, _by_query(d.top_results, ["query_id", *RESULT_COLUMNS[:-1], "snippet", "matched"]))
-        for d in result.diagnoses
+        (d.retriever, _by_query(_marks_put(d.top_results), ["query_id", *RESULT_COLUMNS])) for d in result.diagnoses
     ]
     pages = [
         QueryPage(
-            query_id=q,
+            query_id=row["query_id"],
             row=row,
-            metrics=metrics.get(q, []),
-            relevant=relevant.get(q, []),
-            results=tuple((name, tops.get(q, [])) for name, tops in results),
+            metrics=metrics.get(row["query_id"], []),
+            relevant=relevant.get(row["query_id"], []),
+            results=tuple((name, tops.get(row["query_id"], [])) for name, tops in results),
         )
-        for q, (_, row) in zip(index["query_id"].head(limit), index.head(limit).iterrows())
+        for row in index.head(limit).to_dict("records")
     ]
     return index, pages
+
+
+def _marks_put(top: pd.DataFrame) -> pd.DataFrame:
+    """Top results whose snippets hold their matching words between :data:`MARKS` (a snippet holding a mark
+    character itself is kept as a pair of the snippet and its matching words, marked by each format)."""
+    marked = [
+        (snippet, matched)
+        if MARKS[0] in snippet or MARKS[1] in snippet
+        else highlight(snippet, matched.split(), *MARKS, str)
+        for snippet, matched in zip(top["snippet"], top["matched"])
+    ]
+    return top.assign(snippet=marked)
 
 
 def _by_query(frame: pd.DataFrame, columns: list[str]) -> dict[str, Rows]:
@@ -211,8 +226,15 @@ def _heading(result: DiagnoseResult, page: QueryPage) -> str:
 
 
 def _marked(rows: Rows, before: str, after: str, escape: Callable[[str], str]) -> Rows:
-    """Result rows with the snippet's matching words wrapped (the trailing ``matched`` field dropped)."""
-    return [(*r[:-2], highlight(r[-2], r[-1].split(), before, after, escape)) for r in rows]
+    """Result rows with the snippet escaped and its matching words between ``before`` and ``after``."""
+    return [(*r[:-1], _marks_made(r[-1], before, after, escape)) for r in rows]
+
+
+def _marks_made(snippet: str | tuple[str, str], before: str, after: str, escape: Callable[[str], str]) -> str:
+    if isinstance(snippet, tuple):  # it holds a mark character: its words are marked one by one
+        text, matched = snippet
+        return highlight(text, matched.split(), before, after, escape)
+    return escape(snippet).replace(MARKS[0], before).replace(MARKS[1], after)
 
 
 def drilldown_html(result: DiagnoseResult, index: pd.DataFrame, pages: list[QueryPage]) -> str:

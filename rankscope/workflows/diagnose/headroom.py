@@ -75,7 +75,11 @@ def top_of_run(run: pd.DataFrame, depth: int) -> pd.DataFrame:
 
 def oracle_run(run: pd.DataFrame, qrels: pd.DataFrame, depth: int) -> pd.DataFrame:
     """The top ``depth`` of ``run`` reordered by relevance grade: a perfect reranker over the same candidates."""
-    top = top_of_run(run, depth)
+    return _reordered(top_of_run(run, depth), qrels)
+
+
+def _reordered(top: pd.DataFrame, qrels: pd.DataFrame) -> pd.DataFrame:
+    """:func:`oracle_run` of a run's top (:func:`top_of_run`)."""
     grades = validate(qrels, "qrels", "qrels")
     grade = top.merge(grades, on=["query_id", "doc_id"], how="left")["relevance"].fillna(0).to_numpy()
     order = np.lexsort((top["rank"].to_numpy(), -grade, pd.factorize(top["query_id"])[0]))
@@ -126,9 +130,10 @@ def headroom(
     """Actual, oracle and ideal values of each metric over the judged queries (see the module doc); ``ideal``:
     :func:`ideal_values` of the same qrels and metrics, when another run's headroom computed them already."""
     names = check_metrics(metrics, depth)
+    top = top_of_run(run, depth)
     values = {
-        "actual": _values(qrels, top_of_run(run, depth), names),
-        "oracle": _values(qrels, oracle_run(run, qrels, depth), names),
+        "actual": _values(qrels, top, names),
+        "oracle": _values(qrels, _reordered(top, qrels), names),
         "ideal": ideal_values(qrels, names) if ideal is None else ideal,
     }
     per_query = pd.DataFrame(values).reset_index()
