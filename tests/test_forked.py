@@ -167,3 +167,29 @@ def test_tqdms_monitor_thread_does_not_stop_the_child(monkeypatch) -> None:
     assert forked.can_fork()
     monkeypatch.setattr(forked.threading, "enumerate", lambda: [threading.main_thread(), threading.Thread()])
     assert not forked.can_fork()
+
+
+@pytest.mark.slow
+def test_the_command_draws_in_the_child_and_writes_the_text_itself(tmp_path: Path) -> None:
+    """With the child, the command's own process writes report.md and report.html and never draws a
+    figure (matplotlib is not even imported there); the child's SVGs are inlined in the page."""
+    import subprocess
+
+    from rankscope.corpora.export import export_dataset
+    from tests.workflows.tiny_collection import small_dataset
+
+    export_dataset(small_dataset(), tmp_path / "data")
+    out = tmp_path / "out"
+    code = (
+        "import sys\nfrom rankscope.cli import main\n"
+        f"main(['diagnose', '--dataset', {str(tmp_path / 'data')!r}, '--retriever', 'bm25', '--vs', 'tfidf',"
+        f" '--out', {str(out)!r}, '--quiet'])\nprint('matplotlib' in sys.modules)"
+    )
+    env = {**os.environ, "RANKSCOPE_QUIET": "1"}
+    env.pop(forked.FORK_ENV, None)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
+    assert done.stdout.split()[-1] == "False"
+    page = (out / "report.html").read_text()
+    for svg in sorted(out.glob("*.svg")):  # each figure in the page, its ids prefixed with its name
+        assert f'id="{svg.stem}-' in page, svg.name
+    assert page.count("<svg") == len(list(out.glob("*.svg"))) >= 3 and 'id="drilldown"' in page

@@ -5,8 +5,9 @@ matplotlib's import off this process).
 Only where forking is safe: Linux, and no other Python thread running but tqdm's monitor (a thread
 holding a lock at the fork would leave it locked in the child forever; Jupyter and Dask clients start
 threads, and then the work is done here, one part after the other). The monitor, which a progress bar
-on a terminal starts, only ever takes tqdm's own lock, which the child never uses. The child reports the paths it
-wrote through a pipe and leaves with ``os._exit`` (no exit handlers, no flushing of buffers it
+on a terminal starts, only ever takes tqdm's own lock, which the child never uses. The child sends what the work
+returned (the paths it wrote, say) through a pipe, pickled (this process reads only what its own child
+wrote), and leaves with ``os._exit`` (no exit handlers, no flushing of buffers it
 inherited). If it fails in any way, the work is done again in this process, so an error (a full disk,
 a bad value) is raised here exactly as without the child.
 
@@ -20,7 +21,6 @@ so that import is off the path the user waits on. Work that cannot be pickled go
 from __future__ import annotations
 
 import importlib
-import json
 import os
 import pickle
 import signal
@@ -29,8 +29,7 @@ import sys
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar, cast
 
 IDLE_THREADS = frozenset({"tqdm_monitor"})
 """Threads that may run at the fork: they take no lock the child's work needs."""
@@ -64,6 +63,7 @@ class _Warm:
 _warm: list[_Warm] = []
 """The waiting child of this process, if any (at most one)."""
 _LENGTH = struct.Struct("<Q")
+T = TypeVar("T")
 
 
 def warm(modules: Sequence[str]) -> None:
@@ -108,12 +108,13 @@ def cool() -> None:
         os.waitpid(child.pid, 0)
 
 
-def start(work: Callable[..., list[Path]], *args: Any) -> Callable[[], list[Path]]:
-    """Start ``work(*args)`` (writing files, returning their paths) in a child: the one :func:`warm`
-    forked when it waits and the work pickles, else a child forked now when :func:`can_fork`; the
-    function returned waits for it and gives the paths. Without a child, ``work`` runs when waited for."""
+def start(work: Callable[..., T], *args: Any) -> Callable[[], T]:
+    """Start ``work(*args)`` (writing files, returning what pickles: their paths, say) in a child: the one
+    :func:`warm` forked when it waits and the work pickles, else a child forked now when :func:`can_fork`;
+    the function returned waits for it and gives what the work returned. Without a child, ``work`` runs
+    when waited for."""
 
-    def here() -> list[Path]:
+    def here() -> T:
         return work(*args)
 
     if _warm:
@@ -161,20 +162,20 @@ def _read_all(fd: int, length: int) -> bytes:
     return bytes(data)
 
 
-def _answer(fd: int, paths: list[Path]) -> int:
-    """The child's answer: the paths it wrote, as JSON on ``fd``; its exit code."""
+def _answer(fd: int, value: object) -> int:
+    """The child's answer: what the work returned, pickled on ``fd``; its exit code."""
     with os.fdopen(fd, "wb") as pipe:
-        pipe.write(json.dumps([str(path) for path in paths]).encode("utf-8"))
+        pipe.write(pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL))
     return 0
 
 
-def _waiting(pid: int, answer: int, here: Callable[[], list[Path]]) -> Callable[[], list[Path]]:
-    def wait() -> list[Path]:
+def _waiting(pid: int, answer: int, here: Callable[[], T]) -> Callable[[], T]:
+    def wait() -> T:
         with os.fdopen(answer, "rb") as pipe:
             data = pipe.read()
         _, status = os.waitpid(pid, 0)
         if os.waitstatus_to_exitcode(status) != 0:
             return here()  # the same work here: its error, if any, is raised in this process
-        return [Path(path) for path in json.loads(data.decode("utf-8"))]
+        return cast(T, pickle.loads(data))  # noqa: S301 - written by this process's own child
 
     return wait

@@ -2,11 +2,15 @@
 
 A workflow builds its result (tables, findings, provenance) without touching the disk, then hands
 it to :func:`finish`. With a folder, the result's own tables (:meth:`Finished.write_tables`),
-``summary.json``, ``provenance.json`` and the report with its figures (drawn in a forked child at
-the same time, :mod:`rankscope.core.forked`) are written into a temporary
-folder that replaces the old one in one rename (:func:`rankscope.core.outputs.write_folder`), so an
-interrupted run never leaves a mix of old and new files. One function, so a new workflow cannot
-forget a file or write one in place.
+``summary.json``, ``provenance.json`` and the report are written into a temporary folder that replaces
+the old one in one rename (:func:`rankscope.core.outputs.write_folder`), so an interrupted run never
+leaves a mix of old and new files. One function, so a new workflow cannot forget a file or write one
+in place.
+
+The work is shared by both cores: a forked child (:mod:`rankscope.core.forked`) draws the figures and
+writes their files, while this process writes the tables, report.md and report.html with a mark where
+each figure goes (the report's plots are drawn only when first needed, :class:`~rankscope.reporting.plots.Plot`,
+so this process never imports matplotlib), then fills the marks with the SVGs the child sends back.
 """
 
 from __future__ import annotations
@@ -21,7 +25,7 @@ from rankscope.core.outputs import write_folder
 from rankscope.core.phases import phase
 from rankscope.reporting import provenance
 from rankscope.reporting.plots import DEFAULT_FIGURES
-from rankscope.reporting.report import Report, write_report, write_text
+from rankscope.reporting.report import Report, page_without_figures, to_markdown, write_figures, write_text
 from rankscope.reporting.tables import to_json
 
 
@@ -53,21 +57,25 @@ def finish(result: R, out: Path | None, figures: Sequence[str] = DEFAULT_FIGURES
         return result
 
     def write(folder: Path) -> list[Path]:
-        # the report (figures drawn and saved, report.md, report.html) on the second core while the
-        # tables and runs are written here (rankscope.core.forked; one after the other where it cannot fork)
-        report = forked.start(_write_report, result, folder, tuple(figures))
+        # the figures drawn and saved on the second core while the tables, report.md and the page are
+        # written here (rankscope.core.forked; one after the other where it cannot fork)
+        drawing = forked.start(_write_figures, result, folder, tuple(figures))
         files = [
             *result.write_tables(folder),
             write_text(folder / "summary.json", to_json(result.to_dict())),
             provenance.write(result.provenance, folder),
         ]
-        with phase("figures"):  # waiting for the child (or, without one, writing the report here)
-            return [*files, *report()]
+        report = result.report()  # its plots are not drawn here
+        files.append(write_text(folder / "report.md", to_markdown(report, figures)))
+        page = page_without_figures(report)
+        with phase("figures"):  # waiting for the child (or, without one, drawing the figures here)
+            drawn, inline = drawing()
+        return [*files, *drawn, write_text(folder / "report.html", page.filled(inline))]
 
     return dataclasses.replace(result, files=write_folder(out, write))  # type: ignore[type-var]
 
 
-def _write_report(result: Finished, folder: Path, figures: Sequence[str]) -> list[Path]:
-    """The report's files (figures, report.md, report.html): a function of the module, so a child
-    waiting since the command started (:func:`rankscope.core.forked.warm`) can be handed it."""
-    return write_report(result.report(), folder, figures)
+def _write_figures(result: Finished, folder: Path, figures: Sequence[str]) -> tuple[list[Path], dict[str, str]]:
+    """The report's figures (:func:`~rankscope.reporting.report.write_figures`): a function of the module, so
+    a child waiting since the command started (:func:`rankscope.core.forked.warm`) can be handed it."""
+    return write_figures(result.report(), folder, figures)

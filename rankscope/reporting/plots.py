@@ -14,10 +14,11 @@ slot (a short last row is centred instead). Every title names the dataset.
 
 from __future__ import annotations
 
+import functools
 import io
 import re
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, ParamSpec, cast
 
 import numpy as np
 import pandas as pd
@@ -75,15 +76,41 @@ def check_formats(formats: Sequence[str]) -> tuple[str, ...]:
 
 
 class Plot:
-    """A drawn figure; :meth:`render` gives its bytes in one format, each format rendered once."""
+    """A figure, drawn when first needed (:attr:`figure`, :meth:`render`): the plot functions of this module
+    return it undrawn, so a process that builds a report and never shows its plots (the parent writing
+    report.md and report.html while its forked child draws, :mod:`rankscope.reporting.finish`) never
+    imports matplotlib. :meth:`render` gives its bytes in one format, each format rendered once."""
 
     def __init__(self, figure: Figure, title: str) -> None:
-        self.figure = figure
-        self.title = title
+        self._figure: Figure | None = figure
+        self._title = title
+        self._draw: Callable[[], Plot] | None = None
         self._rendered: dict[str, bytes] = {}
 
+    @classmethod
+    def later(cls, draw: Callable[[], Plot]) -> Plot:
+        """The plot ``draw()`` gives, drawn when first needed."""
+        plot = cls.__new__(cls)
+        plot._figure, plot._title, plot._draw, plot._rendered = None, "", draw, {}
+        return plot
+
+    @property
+    def figure(self) -> Figure:
+        """The matplotlib figure (drawn now if it was not)."""
+        if self._figure is None:
+            drawn = cast("Callable[[], Plot]", self._draw)()
+            self._figure, self._title, self._draw = drawn.figure, drawn.title, None
+        return self._figure
+
+    @property
+    def title(self) -> str:
+        """The figure's title, which names the dataset (the figure drawn now if it was not)."""
+        return self._title if self.figure is not None else ""
+
     def __repr__(self) -> str:
-        return f"Plot({self.title!r}, {len(self.figure.axes)} axes)"
+        if self._figure is None:
+            return "Plot(not drawn yet)"
+        return f"Plot({self._title!r}, {len(self._figure.axes)} axes)"
 
     def render(self, fmt: str) -> bytes:
         """The figure as ``png``, ``svg`` or ``pdf`` bytes."""
@@ -119,6 +146,19 @@ class Plot:
         one starts with ``prefix``, so several figures on one page keep their ids unique."""
         text = self.render("svg").decode("utf-8")
         return prefixed_ids(text[text.index("<svg") :].strip(), prefix)
+
+
+P = ParamSpec("P")
+
+
+def _later(draw: Callable[P, Plot]) -> Callable[P, Plot]:
+    """A plot function whose :class:`Plot` is drawn when first needed (its arguments kept until then)."""
+
+    @functools.wraps(draw)
+    def plot(*args: P.args, **kwargs: P.kwargs) -> Plot:
+        return Plot.later(functools.partial(draw, *args, **kwargs))
+
+    return plot
 
 
 def prefixed_ids(svg: str, prefix: str) -> str:
@@ -326,6 +366,7 @@ def _system_lines(
     return fig
 
 
+@_later
 def cutoff_curves(
     curves: Mapping[str, pd.DataFrame],
     columns: Sequence[str] = ("hit", "recall"),
@@ -355,6 +396,7 @@ def cutoff_curves(
     return _done(fig, " and ".join(labels.values()), dataset)
 
 
+@_later
 def precision_recall(curves: Mapping[str, pd.Series], *, dataset: str, reference: str | None = None) -> Plot:
     """Interpolated precision against recall (the 11 standard points), laid out by :func:`_system_lines`.
 
@@ -372,6 +414,7 @@ def precision_recall(curves: Mapping[str, pd.Series], *, dataset: str, reference
     return _done(fig, "Precision-recall (trec_eval iprec_at_recall)", dataset)
 
 
+@_later
 def per_query_difference(differences: Mapping[str, pd.Series], metric: str, baseline: str, *, dataset: str) -> Plot:
     """Per-query difference to the baseline, sorted, one panel per system (shared axes, no empty
     slot): wins above zero, losses below."""
@@ -392,6 +435,7 @@ def per_query_difference(differences: Mapping[str, pd.Series], metric: str, base
     return _done(fig, f"Per-query {metric} difference to {baseline}", dataset)
 
 
+@_later
 def heatmap(
     values: np.ndarray,
     rows: Sequence[float],
@@ -434,6 +478,7 @@ def _edges(centres: Sequence[float]) -> np.ndarray:
     return np.concatenate([[c[0] - (mid[0] - c[0])], mid, [c[-1] + (c[-1] - mid[-1])]])
 
 
+@_later
 def rank_histogram(distributions: Mapping[str, pd.Series], *, dataset: str) -> Plot:
     """Queries per first-relevant-rank bucket (see ``misses.rank_distribution``), bars side by side."""
     fig, axes = _figure(6.0, 3.6)
@@ -453,6 +498,7 @@ def rank_histogram(distributions: Mapping[str, pd.Series], *, dataset: str) -> P
     return _done(fig, "Where the first relevant document lands", dataset)
 
 
+@_later
 def miss_bars(breakdowns: Mapping[str, pd.DataFrame], *, dataset: str) -> Plot:
     """Stacked shares per K: hit, ranking miss (reranker can fix), recall miss (first stage must fix);
     one panel per system, shared axes."""
@@ -479,6 +525,7 @@ def miss_bars(breakdowns: Mapping[str, pd.DataFrame], *, dataset: str) -> Plot:
     return _done(fig, "Hits, ranking misses and recall misses", dataset)
 
 
+@_later
 def tokens_to_first(distributions: Mapping[str, np.ndarray], budgets: Sequence[int], *, dataset: str) -> Plot:
     """Share of queries whose first evidence lies within T tokens of context, against T (log axis),
     one step line per system; NaN (no evidence retrieved) never counts. Budgets as dashed lines."""
@@ -508,6 +555,7 @@ def tokens_to_first(distributions: Mapping[str, np.ndarray], budgets: Sequence[i
     return _done(fig, "Tokens needed to reach the first evidence", dataset)
 
 
+@_later
 def marginals(
     grid: pd.DataFrame, params: Sequence[str], metric: str, best: Mapping[str, object], *, dataset: str
 ) -> Plot:
@@ -539,6 +587,7 @@ def marginals(
 LABELLED_MAX = 60  # up to this many systems the interval plot names each one on its y axis
 
 
+@_later
 def rank_intervals(table: pd.DataFrame, metric: str, *, dataset: str) -> Plot:
     """Each system's mean interval (left) and rank interval (right), one row per system sorted by
     mean (best on top), coloured by tier. ``table`` is :class:`rankscope.evaluation.tiers.Tiers`'
@@ -574,6 +623,7 @@ def rank_intervals(table: pd.DataFrame, metric: str, *, dataset: str) -> Plot:
     return _done(fig, f"{metric}: mean and rank intervals, tiers", dataset)
 
 
+@_later
 def group_means(means: pd.DataFrame, metric: str, *, dataset: str) -> Plot:
     """Each system's mean per query group, bars side by side (``means``: index group, a column per
     system), the groups' query counts under their names when ``means`` has ``n_queries``."""

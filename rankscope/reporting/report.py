@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import html
 import re
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+import secrets
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import cast
 
 import numpy as np
 import pandas as pd
@@ -48,11 +48,22 @@ mark { background: #ffe27a; padding: 0 .1em; }
 """
 """The one style of every report page, the drill-down's sections and highlights included."""
 
+Made = str | Callable[[], str]
+"""A raw block's content, or what makes it when a page is written: a costly section (diagnose's drill-down)
+is made only by the process writing report.md and report.html, never by the forked child drawing the
+figures (:mod:`rankscope.reporting.finish`)."""
+
+
+def made(content: Made) -> str:
+    """The content itself (made now if it is made on demand)."""
+    return content() if callable(content) else content
+
 
 @dataclass(frozen=True)
 class Block:
     """One element of a report; ``kind`` is heading, paragraph, bullets, table, image, raw
-    (``html`` for the page, ``text`` for report.md) or row (``children`` side by side on the page)."""
+    (``html`` for the page, ``markdown`` for report.md, each :data:`Made`) or row (``children`` side by
+    side on the page)."""
 
     kind: str
     text: str = ""
@@ -61,7 +72,8 @@ class Block:
     index: bool = True
     name: str = ""
     plot: Plot | None = None
-    html: str = ""
+    html: Made = ""
+    markdown: Made = ""
     children: tuple[Block, ...] = ()
 
 
@@ -109,9 +121,10 @@ class Report:
         self.blocks.append(Block("row", children=blocks))
         return self
 
-    def raw(self, html: str, markdown: str) -> Report:
-        """Content a workflow renders itself, escaping included (diagnose's drill-down with its links)."""
-        self.blocks.append(Block("raw", text=markdown, html=html))
+    def raw(self, html: Made, markdown: Made) -> Report:
+        """Content a workflow renders itself, escaping included (diagnose's drill-down with its links); each
+        text or the function making it when the page is written (:data:`Made`)."""
+        self.blocks.append(Block("raw", html=html, markdown=markdown))
         return self
 
     @property
@@ -162,7 +175,7 @@ def _markdown_blocks(blocks: Sequence[Block], formats: Sequence[str]) -> list[st
             link = f"[{text}]({file})" if file.endswith(".pdf") else f"![{text}]({file})"
             out += [link, "", f"*{text}*", ""]
         elif block.kind == "raw":
-            out += [block.text, ""]
+            out += [made(block.markdown), ""]
         elif block.kind == "row":
             out += _markdown_blocks(block.children, formats)
     return out
@@ -170,25 +183,52 @@ def _markdown_blocks(blocks: Sequence[Block], formats: Sequence[str]) -> list[st
 
 def to_html(report: Report) -> str:
     """One self-contained HTML page: inline CSS, tables, plots as inline SVG."""
+    return page_without_figures(report).filled(
+        {name: plot.svg_inline(prefix=f"{name}-") for name, plot in report.images.items()}
+    )
+
+
+@dataclass(frozen=True)
+class Page:
+    """An HTML page written before its figures are drawn: a mark where each goes (a comment holding a random
+    token, which no text of the page can hold), filled with each figure's inline SVG when they are."""
+
+    text: str
+    marks: dict[str, str]
+
+    def filled(self, inline: Mapping[str, str]) -> str:
+        """The page with each figure's inline SVG (by name, :meth:`Plot.svg_inline`) at its mark."""
+        text = self.text
+        for name, mark in self.marks.items():
+            text = text.replace(mark, inline[name])
+        return text
+
+
+def page_without_figures(report: Report) -> Page:
+    """The page of :func:`to_html` with a mark where each figure goes (see :class:`Page`)."""
+    token = secrets.token_hex(16)
+    marks = {name: f"<!--figure {token} {name}-->" for name in report.images}
     title = html.escape(report.title)
-    return "\n".join(
+    text = "\n".join(
         [
             "<!DOCTYPE html>",
             '<html lang="en"><head><meta charset="utf-8">',
             f"<title>{title}</title><style>{_STYLE}</style></head><body>",
             f"<h1>{title}</h1>",
-            html_body(report),
+            _html_blocks(report.blocks, marks.__getitem__),
             "</body></html>",
         ]
     )
+    return Page(text, marks)
 
 
 def html_body(report: Report) -> str:
     """The blocks as HTML elements (no page wrapper, no title)."""
-    return _html_blocks(report.blocks)
+    return _html_blocks(report.blocks, lambda name: report.images[name].svg_inline(prefix=f"{name}-"))
 
 
-def _html_blocks(blocks: Sequence[Block]) -> str:
+def _html_blocks(blocks: Sequence[Block], figure: Callable[[str], str]) -> str:
+    """The blocks as HTML, each plot's SVG element given by ``figure(name)``."""
     esc = html.escape
     out = []
     for block in blocks:
@@ -204,13 +244,13 @@ def _html_blocks(blocks: Sequence[Block]) -> str:
         elif block.kind == "image":
             out.append(
                 f'<figure role="img" aria-label="{esc(block.text)}">'
-                f"{cast('Plot', block.plot).svg_inline(prefix=f'{block.name}-')}"
+                f"{figure(block.name)}"
                 f"<figcaption>{esc(block.text)}</figcaption></figure>"
             )
         elif block.kind == "raw":
-            out.append(block.html)
+            out.append(made(block.html))
         elif block.kind == "row":
-            out.append(f'<div class="row">{_html_blocks(block.children)}</div>')
+            out.append(f'<div class="row">{_html_blocks(block.children, figure)}</div>')
     return "\n".join(out)
 
 
@@ -259,12 +299,20 @@ def _is_number(value: object) -> bool:
 def write_report(report: Report, out_dir: PathLike, formats: Sequence[str] = DEFAULT_FIGURES) -> list[Path]:
     """Write report.md, report.html and every plot in each of ``formats`` into ``out_dir``; return the paths."""
     out_dir = Path(out_dir)
-    written = []
+    written, inline = write_figures(report, out_dir, formats)
+    written.append(write_text(out_dir / "report.md", to_markdown(report, formats)))
+    written.append(write_text(out_dir / "report.html", page_without_figures(report).filled(inline)))
+    return written
+
+
+def write_figures(report: Report, out_dir: Path, formats: Sequence[str]) -> tuple[list[Path], dict[str, str]]:
+    """Every plot of ``report`` drawn and written into ``out_dir`` in each of ``formats``: the files, and each
+    plot's SVG element for report.html by name (:meth:`Page.filled`)."""
+    written, inline = [], {}
     for name, plot in report.images.items():
         written += [write_bytes(out_dir / f"{name}.{fmt}", plot.render(fmt)) for fmt in formats]
-    written.append(write_text(out_dir / "report.md", to_markdown(report, formats)))
-    written.append(write_text(out_dir / "report.html", to_html(report)))
-    return written
+        inline[name] = plot.svg_inline(prefix=f"{name}-")
+    return written, inline
 
 
 def write_text(path: Path, text: str) -> Path:

@@ -148,3 +148,47 @@ def test_md_escape_returns_plain_text_as_it_is_and_escapes_the_rest_as_its_full_
     assert [md_escape(t) for t in texts] == [full_rule(t) for t in texts]
     assert md_escape("recall_loss 0.25") == "recall_loss 0.25" and md_escape(7) == "7"
     assert md_escape("_x_ <b>") == "\\_x\\_ &lt;b&gt;"
+
+
+def test_plots_are_drawn_when_first_needed() -> None:
+    curves = {"a": pd.DataFrame({"hit": [0.2, 0.6], "recall": [0.1, 0.4]}, index=[1, 10])}
+    plot = plots.cutoff_curves(curves, dataset="d")
+    assert repr(plot) == "Plot(not drawn yet)"  # a report's text is written without drawing it
+    assert plot.title == "Hit@K and Recall@K - d"  # asked for: drawn
+    assert repr(plot) == "Plot('Hit@K and Recall@K - d', 2 axes)" and len(plot.figure.axes) == 2
+
+
+def test_raw_sections_are_made_when_the_page_is_written_and_figures_fill_their_marks() -> None:
+    from rankscope.reporting.report import page_without_figures
+
+    made: list[str] = []
+
+    def section(kind: str) -> str:
+        made.append(kind)
+        return f"<p>{kind} <!--figure not a mark--></p>" if kind == "html" else f"{kind} section"
+
+    curves = {"a": pd.DataFrame({"hit": [0.2, 0.6], "recall": [0.1, 0.4]}, index=[1, 10])}
+    report = Report("t").image("curves", plots.cutoff_curves(curves, dataset="d"), "the curves")
+    report.raw(lambda: section("html"), lambda: section("markdown"))
+    assert made == []
+    assert to_markdown(report).endswith("markdown section\n") and made == ["markdown"]
+    page = page_without_figures(report)
+    assert "<svg" not in page.text and made == ["markdown", "html"]
+    inline = report.images["curves"].svg_inline(prefix="curves-")
+    filled = page.filled({"curves": inline})
+    assert filled == to_html(report) and filled.count(inline) == 1
+    assert "<!--figure not a mark-->" in filled  # a mark is a random token no text holds
+
+
+def test_diagnose_report_makes_its_drill_down_only_when_written(monkeypatch) -> None:
+    import importlib
+
+    from tests.workflows.tiny_collection import DATA
+
+    workflow = importlib.import_module("rankscope.workflows.diagnose.workflow")
+    calls: list[str] = []
+    real = workflow.drilldown_html
+    monkeypatch.setattr(workflow, "drilldown_html", lambda *args: calls.append("html") or real(*args))
+    report = workflow.build_report(workflow.diagnose(DATA, "bm25", vs="tfidf", depth=5))
+    assert calls == []  # building the report (as the child drawing its figures does) makes no drill-down
+    assert 'id="drilldown"' in to_html(report) and calls == ["html"]

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from functools import cached_property
+from functools import cache, cached_property
 from pathlib import Path
 from typing import TypeVar
 
@@ -685,9 +685,9 @@ def build_report(result: DiagnoseResult) -> Report:
             report, result.group_means, result.group_tests, systems, result.baselines, result.metrics[0], result.dataset
         )
     title = "Queries, worst first"
-    index, pages = query_pages(result)
+    pages = cache(lambda: query_pages(result))  # made when the page is written, once for both
     report.raw(
-        f'<h2 id="drilldown">{title}</h2>\n{drilldown_html(result, index, pages)}',
-        f"## {title}\n\n{drilldown_markdown(result, index, pages)}",
+        lambda: f'<h2 id="drilldown">{title}</h2>\n{drilldown_html(result, *pages())}',
+        lambda: f"## {title}\n\n{drilldown_markdown(result, *pages())}",
     )
     return provenance.add_section(report, result.provenance)
