@@ -219,6 +219,18 @@ def test_a_workflow_command_imports_its_workflow_once_its_line_parses(tmp_path: 
     assert done.stdout.split() == ["0", "True"], done.stderr
 
 
+def test_the_workflows_leave_asyncio_to_a_framework_asked_concurrently(tmp_path: Path) -> None:
+    """asyncio (with ssl, 20-30 ms of CPU) is imported by the frameworks module only when a framework's
+    retriever is asked several queries at once, not by every workflow that imports that module."""
+    code = (
+        "import sys\n"
+        "import rankscope.workflows.diagnose, rankscope.workflows.compare, rankscope.workflows.rag\n"
+        "import rankscope.workflows.tune, rankscope.workflows.common.frameworks\n"
+        "print('asyncio' in sys.modules)\n"
+    )
+    assert python_in(tmp_path, code).strip() == "False"
+
+
 def test_late_settings_are_checked_once_the_line_parses(capsys: pytest.CaptureFixture[str]) -> None:
     """A choice a heavy module holds (``--test``: the significance module's TESTS) is refused as argparse
     refuses any, after the parser settled; its default and the workflow's are applied."""

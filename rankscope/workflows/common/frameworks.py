@@ -30,7 +30,6 @@ No framework is imported here: an object is recognised by the modules of its cla
 
 from __future__ import annotations
 
-import asyncio
 import inspect
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -242,6 +241,8 @@ def _asked(
         with ThreadPoolExecutor(max_workers=workers) as pool:
             return list(pool.map(call, texts))
 
+    import asyncio  # only for a framework asked concurrently: every workflow imports this module
+
     async def bounded() -> list[Any]:
         gate = asyncio.Semaphore(workers)
 
@@ -257,6 +258,8 @@ def _asked(
 def _run_async(make: Callable[[], Any]) -> Any:
     """The result of the coroutine ``make()`` gives, run to its end: on an event loop of its own, on a
     thread of its own when this one already runs a loop (a notebook's)."""
+    import asyncio
+
     try:
         asyncio.get_running_loop()
     except RuntimeError:
