@@ -22,14 +22,10 @@ document position, then ``merge_shards`` the results in document order.
 
 from __future__ import annotations
 
-import collections
 import contextlib
 import itertools
-import multiprocessing
-import multiprocessing.pool
-import os
 import shutil
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Generator, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -38,7 +34,7 @@ import numpy as np
 
 from rankscope.core.fileio import release_pages
 from rankscope.core.progress import progress
-from rankscope.core.workers import die_with_parent
+from rankscope.core.workers import forked_map
 from rankscope.retrieval.analysis import Analyzer
 from rankscope.retrieval.storage import IndexWriter, fault, load_index, save_index
 from rankscope.retrieval.termcounts import SLICE, compact_counts, count_postings
@@ -158,20 +154,6 @@ def _count_batch(job: tuple[Mapping[str, Any], list[str], int]) -> ShardCounts:
     return count_shard(Analyzer.from_config(config), texts, first)
 
 
-def _in_order(
-    pool: multiprocessing.pool.Pool, jobs: Iterable[tuple[Mapping[str, Any], list[str], int]], ahead: int
-) -> Iterator[ShardCounts]:
-    """The counts of ``jobs`` in job order, with at most ``ahead`` jobs sent and not yet taken: while
-    this process merges or spills, finished batches do not pile up in memory (``Pool.imap`` keeps them all)."""
-    pending: collections.deque[multiprocessing.pool.AsyncResult] = collections.deque()
-    for job in jobs:
-        pending.append(pool.apply_async(_count_batch, (job,)))
-        if len(pending) >= ahead:
-            yield pending.popleft().get()
-    while pending:
-        yield pending.popleft().get()
-
-
 @dataclass(frozen=True, eq=False)
 class WrittenCounts:
     """What :func:`write_counts` wrote: the documents' ids (in corpus order), how many terms the
@@ -207,15 +189,11 @@ def write_counts(
     runs: list[ShardCounts] = []
     jobs = _batches(documents, batch_size or BATCH_DOCUMENTS, doc_ids, analyzer.to_config())
     held: list[ShardCounts] = []
-    with contextlib.ExitStack() as stack:
-        shards: Iterator[ShardCounts] = (count_shard(analyzer, texts, first) for _, texts, first in jobs)
-        if workers > 1:
-            # closed and joined (workers leave when the queue ends), not terminated as Pool's context manager
-            # does: one run of the test suite hung in terminate()'s join with a worker blocked on the task queue
-            pool = multiprocessing.get_context("fork").Pool(workers, die_with_parent, (os.getpid(),))
-            stack.callback(pool.join)
-            stack.callback(pool.close)  # runs first
-            shards = _in_order(pool, jobs, 2 * workers)  # in batch order: the same index for any number of workers
+    shards: Generator[ShardCounts, None, None] = (count_shard(analyzer, texts, first) for _, texts, first in jobs)
+    if workers > 1:  # in batch order, so the same index for any number of workers; at most 2 batches a worker
+        # sent and not yet taken (each brings its analyzer's config): merging or spilling, none pile up here
+        shards = forked_map(workers, lambda: None, (), _count_batch, jobs, "counting the documents", ahead=2 * workers)
+    with contextlib.closing(shards):  # an error here stops the workers at once
         for shard in progress(shards, desc="counting", unit="batch"):
             fault("counting")
             held.append(shard)

@@ -8,10 +8,11 @@ start and background work while they run, which on a machine of two cores is mor
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import os
 import signal
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Generator, Iterable
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from rankscope.core.errors import RankscopeError
@@ -67,10 +68,14 @@ def forked_map(
     task: Callable[[T], Any],
     items: Iterable[T],
     what: str,
-) -> Iterator[Any]:
+    *,
+    ahead: int | None = None,
+) -> Generator[Any, None, None]:
     """``task(item)`` of each of ``items`` on ``workers`` forked processes, each having run
     ``setup(*arguments)`` first (inherited, not pickled); the results one at a time in the items' order,
-    as each is ready (a progress bar can follow them; all items are submitted at once). A worker that
+    as each is ready (a progress bar can follow them). All items are submitted at once, or with ``ahead``
+    at most that many are submitted and not yet given back: the items are read as results are taken, so an
+    iterable of any length (the streaming index's batches) is mapped in bounded memory. A worker that
     dies is one :class:`WorkerLost` naming ``what``; a task's exception is raised here as it was raised
     there; either way, or if the iterator is closed early, the tasks not started are cancelled and no
     further result is given."""
@@ -78,15 +83,20 @@ def forked_map(
     from concurrent.futures import ProcessPoolExecutor
     from concurrent.futures.process import BrokenProcessPool
 
+    if ahead is not None and ahead < 1:
+        raise ValueError(f"ahead must be a positive number of items, got {ahead}")
     context = multiprocessing.get_context("fork")
     pool = ProcessPoolExecutor(
         workers, mp_context=context, initializer=_start, initargs=(os.getpid(), setup, arguments)
     )
-    futures: list[Future[Any]] = []
+    pending: collections.deque[Future[Any]] = collections.deque()
     try:
-        futures = [pool.submit(task, item) for item in items]
-        for future in futures:
-            yield future.result()
+        for item in items:
+            pending.append(pool.submit(task, item))
+            if ahead is not None and len(pending) >= ahead:
+                yield pending.popleft().result()
+        while pending:
+            yield pending.popleft().result()
     except BrokenProcessPool:
         raise WorkerLost(
             f"a worker process {what} ended before giving its result (killed, or out of memory?); no result is given"

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import gzip
 import json
+import multiprocessing
+import os
+import signal
 
 import numpy as np
 import pandas as pd
@@ -11,6 +14,7 @@ import pytest
 
 from rankscope.cli import main
 from rankscope.core.errors import FormatError, SchemaError
+from rankscope.core.workers import WorkerLost
 from rankscope.corpora.stream import iter_corpus
 from rankscope.retrieval import streaming
 from rankscope.retrieval.analysis import get_analyzer
@@ -103,6 +107,53 @@ def test_the_index_command_saves_the_arrays_of_index_and_save_without_fitting(
     assert meta_a["checksums"] == meta_b["checksums"] and sorted(arrays_a) == sorted(arrays_b)
     for name in arrays_b:
         np.testing.assert_array_equal(arrays_a[name], arrays_b[name], err_msg=name)
+
+
+def _synthetic(n_docs: int, read: list[int] | None = None):
+    """``(doc_id, text)`` of ``n_docs`` seeded documents of a Zipf-like vocabulary, counted in ``read`` as read."""
+    rng = np.random.default_rng(5)
+    for i in range(n_docs):
+        if read is not None:
+            read.append(i)
+        yield f"d{i}", " ".join(f"w{w}" for w in rng.zipf(1.3, 30) % 500)
+
+
+def test_one_two_and_three_workers_write_the_same_files(tmp_path, monkeypatch) -> None:
+    """Workers count batches through core.workers.forked_map with at most 2 batches a worker in flight: when
+    a batch's counts arrive, at most that many more were read from the documents; the files are the same."""
+    analyzer = get_analyzer("plain")
+    metas = []
+    for workers in (1, 2, 3):
+        read: list[int] = []
+        taken: list[int] = []
+        monkeypatch.setattr(streaming, "fault", lambda phase, read=read, taken=taken: taken.append(len(read)))
+        folder = tmp_path / f"w{workers}"
+        options = {"memory_budget": 30_000, "workers": workers, "batch_size": 50}
+        with writing_index(folder, "counts", {}) as writer:
+            assert write_counts(writer, analyzer, _synthetic(2_000, read), **options).runs >= 3
+        in_flight = [seen - 50 * batch for batch, seen in enumerate(taken, 1)]
+        assert max(in_flight) <= 50 * (2 * workers if workers > 1 else 0), (workers, max(in_flight))
+        metas.append((read_meta(folder), load_index(folder, "counts")[1]))
+    for meta, arrays in metas[1:]:
+        assert meta["checksums"] == metas[0][0]["checksums"]  # byte for byte the same files
+        for name in FIELDS:
+            np.testing.assert_array_equal(arrays[name], metas[0][1][name], err_msg=name)
+
+
+def test_a_killed_counting_worker_is_one_error_and_no_index(tmp_path, monkeypatch) -> None:
+    parent, counting = os.getpid(), streaming.count_shard
+
+    def killed_in_a_worker(analyzer, texts, first):
+        if os.getpid() != parent and first >= 200:
+            os.kill(os.getpid(), signal.SIGKILL)
+        return counting(analyzer, texts, first)
+
+    monkeypatch.setattr(streaming, "count_shard", killed_in_a_worker)
+    monkeypatch.setattr(streaming, "BATCH_DOCUMENTS", 100)
+    before = set(multiprocessing.active_children())  # others' (a Dask cluster of the suite) stay
+    with pytest.raises(WorkerLost, match="a worker process counting the documents ended before giving its result"):
+        BM25().build_index(tmp_path / "idx", _synthetic(1_000), workers=2)
+    assert not (tmp_path / "idx").exists() and set(multiprocessing.active_children()) <= before
 
 
 def test_merging_two_shards_by_hand(monkeypatch) -> None:
