@@ -27,7 +27,7 @@ the family-wise error over the comparisons passed together.
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -150,30 +150,15 @@ def randomization_test(
         signs = 1 - 2 * ((codes >> np.arange(n)) & 1)
         return float(np.mean(np.abs(signs @ diffs) >= threshold))
     extreme = 0
-    for signs in _sign_blocks(n_permutations, n, seed):
+    for signs in _drawn_blocks(_signs, n_permutations, n, seed):
         extreme += int(np.count_nonzero(np.abs(signs @ diffs) >= threshold))
     return (extreme + 1) / (n_permutations + 1)
 
 
-def _sign_blocks(n_permutations: int, n: int, seed: int) -> Iterator[np.ndarray]:
-    """The random sign patterns of :func:`randomization_test`, block by block. Patterns that fit in one
-    block are kept (as float64, read-only) for the next test with the same seed and sizes: every metric
-    and system compared on the same queries draws the same patterns, so a comparison of ten metrics
-    draws them once (the same numbers: the product is what ``int8 @ float64`` computes)."""
-    if n_permutations * n <= _BLOCK_CELLS:
-        yield _one_block(n_permutations, n, seed)
-        return
-    rng = np.random.default_rng(seed)
-    for _, rows in _blocks(n_permutations, n):
-        yield 1 - 2 * rng.integers(0, 2, size=(rows, n), dtype=np.int8)
-
-
-@functools.lru_cache(maxsize=1)
-def _one_block(n_permutations: int, n: int, seed: int) -> np.ndarray:
-    rng = np.random.default_rng(seed)
-    signs = (1 - 2 * rng.integers(0, 2, size=(n_permutations, n), dtype=np.int8)).astype(np.float64)
-    signs.flags.writeable = False
-    return signs
+def _signs(rng: np.random.Generator, rows: int, n: int) -> np.ndarray:
+    """``rows`` random sign patterns of :func:`randomization_test`, as float64 (the same numbers: the
+    product is what ``int8 @ float64`` computes, which makes a float64 copy of the signs anyway)."""
+    return (1 - 2 * rng.integers(0, 2, size=(rows, n), dtype=np.int8)).astype(np.float64)
 
 
 @check_arguments(n_resamples=_COUNT, confidence=_FRACTION, seed=SEED)
@@ -197,28 +182,36 @@ def resample_counts(n_resamples: int, n: int, seed: int) -> Iterator[np.ndarray]
     """How often each of ``n`` queries is drawn in each of ``n_resamples`` seeded bootstrap resamples
     (``n`` draws with replacement), as float64 blocks of rows: a resampled mean is then one matrix
     product, ``counts @ values / n``. The one draw rule of :func:`bootstrap_ci` and
-    :func:`rankscope.evaluation.tiers.bootstrap_means`. Counts that fit in one block are kept
-    (read-only) for the next call with the same sizes and seed: every metric and system of a
-    comparison resamples the same queries, so the draws are made once (measured on Cranfield's 225
-    queries: 17 ms a bootstrap interval drawing anew, 2 ms from the kept counts)."""
-    if n_resamples * n <= _BLOCK_CELLS:
-        yield _kept_counts(n_resamples, n, seed)
-        return
-    rng = np.random.default_rng(seed)
-    for _, rows in _blocks(n_resamples, n):
-        yield _counts(rng, rows, n)
-
-
-@functools.lru_cache(maxsize=2)  # a comparison's intervals (10,000 resamples) and tiers (1,000)
-def _kept_counts(n_resamples: int, n: int, seed: int) -> np.ndarray:
-    counts = _counts(np.random.default_rng(seed), n_resamples, n)
-    counts.flags.writeable = False
-    return counts
+    :func:`rankscope.evaluation.tiers.bootstrap_means` (on Cranfield's 225 queries: 17 ms a bootstrap
+    interval drawing anew, 3-7 ms from kept counts, :func:`_drawn_blocks`)."""
+    return _drawn_blocks(_counts, n_resamples, n, seed)
 
 
 def _counts(rng: np.random.Generator, rows: int, n: int) -> np.ndarray:
     drawn = rng.integers(0, n, size=(rows, n)) + (np.arange(rows) * n)[:, None]
     return np.bincount(drawn.ravel(), minlength=rows * n).reshape(rows, n).astype(np.float64)
+
+
+def _drawn_blocks(
+    draw: Callable[[np.random.Generator, int, int], np.ndarray], total: int, n: int, seed: int
+) -> Iterator[np.ndarray]:
+    """``total`` seeded rows of ``n`` cells, ``draw(rng, rows, n)``, block by block (memory stays bounded).
+    Rows that fit in one block are kept (read-only) for the next call with the same draw, sizes and
+    seed: every metric and system compared on the same queries draws the same sign patterns and
+    resamples, so a comparison of ten metrics draws them once."""
+    if total * n <= _BLOCK_CELLS:
+        yield _kept(draw, total, n, seed)
+        return
+    rng = np.random.default_rng(seed)
+    for _, rows in _blocks(total, n):
+        yield draw(rng, rows, n)
+
+
+@functools.lru_cache(maxsize=3)  # a comparison's sign patterns, its intervals' counts and its tiers' counts
+def _kept(draw: Callable[[np.random.Generator, int, int], np.ndarray], total: int, n: int, seed: int) -> np.ndarray:
+    drawn = draw(np.random.default_rng(seed), total, n)
+    drawn.flags.writeable = False
+    return drawn
 
 
 @check_arguments(method=Param(str, choices=CORRECTIONS))
