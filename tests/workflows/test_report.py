@@ -158,6 +158,22 @@ def test_plots_are_drawn_when_first_needed() -> None:
     assert repr(plot) == "Plot('Hit@K and Recall@K - d', 2 axes)" and len(plot.figure.axes) == 2
 
 
+def test_each_format_draws_the_figure_once(monkeypatch) -> None:
+    """The layout is solved before the first format and no engine is left on the figure: savefig draws it
+    once into the file, not first with rendering off as it does for a figure with a layout engine."""
+    from matplotlib.figure import Figure
+
+    drawn: list[str] = []
+    draw = Figure.draw
+    monkeypatch.setattr(
+        Figure, "draw", lambda fig, renderer: (drawn.append(type(renderer).__name__), draw(fig, renderer))
+    )
+    plot = plots.precision_recall({"a": pd.Series([0.9, 0.5, 0.2], index=[0.0, 0.5, 1.0])}, dataset="d")
+    for fmt in ("svg", "png", "svg"):
+        plot.render(fmt)
+    assert drawn == ["MixedModeRenderer", "RendererAgg"]  # SVG, then PNG; the second SVG is kept bytes
+
+
 def test_raw_sections_are_made_when_the_page_is_written_and_figures_fill_their_marks() -> None:
     from rankscope.reporting.report import page_without_figures
 
