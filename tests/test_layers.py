@@ -219,6 +219,31 @@ def test_a_workflow_command_imports_its_workflow_once_its_line_parses(tmp_path: 
     assert done.stdout.split() == ["0", "True"], done.stderr
 
 
+def test_evaluate_refuses_a_bad_line_before_its_scoring_loads(tmp_path: Path) -> None:
+    """``rankscope evaluate``'s parser (``rankscope.evaluation.cli``) imports none of HEAVY but itself, so a
+    mistyped option, a bad value or a missing run is refused at once; a line that parses has the help that
+    heavy modules hold (the metrics' names) and loads the scoring only when it runs."""
+    code = (
+        "import sys\n"
+        "from rankscope.cli import build_parser\n"
+        f"HEAVY = {HEAVY!r}\n"
+        "own = ('rankscope.evaluation', 'rankscope.evaluation.cli')\n"
+        "def loaded():\n"
+        "    return [m for m in sys.modules if (m.split('.')[0] in HEAVY or m.startswith(HEAVY)) and m not in own]\n"
+        "parser = build_parser(['evaluate'])\n"
+        "for bad in (['q', 'r', '--no-such-option'], ['q', 'r', '--seed', 'x'], ['q']):\n"
+        "    try:\n"
+        "        parser.parse_args(['evaluate', *bad])\n"
+        "    except SystemExit as exit:\n"
+        "        print(exit.code, loaded())\n"
+        "args = parser.parse_args(['evaluate', 'q', 'r', 'ndcg@10', '--seed', '3'])\n"
+        "command = parser._subparsers._group_actions[0].choices['evaluate']\n"
+        "print(args.inputs, args.seed, 'ndcg_exp@k' in command.description, 'rankscope.evaluation.score_files' in sys.modules)\n"
+    )
+    lines = python_in(tmp_path, code).strip().splitlines()
+    assert lines == ["2 []"] * 3 + ["['r', 'ndcg@10'] 3 True False"]
+
+
 def test_the_workflows_leave_asyncio_to_a_framework_asked_concurrently(tmp_path: Path) -> None:
     """asyncio (with ssl, 20-30 ms of CPU) is imported by the frameworks module only when a framework's
     retriever is asked several queries at once, not by every workflow that imports that module."""

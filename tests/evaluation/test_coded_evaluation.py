@@ -101,7 +101,7 @@ def test_the_command_prints_the_same_json_as_the_tables_path(
     qrels, run = random_files(tmp_path, 9, interleave=True)
     assert main(["evaluate", str(qrels), str(run), *METRICS, "--per-query", "--format", "json"]) == 0
     coded = json.loads(capsys.readouterr().out)
-    import rankscope.evaluation.cli as cli
+    import rankscope.evaluation.score_files as cli
 
     monkeypatch.setattr(cli, "read_qrels", lambda path, columns, coded: read_trec_qrels(path))
     monkeypatch.setattr(cli, "read_run", lambda path, columns, coded: read_trec_run(path))

@@ -1,4 +1,5 @@
-"""``rankscope evaluate``: trec_eval-style scoring (:mod:`rankscope.evaluation.cli`), plus what a
+"""``rankscope evaluate``: trec_eval-style scoring (:mod:`rankscope.evaluation.cli` declares it,
+:mod:`rankscope.evaluation.score_files` does it), plus what a
 researcher with qrels and runs alone needs for a paper: ``--out DIR`` (report, per-query CSV,
 precision-recall plot, LaTeX) and ``--format latex``. Those are compare's result and files, made
 from the qrels file as the dataset and the run files as the systems (scored as given), so one
@@ -12,7 +13,7 @@ from pathlib import Path
 from rankscope.core.errors import RankscopeError
 from rankscope.core.outputs import check_output_folder
 from rankscope.corpora.cli import parsed_fields
-from rankscope.evaluation import cli as scoring
+from rankscope.evaluation import cli as declared
 from rankscope.workflows.cli.command import present
 from rankscope.workflows.cli.options import FIGURES, OUT
 
@@ -30,7 +31,7 @@ DEFAULTS = {  # evaluate's options compare's scoring does not take: refused with
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """``evaluate`` with ``--out``, ``--figure-format`` and ``--format latex`` added to the scoring command."""
-    parser = scoring.register(subparsers, formats=(*scoring.FORMATS, "latex"))
+    parser = declared.register(subparsers, formats=(*declared.FORMATS, "latex"))
     for option in (OUT, FIGURES):
         option.add(parser, {})
     parser.set_defaults(func=run)
@@ -38,8 +39,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Plain scoring, or with ``--out`` / ``--format latex`` compare's result on the qrels and runs."""
+    from rankscope.evaluation import score_files
+
     if args.out is None and args.format != "latex":
-        return scoring.run_evaluate(args)
+        return score_files.run_evaluate(args)
     out = None if args.out is None else check_output_folder(args.out)  # before any reading
     return present(report_result(args), args, out)
 
@@ -47,6 +50,7 @@ def run(args: argparse.Namespace) -> int:
 def report_result(args: argparse.Namespace):  # noqa: ANN201 (a CompareResult; imported when used)
     """compare's result for the qrels file and the run files, each named by its path as evaluate's
     table names it, scored as given, after refusing the options compare does not take."""
+    from rankscope.evaluation import score_files
     from rankscope.workflows.common.runs import qrels_file_dataset
     from rankscope.workflows.common.systems import RunFile
     from rankscope.workflows.compare import comparison
@@ -61,7 +65,7 @@ def report_result(args: argparse.Namespace):  # noqa: ANN201 (a CompareResult; i
         )
     if args.format == "csv":
         raise RankscopeError("--format csv is evaluate's own table; with --out use table, json or latex")
-    paths, metrics = scoring.split_inputs(args.inputs, args.metric)
+    paths, metrics = score_files.split_inputs(args.inputs, args.metric)
     if len(set(paths)) != len(paths):
         raise RankscopeError(f"a run file is listed twice: {paths}")
     fields = parsed_fields(args.fields)
@@ -70,7 +74,7 @@ def report_result(args: argparse.Namespace):  # noqa: ANN201 (a CompareResult; i
         qrels_file_dataset(args.qrels, fields.get("qrels")),
         {path: RunFile(Path(path), columns) if columns else Path(path) for path in paths},
         metrics or None,
-        scoring.checked_baseline(args.baseline, paths),
+        score_files.checked_baseline(args.baseline, paths),
         None,
         depth=None,
         execution=Execution.from_args(args),
