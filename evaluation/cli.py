@@ -19,17 +19,18 @@ class _IntermixedParser(LateParser):
     The command hub hands the sub-command's arguments to ``parse_known_args``; plain
     argparse fills each positional from one stretch only, so a name after an option
     would be "unrecognized". This parses intermixed instead (that method calls
-    ``parse_known_args`` itself, hence the guard).
+    ``parse_known_args`` itself for each of its passes, hence the guard), settling the
+    parser around the whole intermixed parse: its first pass leaves the positionals over.
     """
 
     _intermixing = False
 
     def parse_known_args(self, args=None, namespace=None):
         if self._intermixing:
-            return super().parse_known_args(args, namespace)
+            return argparse.ArgumentParser.parse_known_args(self, args, namespace)
         self._intermixing = True
         try:
-            return self.parse_known_intermixed_args(args, namespace)
+            return self.settled(self.parse_known_intermixed_args, args, namespace)
         finally:
             self._intermixing = False
 

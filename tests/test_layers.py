@@ -221,8 +221,9 @@ def test_a_workflow_command_imports_its_workflow_once_its_line_parses(tmp_path: 
 
 def test_evaluate_refuses_a_bad_line_before_its_scoring_loads(tmp_path: Path) -> None:
     """``rankscope evaluate``'s parser (``rankscope.evaluation.cli``) imports none of HEAVY but itself, so a
-    mistyped option, a bad value or a missing run is refused at once; a line that parses has the help that
-    heavy modules hold (the metrics' names) and loads the scoring only when it runs."""
+    mistyped option, a bad value or a missing run is refused at once; a line that parses has the help and
+    defaults that heavy modules hold (the metrics' names, the figures' formats) and loads the scoring only
+    when it runs."""
     code = (
         "import sys\n"
         "from rankscope.cli import build_parser\n"
@@ -238,10 +239,11 @@ def test_evaluate_refuses_a_bad_line_before_its_scoring_loads(tmp_path: Path) ->
         "        print(exit.code, loaded())\n"
         "args = parser.parse_args(['evaluate', 'q', 'r', 'ndcg@10', '--seed', '3'])\n"
         "command = parser._subparsers._group_actions[0].choices['evaluate']\n"
-        "print(args.inputs, args.seed, 'ndcg_exp@k' in command.description, 'rankscope.evaluation.score_files' in sys.modules)\n"
+        "print(args.inputs, args.seed, args.figure_format, 'ndcg_exp@k' in command.description,\n"
+        "      'rankscope.evaluation.score_files' in sys.modules)\n"
     )
     lines = python_in(tmp_path, code).strip().splitlines()
-    assert lines == ["2 []"] * 3 + ["['r', 'ndcg@10'] 3 True False"]
+    assert lines == ["2 []"] * 3 + ["['r', 'ndcg@10'] 3 ('svg',) True False"]  # --figures' default: settled
 
 
 def test_the_workflows_leave_asyncio_to_a_framework_asked_concurrently(tmp_path: Path) -> None:

@@ -77,14 +77,24 @@ class LateParser(argparse.ArgumentParser):
     def parse_known_args(  # type: ignore[override]
         self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
     ) -> tuple[argparse.Namespace, list[str]]:
+        return self.settled(super().parse_known_args, args, namespace)
+
+    def settled(
+        self,
+        parse: Callable[[list[str] | None, argparse.Namespace | None], tuple[argparse.Namespace, list[str]]],
+        args: Sequence[str] | None,
+        namespace: argparse.Namespace | None,
+    ) -> tuple[argparse.Namespace, list[str]]:
+        """``parse(args, namespace)`` (argparse's parse_known_args, or a subclass's way of parsing) once
+        unsettled, then, when the line parsed with no word left over, settled and again."""
         if not self._later:
-            return super().parse_known_args(args, namespace)
+            return parse(None if args is None else list(args), namespace)
         words = None if args is None else list(args)
-        first = super().parse_known_args(words, copy.copy(namespace))  # exits on an error, before the imports
+        first = parse(words, copy.copy(namespace))  # exits on an error, before the imports
         if first[1]:  # words it does not know: the hub refuses them (parse_args), no need to settle
             return first
         self.settle()
-        return super().parse_known_args(words, namespace)
+        return parse(words, namespace)
 
     def format_help(self) -> str:
         self.settle()
