@@ -81,7 +81,7 @@ class LateParser(argparse.ArgumentParser):
 
     def settled(
         self,
-        parse: Callable[[list[str] | None, argparse.Namespace | None], tuple[argparse.Namespace, list[str]]],
+        parse: Callable[..., tuple[argparse.Namespace, list[str]]],
         args: Sequence[str] | None,
         namespace: argparse.Namespace | None,
     ) -> tuple[argparse.Namespace, list[str]]:
