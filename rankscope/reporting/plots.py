@@ -295,6 +295,7 @@ def _fitted_legend(fig: Figure, handles: Sequence[Any], labels: Sequence[str], n
 
 
 LINE_STYLES: tuple[LineStyleType, ...] = ("-", "--", ":", "-.")
+WIN, LOSS = "#2a9d4b", "#c0392b"  # what went well (a win, a hit) and badly (a loss, a recall miss)
 
 
 def _colours(names: Sequence[str]) -> dict[str, object]:
@@ -423,14 +424,19 @@ def precision_recall(curves: Mapping[str, pd.Series], *, dataset: str, reference
 @_later
 def per_query_difference(differences: Mapping[str, pd.Series], metric: str, baseline: str, *, dataset: str) -> Plot:
     """Per-query difference to the baseline, sorted, one panel per system (shared axes, no empty
-    slot): wins above zero, losses below."""
+    slot): wins above zero, losses below.
+
+    Each query is a bar one unit wide centred on its position, drawn as two filled outlines, the wins and
+    the losses (a tie, or a NaN, has no height): one path each instead of a patch per query, whose
+    drawing and saving cost 0.2 s of CPU for Cranfield's 225 queries."""
     n = len(differences)
     width = max(3.6, 9.0 / min(n, 3))
     fig, axes = _panels(n, width, 2.8, max_cols=3)
     for ax, (name, diff) in zip(axes, differences.items()):
         values = np.sort(diff.to_numpy(dtype=np.float64))[::-1]
-        colours = np.where(values > 0, "#2a9d4b", np.where(values < 0, "#c0392b", "#999999"))
-        ax.bar(np.arange(len(values)), values, width=1.0, color=colours)
+        edges = np.arange(len(values) + 1) - 0.5
+        for heights, colour in ((np.where(values > 0, values, 0.0), WIN), (np.where(values < 0, values, 0.0), LOSS)):
+            ax.stairs(heights, edges, baseline=0.0, fill=True, facecolor=colour, linewidth=0)
         ax.axhline(0, color="black", linewidth=0.8)
         wins, losses = int((values > 0).sum()), int((values < 0).sum())
         ax.set_title(f"{name}: {wins} better, {losses} worse", fontsize="medium")
@@ -510,9 +516,9 @@ def miss_bars(breakdowns: Mapping[str, pd.DataFrame], *, dataset: str) -> Plot:
     one panel per system, shared axes."""
     fig, axes = _panels(len(breakdowns), 4.2, 3.2, max_cols=2)
     parts = (
-        ("hit_share", "hit", "#2a9d4b"),
+        ("hit_share", "hit", WIN),
         ("ranking_miss_share", "ranking miss", "#f0a030"),
-        ("recall_miss_share", "recall miss", "#c0392b"),
+        ("recall_miss_share", "recall miss", LOSS),
     )
     for ax, (name, frame) in zip(axes, breakdowns.items()):
         x = np.arange(len(frame))

@@ -160,3 +160,23 @@ def test_rank_intervals_draw_every_system_sorted_by_mean_coloured_by_tier(count:
     assert labels == (list(found.table.index) if count <= plots.LABELLED_MAX else [])
     assert [t.get_text() for t in fig.legends[0].get_texts()] == [f"tier {t}" for t in sorted(set(found.table["tier"]))]
     assert_legend_outside_axes(fig)
+
+
+def test_per_query_bars_are_each_query_sorted_wins_green_losses_red() -> None:
+    from matplotlib.colors import to_hex
+
+    diff = {"tfidf": pd.Series([0.1, -0.2, 0.0, 0.3, -0.05], index=["q1", "q2", "q3", "q4", "q5"])}
+    fig = laid_out(plots.per_query_difference(diff, "ndcg@10", "bm25", dataset="d"))
+    (ax,) = fig.axes
+    wins, losses = ax.patches  # one outline each, every query a bar one unit wide at its sorted position
+    for patch, colour, heights in (
+        (wins, plots.WIN, [0.3, 0.1, 0, 0, 0]),
+        (losses, plots.LOSS, [0, 0, 0, -0.05, -0.2]),
+    ):
+        data = patch.get_data()
+        np.testing.assert_allclose(data.values, heights)
+        np.testing.assert_allclose(data.edges, np.arange(6) - 0.5)
+        assert data.baseline == 0 and patch.get_fill() and to_hex(patch.get_facecolor()) == colour
+    low, high = ax.get_ylim()
+    assert low < -0.2 and high > 0.3 and ax.get_xlim()[0] < -0.5 and ax.get_xlim()[1] > 4.5
+    assert ax.get_title() == "tfidf: 2 better, 2 worse"
