@@ -16,3 +16,16 @@ def write_pid(folder: Path, calls: Path, fail: bool = False) -> list[Path]:
     path = folder / "figure.svg"
     path.write_text(str(os.getpid()))
     return [path, folder / "report.md"]
+
+
+def logged_sum(calls: Path, numbers: list[int], warn: bool = False) -> int:
+    """Log the process in ``calls`` and give the sum of ``numbers``; ``warn`` issues a UserWarning first."""
+    import warnings
+
+    with calls.open("a") as log:
+        log.write(f"{os.getpid()}\n")
+    if warn:
+        warnings.warn("a warning of the work", UserWarning, stacklevel=2)
+    if not numbers:
+        raise ValueError("nothing to add")
+    return sum(numbers)

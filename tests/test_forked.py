@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from rankscope.core import forked
-from tests.forked_work import write_pid
+from tests.forked_work import logged_sum, write_pid
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="forks only on Linux")
 
@@ -85,6 +85,41 @@ def test_work_that_does_not_pickle_goes_to_a_fresh_child_and_the_warm_one_goes(
     assert not alive(warm_pid) and not forked._warm
     assert wait() == [tmp_path / "figure.svg", tmp_path / "report.md"]
     assert calls.read_text().split()[0] not in (str(warm_pid), str(os.getpid()))
+
+
+def test_beside_computes_in_a_child_forked_now_and_the_warm_child_keeps_waiting(
+    tmp_path: Path, one_thread: None
+) -> None:
+    forked.warm([])
+    warm_pid = forked._warm[0].pid
+    calls = tmp_path / "calls"
+    wait = forked.beside(logged_sum, calls, [1, 2, 3])
+    assert forked._warm and forked._warm[0].pid == warm_pid and alive(warm_pid)  # kept for its own work
+    assert wait() == 6
+    assert calls.read_text().split()[0] not in (str(warm_pid), str(os.getpid()))
+    forked.cool()
+
+
+def test_beside_redoes_here_work_that_fails_or_warns_in_the_child(tmp_path: Path, one_thread: None) -> None:
+    failing = tmp_path / "failing"
+    with pytest.raises(ValueError, match="nothing to add"):
+        forked.beside(logged_sum, failing, [])()
+    child, here = failing.read_text().split()
+    assert int(here) == os.getpid() and int(child) != os.getpid()
+    warning = tmp_path / "warning"
+    wait = forked.beside(logged_sum, warning, [4, 5], True)
+    with pytest.warns(UserWarning, match="a warning of the work"):  # shown here, once
+        assert wait() == 9
+    child, here = warning.read_text().split()
+    assert int(here) == os.getpid() and int(child) != os.getpid()
+
+
+def test_beside_without_a_child_computes_here_when_waited_for(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setenv(forked.FORK_ENV, "0")
+    calls = tmp_path / "calls"
+    wait = forked.beside(logged_sum, calls, [2, 2])
+    assert not calls.exists()  # nothing done before it is waited for
+    assert wait() == 4 and calls.read_text().split() == [str(os.getpid())]
 
 
 def test_a_warm_child_given_no_work_goes_when_cooled(one_thread: None) -> None:

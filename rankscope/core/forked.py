@@ -16,6 +16,9 @@ loads anything: the child imports what the work needs (matplotlib) on the second
 process computes, then waits. :func:`start` hands it the work as a function and its arguments, pickled
 (a module-level function, picklable arguments: the result of this very process, never a user's file),
 so that import is off the path the user waits on. Work that cannot be pickled goes to a fresh fork.
+
+:func:`beside` computes a value in a child forked at that moment, holding all this process holds (diagnose
+diagnoses its second system there while this process diagnoses the first), and leaves the warm child waiting.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ import signal
 import struct
 import sys
 import threading
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar, cast
@@ -132,6 +136,31 @@ def start(work: Callable[..., T], *args: Any) -> Callable[[], T]:
             with os.fdopen(child.send, "wb") as pipe:
                 pipe.write(_LENGTH.pack(len(data)))
             return _waiting(child.pid, child.answer, here)
+    return _fresh(here, here)
+
+
+def beside(work: Callable[..., T], *args: Any) -> Callable[[], T]:
+    """Start ``work(*args)`` (computing, not writing: a value that pickles) in a child forked now, which
+    holds all this process holds, so nothing is pickled on the way in; a child waiting since :func:`warm`
+    keeps waiting for its own work. The function returned waits and gives ``work``'s value. Without a
+    child (:func:`can_fork`), ``work`` runs when waited for. A warning the child would show fails it, so
+    that the work is redone here, where the warning is shown as without the child."""
+
+    def here() -> T:
+        return work(*args)
+
+    def quiet() -> T:
+        with warnings.catch_warnings(record=True) as issued:  # the filters as they are, nothing shown
+            value = work(*args)
+        if issued:
+            raise RuntimeError(f"{len(issued)} warning(s): the work is redone where they can be shown")
+        return value
+
+    return _fresh(quiet, here)
+
+
+def _fresh(work: Callable[[], T], here: Callable[[], T]) -> Callable[[], T]:
+    """``work`` in a child forked now (``here`` when it fails, or here alone when :func:`can_fork` is False)."""
     if not can_fork():
         return here
     sys.stdout.flush()
@@ -142,7 +171,7 @@ def start(work: Callable[..., T], *args: Any) -> Callable[[], T]:
         code = 1
         try:
             os.close(read)
-            code = _answer(write, here())
+            code = _answer(write, work())
         except BaseException:  # noqa: BLE001 - any failure: the parent does the work again and raises it
             code = 1
         finally:

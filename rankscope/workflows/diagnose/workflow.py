@@ -23,12 +23,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from functools import cache, cached_property
+from functools import cache, cached_property, partial
 from pathlib import Path
 from typing import TypeVar
 
 import pandas as pd
 
+from rankscope.core import forked
 from rankscope.core.errors import RankscopeError
 from rankscope.core.progress import progress
 from rankscope.corpora.dataset import Dataset
@@ -512,28 +513,21 @@ def diagnose_runs(
     if sampled:
         notes += too_few_negatives(data, sampled_negatives)
     can_sample = sampled and not notes  # decided before the per-system notes below are added
-    diagnoses = []
-    analysed = Analysed(data.corpus, data.queries)  # both systems' texts analysed once per analyzer
+    analysed = Analysed(data.corpus, data.queries)  # texts analysed once per analyzer and process
     ideal = ideal_values(data.qrels, metrics)
+    tasks = []
     for i, system in enumerate(systems):
         others = {o.name: r for j, (o, r) in enumerate(zip(systems, relevant)) if j != i}
         sample = can_sample and system.retriever is not None
         if sampled and system.retriever is None:
             notes.append(f"{system.name}: the sampled protocol needs a retriever to score documents; skipped")
-        diagnoses.append(
-            diagnose_system(
-                data,
-                system,
-                relevant[i],
-                others,
-                depth,
-                cutoffs,
-                metrics,
-                (sampled_negatives, sampled_repeats, seed) if sample else None,
-                analysed=analysed,
-                ideal=ideal,
-            )
-        )
+        drawn = (sampled_negatives, sampled_repeats, seed) if sample else None
+        tasks.append((data, system, relevant[i], others, depth, cutoffs, metrics, drawn))
+    diagnose_one = partial(diagnose_system, analysed=analysed, ideal=ideal)
+    # the second system on the second core (a child forked now) while the first is diagnosed here; without
+    # a child, one after the other, the second reusing the first one's analyses
+    second = [forked.beside(diagnose_one, *task) for task in tasks[1:]]
+    diagnoses = [diagnose_one(*tasks[0]), *(diagnosis() for diagnosis in second)]
     comparison: tuple[str, ...] = ()
     if len(diagnoses) == 2:
         a, b = diagnoses
