@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -145,13 +146,14 @@ def randomization_test(
     n = len(diffs)
     observed = abs(diffs.sum())
     threshold = observed - _TOLERANCE * max(observed, np.abs(diffs).sum())
-    if n < 63 and 2**n <= n_permutations:
-        codes = np.arange(2**n, dtype=np.int64)[:, None]
-        signs = 1 - 2 * ((codes >> np.arange(n)) & 1)
-        return float(np.mean(np.abs(signs @ diffs) >= threshold))
-    extreme = 0
-    for signs in _drawn_blocks(_signs, n_permutations, n, seed):
-        extreme += int(np.count_nonzero(np.abs(signs @ diffs) >= threshold))
+    with one_blas_thread():
+        if n < 63 and 2**n <= n_permutations:
+            codes = np.arange(2**n, dtype=np.int64)[:, None]
+            signs = 1 - 2 * ((codes >> np.arange(n)) & 1)
+            return float(np.mean(np.abs(signs @ diffs) >= threshold))
+        extreme = 0
+        for signs in _drawn_blocks(_signs, n_permutations, n, seed):
+            extreme += int(np.count_nonzero(np.abs(signs @ diffs) >= threshold))
     return (extreme + 1) / (n_permutations + 1)
 
 
@@ -172,7 +174,8 @@ def bootstrap_ci(
 ) -> tuple[float, float]:
     """Percentile bootstrap interval of the mean difference ``system - baseline`` (queries resampled)."""
     diffs = _differences(system, baseline)
-    means = np.concatenate([counts @ diffs for counts in resample_counts(n_resamples, len(diffs), seed)])
+    with one_blas_thread():
+        means = np.concatenate([counts @ diffs for counts in resample_counts(n_resamples, len(diffs), seed)])
     tail = (1 - confidence) / 2
     low, high = np.quantile(means / len(diffs), [tail, 1 - tail])
     return float(low), float(high)
@@ -185,6 +188,24 @@ def resample_counts(n_resamples: int, n: int, seed: int) -> Iterator[np.ndarray]
     :func:`rankscope.evaluation.tiers.bootstrap_means` (on Cranfield's 225 queries: 17 ms a bootstrap
     interval drawing anew, 3-7 ms from kept counts, :func:`_drawn_blocks`)."""
     return _drawn_blocks(_counts, n_resamples, n, seed)
+
+
+def one_blas_thread() -> AbstractContextManager[object]:
+    """A block whose matrix products run on one BLAS thread (threadpoolctl): the resamples' products are
+    matrix-vector products of a few milliseconds, which OpenBLAS splits over every core. Waking and
+    synchronising its threads then costs more than it gives, and the woken threads spin after each product
+    on the core the report's child draws on (Cranfield's comparison: its bootstrap and randomization tests
+    took 0.25-0.42 s of CPU on two threads, 0.20 s on one). Every product's sums are the same on one
+    thread as on several (each output element is one dot product, whichever thread computes it)."""
+    return _blas_libraries().limit(limits=1)
+
+
+@functools.cache
+def _blas_libraries() -> Any:
+    """The BLAS libraries loaded in this process (numpy's, loaded with it), found once."""
+    from threadpoolctl import ThreadpoolController
+
+    return ThreadpoolController().select(user_api="blas")
 
 
 def _counts(rng: np.random.Generator, rows: int, n: int) -> np.ndarray:

@@ -42,7 +42,7 @@ import pandas as pd
 from rankscope.core.errors import SchemaError, duplicate_message
 from rankscope.core.params import SEED, Param, check_arguments
 from rankscope.evaluation.marks import ALPHA
-from rankscope.evaluation.significance import adjust_pvalues, align, resample_counts
+from rankscope.evaluation.significance import adjust_pvalues, align, one_blas_thread, resample_counts
 
 _COUNT = Param(int, low=1)
 _FRACTION = Param(float, low=0, high=1, closed="neither")
@@ -100,7 +100,8 @@ def bootstrap_means(values: np.ndarray, n_resamples: int, seed: int) -> np.ndarr
     is its query counts (:func:`rankscope.evaluation.significance.resample_counts`) times ``values``,
     one matrix product."""
     n = values.shape[0]
-    return np.concatenate([counts @ values for counts in resample_counts(n_resamples, n, seed)]) / n
+    with one_blas_thread():
+        return np.concatenate([counts @ values for counts in resample_counts(n_resamples, n, seed)]) / n
 
 
 def competition_ranks(means: np.ndarray) -> np.ndarray:

@@ -214,3 +214,38 @@ def test_kept_sign_patterns_give_the_p_values_of_fresh_draws(n: int, n_permutati
             expected = _drawn_block_by_block(system, baseline, n_permutations, seed)
             got = randomization_test(system, baseline, n_permutations=n_permutations, seed=seed)
             assert got == expected
+
+
+def _blas_threads() -> int:
+    from threadpoolctl import threadpool_info
+
+    return min(library["num_threads"] for library in threadpool_info() if library["user_api"] == "blas")
+
+
+def test_resampled_products_run_on_one_blas_thread_and_give_it_back(monkeypatch) -> None:
+    """Every product of the randomization test, the bootstrap interval and the tiers' bootstrap is made on
+    one BLAS thread (significance.one_blas_thread), and the count set before is back afterwards."""
+    from threadpoolctl import threadpool_limits
+
+    from rankscope.evaluation import significance
+    from rankscope.evaluation.tiers import bootstrap_means
+
+    seen: list[int] = []
+    drawn = significance._drawn_blocks
+
+    def watched(*args):
+        for block in drawn(*args):
+            seen.append(_blas_threads())  # while the caller multiplies this block
+            yield block
+
+    monkeypatch.setattr(significance, "_drawn_blocks", watched)
+    rng = np.random.default_rng(3)
+    baseline = rng.random(300)
+    system = baseline + rng.normal(0, 0.1, 300)
+    with threadpool_limits(2, user_api="blas"):
+        assert _blas_threads() == 2
+        randomization_test(system, baseline, n_permutations=20_000, seed=1)  # several streamed blocks
+        bootstrap_ci(system, baseline, n_resamples=2_000, seed=1)
+        bootstrap_means(np.column_stack([system, baseline]), 500, 1)
+        assert _blas_threads() == 2
+    assert len(seen) >= 4 and set(seen) == {1}
