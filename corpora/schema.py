@@ -53,6 +53,47 @@ def validate(frame: pd.DataFrame, kind: str, source: str = "<DataFrame>") -> pd.
     """
     import pandas as pd
 
+    if isinstance(frame, pd.DataFrame):
+        normal = _already_normal(frame, kind)  # a table validated before (a workflow checks one many times)
+        if normal is not None:
+            return normal
+    return _validated(frame, kind, source)
+
+
+def _already_normal(frame: pd.DataFrame, kind: str) -> pd.DataFrame | None:
+    """What :func:`_validated` gives ``frame``, made at the cost of a column selection, when each of its
+    columns is already of the type validation gives and holds no missing (or infinite) value; else None."""
+    import pandas as pd
+
+    strings, columns = string_dtype(), frame.columns
+    if not isinstance(strings, pd.StringDtype):  # object columns may hold anything: checked cell by cell
+        return None
+    if isinstance(columns, pd.MultiIndex) or not columns.is_unique or columns.name is not None or frame.attrs:
+        return None
+    wanted = KINDS[kind]
+    for col in wanted:
+        if col not in columns:
+            return None
+        values = frame[col]
+        if col in _ID_COLUMNS or col in _TEXT_COLUMNS:
+            if values.dtype != strings or values.hasnans:
+                return None
+        elif col == "score":
+            if values.dtype != np.float64 or not np.isfinite(values.to_numpy()).all():
+                return None
+        elif values.dtype != np.int64:  # relevance, rank
+            return None
+    out = frame[list(wanted)]  # a new frame: the input is never modified
+    index = out.index
+    if not (isinstance(index, pd.RangeIndex) and index.start == 0 and index.step == 1 and index.name is None):
+        out = out.reset_index(drop=True)
+    return out
+
+
+def _validated(frame: pd.DataFrame, kind: str, source: str) -> pd.DataFrame:
+    """:func:`validate`, column by column."""
+    import pandas as pd
+
     if not isinstance(frame, pd.DataFrame):
         raise SchemaError(f"{source}: expected a pandas DataFrame for {kind}, got {type(frame).__name__}")
     wanted = KINDS[kind]
