@@ -9,7 +9,9 @@ SVG ids).
 
 Layout rules for many systems (issue 17): legends sit below the axes, panels
 that compare systems share their axes, and a grid of panels never has an empty
-slot (a short last row is centred instead). Every title names the dataset.
+slot (a short last row is centred instead). Every title names the dataset. The
+panels are placed by :mod:`rankscope.reporting.figure_layout` from the texts
+around them, measured once, not by matplotlib's constrained layout.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ import pandas as pd
 from rankscope.core.errors import RankscopeError
 from rankscope.core.phases import phase
 from rankscope.core.printable import printable
+from rankscope.reporting.figure_layout import place
 from rankscope.reporting.tables import wrap_cell
 
 if TYPE_CHECKING:  # matplotlib is imported when a plot is drawn, not with rankscope
@@ -48,11 +51,9 @@ FIGURE_MODULES = ("matplotlib.figure", "matplotlib.backends.backend_agg", "matpl
 them while it computes (:func:`rankscope.core.forked.warm`)."""
 OVERLAY_MAX = 4  # up to this many systems share one panel; more get one panel each (small multiples)
 TITLE_Y = 1.0
-"""Where a panel whose y axis is a share (0 to 1) has its title: on top of it, where matplotlib's automatic
-placement puts it when nothing is drawn above the panel (x ticks below; the limits fixed, so no offset
-text): the same files, and no layout or drawing measures every tick label again to place the titles
-(without it, 4 passes over the tick labels in the layout and 5 in drawing an SVG; with it, 2 and 3).
-Panels with a y axis of their data's range (per-query differences) keep the automatic placement."""
+"""Where a panel has its title: on top of it, where matplotlib's automatic placement puts it when nothing
+is drawn above the panel (x ticks below, tick labels without an offset text: :mod:`figure_layout`), so no
+draw measures every tick label again to place the titles."""
 _SAVE: dict[str, dict[str, Any]] = {
     "png": {"metadata": {"Software": None}},
     "svg": {"metadata": {"Date": None, "Creator": None}},
@@ -120,8 +121,6 @@ class Plot:
             return self._rendered[fmt]
         with phase("figures"):
             check_formats([fmt])
-            if not self._rendered:
-                self._solve_layout()
             buffer = io.BytesIO()
             # the SVG ids are hashes salted with the title: fixed bytes, and unique per figure when
             # several SVGs are inlined in one HTML page (clip paths are referenced by id)
@@ -129,22 +128,6 @@ class Plot:
                 self.figure.savefig(buffer, format=fmt, **_SAVE[fmt])
             self._rendered[fmt] = buffer.getvalue()
         return self._rendered[fmt]
-
-    def _solve_layout(self) -> None:
-        """Place the panels once, by the figure's layout engine alone (text measured on its Agg canvas, as the
-        PNG's draw measured it), and keep the result for every format: the files agree with each other, and
-        no format pays for the layout again. The engine, not a whole draw with rendering off: that drew
-        every artist besides (0.2 s of compare's 0.8 s of figures on CISI, docs/speed.md). No engine is left
-        after, not even the placeholder ``set_layout_engine("none")`` leaves: with one, ``savefig`` draws the
-        whole figure with rendering off before drawing it into the file, twice the drawing for the same bytes
-        (compare's three SVGs on Cranfield: 0.34 -> 0.22 s of CPU)."""
-        import matplotlib
-
-        engine = self.figure.get_layout_engine()
-        if engine is not None:
-            engine.execute(self.figure)
-        with matplotlib.rc_context({"figure.autolayout": False, "figure.constrained_layout.use": False}):
-            self.figure.set_layout_engine(None)  # None and these settings: no engine at all
 
     def svg_inline(self, prefix: str = "") -> str:
         """The SVG element alone (no XML prolog or DOCTYPE), to place inside an HTML page; every element
@@ -183,17 +166,18 @@ def _new_figure(width: float, height: float) -> Figure:
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
-    fig = Figure(figsize=(width, height), dpi=_DPI, layout="constrained")
+    fig = Figure(figsize=(width, height), dpi=_DPI)  # laid out by figure_layout.place, in _done
     FigureCanvasAgg(fig)
     return fig
 
 
 def _done(fig: Figure, title: str, dataset: str) -> Plot:
     """The figure titled ``<title> - <dataset>`` (the dataset on every figure, for a paper's reader), every
-    text of it shown as :func:`shown` gives it."""
+    text of it shown as :func:`shown` gives it, laid out (:func:`~rankscope.reporting.figure_layout.place`)."""
     full = shown(f"{title} - {dataset}" if dataset else title)
-    fig.suptitle(full, fontweight="bold")
+    text = fig.suptitle(full, fontweight="bold")
     _shown_texts(fig)
+    place(fig, text)
     return Plot(fig, full)
 
 
@@ -243,9 +227,11 @@ def grid_shape(n: int, max_cols: int) -> list[int]:
     return [base + (i < extra) for i in range(rows)]
 
 
-def _panels(n: int, width: float, height: float, max_cols: int, sharey: bool = True) -> tuple[Figure, list[Axes]]:
+def _panels(
+    n: int, width: float, height: float, max_cols: int, sharey: bool = True, sharex: bool = True
+) -> tuple[Figure, list[Axes]]:
     """``n`` panels of ``width`` x ``height`` inches in rows of :func:`grid_shape`, a short row centred
-    (no empty slot), all sharing the x axis and, with ``sharey``, the y axis."""
+    (no empty slot), sharing, with ``sharex`` and ``sharey``, the x and y axes."""
     shape = grid_shape(n, max_cols)
     ncols = shape[0]
     fig = _new_figure(width * ncols, height * len(shape))
@@ -258,7 +244,7 @@ def _panels(n: int, width: float, height: float, max_cols: int, sharey: bool = T
             axes.append(
                 fig.add_subplot(
                     grid[row, offset + 2 * col : offset + 2 * col + 2],
-                    sharex=first,
+                    sharex=first if sharex else None,
                     sharey=first if sharey else None,
                 )
             )
@@ -439,11 +425,13 @@ def per_query_difference(differences: Mapping[str, pd.Series], metric: str, base
             ax.stairs(heights, edges, baseline=0.0, fill=True, facecolor=colour, linewidth=0)
         ax.axhline(0, color="black", linewidth=0.8)
         wins, losses = int((values > 0).sum()), int((values < 0).sum())
-        ax.set_title(f"{name}: {wins} better, {losses} worse", fontsize="medium")
+        ax.set_title(
+            panel_title(f"{name}: {wins} better, {losses} worse", int(width * 11)), fontsize="medium", y=TITLE_Y
+        )
         ax.set_xlabel("queries (sorted)")
         ax.grid(alpha=0.3, axis="y")
     for i in _row_starts(n, 3):
-        axes[i].set_ylabel(f"{metric} - {baseline}")
+        axes[i].set_ylabel(panel_title(f"{metric} - {baseline}", 32))
     return _done(fig, f"Per-query {metric} difference to {baseline}", dataset)
 
 
@@ -460,17 +448,17 @@ def heatmap(
     names: tuple[str, str] = ("k1", "b"),
 ) -> Plot:
     """Metric over the (rows x columns) grid, best point marked with a star, defaults with a cross."""
-    fig, axes = _figure(7.5, 5.5)
-    ax = axes[0]
+    fig = _new_figure(7.5, 5.5)
+    ax, bar = fig.subplots(1, 2, width_ratios=[24, 1])  # the colour bar a cell of the grid, laid out with it
     row_name, column_name = names
     image = ax.pcolormesh(_edges(cols), _edges(rows), values, cmap="viridis", shading="flat")
-    fig.colorbar(image, ax=ax, label=metric)
+    fig.colorbar(image, cax=bar, label=metric)
     _mark(ax, best, "best", names, marker="*", markersize=16, color="red", markeredgecolor="white")
     if default is not None:
         _mark(ax, default, "default", names, marker="X", markersize=10, color="white", markeredgecolor="black")
     ax.set_xlabel(column_name)
     ax.set_ylabel(row_name)
-    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.12), ncol=2, fontsize="small")
+    _legend_below(fig, [ax], ncol=2)
     return _done(fig, f"{metric} over the grid", dataset)
 
 
@@ -574,7 +562,7 @@ def marginals(
     """Each tuned parameter's marginal, one panel per parameter (a grid of three or more parameters
     has no heat map): for every value, the best ``mean`` over the other parameters' values (solid) and
     their average (dashed); the best point's value marked. ``grid`` has the parameters and ``mean``."""
-    fig, axes = _panels(len(params), 3.6, 2.8, max_cols=3, sharey=True)
+    fig, axes = _panels(len(params), 3.6, 2.8, max_cols=3, sharex=False)  # each parameter its own x axis
     for ax, name in zip(axes, params):
         by = grid.groupby(name, sort=True, dropna=True)["mean"]
         values = by.max().index
