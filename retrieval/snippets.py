@@ -49,25 +49,21 @@ def snippet(
 
 
 class Words:
-    """One text's words and where each index term occurs, found once for every query shown with it (a
+    """One text's words and each word's index term, found once for every query shown with it (a
     drill-down shows a document under many queries)."""
 
     def __init__(self, text: str, terms: Mapping[str, str | None], surface: list[str] | None = None) -> None:
         """``surface``: the words of ``text`` (``_WORD.findall(text)``), when the caller has them already."""
         self.text = text
         self.surface = _WORD.findall(text) if surface is None else surface
-        self.positions: dict[str, list[int]] = {}
-        for i, word in enumerate(self.surface):
-            term = terms.get(word)
-            if term is not None:
-                self.positions.setdefault(term, []).append(i)
+        self.terms = list(map(terms.get, self.surface))  # None: a stopword, too short, or unknown
 
     def snippet(self, query_terms: set[str], words: int = SNIPPET_WORDS) -> tuple[str, list[str]]:
         """:func:`snippet` of this text."""
         n = len(self.surface)
         if not n:
             return " ".join(self.text.split()), []
-        hits = sorted(i for term in query_terms & self.positions.keys() for i in self.positions[term])
+        hits = list(itertools.compress(range(n), map(query_terms.__contains__, self.terms)))  # in order
         window = min(words, n)
         start = _first_best_window(hits, n, window)
         end = start + window
