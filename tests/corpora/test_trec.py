@@ -7,6 +7,7 @@ import re
 from pathlib import Path
 
 import ir_measures
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -172,6 +173,34 @@ def test_run_writer_refuses_bad_input(tmp_path: Path) -> None:
         with pytest.raises(SchemaError, match=re.escape(f"doc_id {bad_id!r} is empty or contains whitespace")):
             write_trec_run(run.assign(doc_id=["a", bad_id]), tmp_path / "r")
     assert not (tmp_path / "r").exists()
+
+
+@pytest.mark.parametrize("grouped", [True, False])
+def test_writers_refuse_exactly_the_repeated_pairs_pandas_finds(tmp_path: Path, grouped: bool) -> None:
+    """Runs and qrels with repeats planted, each query's rows together (one pass over the codes) or
+    interleaved (the pairs sorted): refused exactly when pandas' duplicated() finds a repeat, naming the
+    first row that repeats an earlier one."""
+    rng = np.random.default_rng(7 + grouped)
+    for trial in range(60):
+        queries = rng.integers(0, 6, size=40)
+        if grouped:
+            queries.sort()
+        docs = rng.integers(0, 400 if trial % 3 else 12, size=40)  # few documents: repeats likely
+        run = pd.DataFrame({"query_id": [f"q{q}" for q in queries], "doc_id": [f"d{d}" for d in docs]})
+        repeated = run.duplicated(["query_id", "doc_id"])
+        scored = run.assign(score=rng.random(40))
+        labelled = run.assign(relevance=rng.integers(0, 3, size=40))
+        for write, table, what in ((write_trec_run, scored, "run"), (write_trec_qrels, labelled, "qrels")):
+            path = tmp_path / f"{what}{trial}"
+            if repeated.any():
+                first = run[repeated].iloc[0]
+                message = f"^{what} to write: duplicate query, document '{first['query_id']}', '{first['doc_id']}'$"
+                with pytest.raises(SchemaError, match=message):
+                    write(table, path)
+                assert not path.exists()
+            else:
+                write(table, path)
+                assert len(path.read_text().splitlines()) == 40
 
 
 def test_writer_does_not_mutate_input(tmp_path: Path) -> None:
