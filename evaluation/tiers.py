@@ -178,32 +178,33 @@ def rank_tiers(
     position[order] = np.arange(len(names))
     upper = position[i] < position[j]
     first, second = np.where(upper, i, j), np.where(upper, j, i)
+    shown = np.lexsort((position[second], position[first]))  # the pairs in the table's order
     pairs = pd.DataFrame(
         {
-            "system": [names[k] for k in first],
-            "other": [names[k] for k in second],
-            "delta": means[first] - means[second],
-            "p_value": p,
-            "p_adjusted": adjusted,
-            "significant": adjusted < alpha,
+            "system": [names[k] for k in first[shown]],
+            "other": [names[k] for k in second[shown]],
+            "delta": (means[first] - means[second])[shown],
+            "p_value": p[shown],
+            "p_adjusted": adjusted[shown],
+            "significant": (adjusted < alpha)[shown],
         }
     )
+    columns = {
+        "tier": tier_numbers(order, i, j, adjusted < alpha),
+        "mean": means,
+        "mean_low": mean_low,
+        "mean_high": mean_high,
+        "rank": competition_ranks(means[None, :])[0],
+        "rank_low": rank_low,
+        "rank_high": rank_high,
+    }
     frame = pd.DataFrame(
-        {
-            "tier": tier_numbers(order, i, j, adjusted < alpha),
-            "mean": means,
-            "mean_low": mean_low,
-            "mean_high": mean_high,
-            "rank": competition_ranks(means[None, :])[0],
-            "rank_low": rank_low,
-            "rank_high": rank_high,
-        },
-        index=pd.Index(names, name="system"),
-    ).iloc[order]
-    pairs = pairs.assign(_a=position[first], _b=position[second]).sort_values(["_a", "_b"])
+        {name: column[order] for name, column in columns.items()},
+        index=pd.Index([names[k] for k in order], name="system"),
+    )
     return Tiers(
         table=frame,
-        pairs=pairs.drop(columns=["_a", "_b"]).reset_index(drop=True),
+        pairs=pairs,
         n_queries=len(table),
         n_resamples=n_resamples,
         confidence=confidence,
@@ -244,7 +245,10 @@ def _wide(frame: pd.DataFrame) -> pd.DataFrame:
     for what, labels in (("system", pd.Index(names)), ("query", index)):
         if labels.has_duplicates:
             raise SchemaError(duplicate_message(what, labels[labels.duplicated()][0]))
-    numeric = frame.apply(pd.to_numeric, errors="coerce").to_numpy(dtype=np.float64)
+    if all(isinstance(dtype, np.dtype) and dtype.kind in "fi" for dtype in frame.dtypes):  # numbers (as compare gives)
+        numeric = frame.to_numpy(dtype=np.float64)
+    else:
+        numeric = frame.apply(pd.to_numeric, errors="coerce").to_numpy(dtype=np.float64)
     missing = np.argwhere(np.isnan(numeric))
     if len(missing):
         row, column = missing[0]
