@@ -144,10 +144,20 @@ class Diagnosis:
 
     def failure_summary(self) -> pd.DataFrame:
         """Recall losses per reason, and how many of them the other system retrieves."""
-        return failure_summary(self.failures)
+        return self._failure_summary.copy()
 
     def loss_summary(self) -> pd.DataFrame:
         """Relevant documents found, ranking losses and recall losses over all queries, one row per K."""
+        return self._loss_summary.copy()
+
+    @cached_property
+    def _failure_summary(self) -> pd.DataFrame:
+        """Made once: the terminal, summary.json and the report each show it."""
+        return failure_summary(self.failures)
+
+    @cached_property
+    def _loss_summary(self) -> pd.DataFrame:
+        """Made once: the terminal, summary.json and the report each show it."""
         return loss_summary(self.losses)
 
     def table(self) -> pd.DataFrame:
