@@ -86,7 +86,7 @@ def test_bounded_workers_die_with_their_parent_killed(tmp_path) -> None:
         from rankscope.core.workers import forked_map
 
         def slow(item):
-            print(os.getpid(), flush=True)
+            os.write(1, f"{os.getpid()}\\n".encode())  # one write: the two workers' lines never interleave
             time.sleep(60)
 
         for _ in forked_map(2, lambda: None, (), slow, iter(range(100)), "sleeping", ahead=2):
