@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
+from rankscope.core import forked
 from rankscope.core.errors import RankscopeError
 from rankscope.core.progress import progress
 from rankscope.corpora.query_fields import QueriesFile
@@ -420,8 +421,11 @@ def comparison(
         curves.append(curve.reset_index().assign(retriever=name))
         levels = evaluate(qrels, run, [f"iprec@{level:g}" for level in IPREC_LEVELS]).mean
         pr_rows += [(name, level, levels[f"iprec@{level:g}"]) for level in IPREC_LEVELS]
+    # every pair tested on the second core (a child forked now, where scipy.special, imported for the t-tests'
+    # p-values, is loaded) while the systems are tested against the baseline(s) here; without a child, in turn
+    paired = forked.beside(all_pairs_tests, results, metrics, seed)
     significance = compare_results(results, baselines, metrics, test=test, correction="holm", seed=seed, alpha=ALPHA)
-    tiers, pairs, tier_captions = all_pairs_tests(results, metrics, seed)
+    tiers, pairs, tier_captions = paired()
     summary = pd.DataFrame({spec: result.mean for spec, result in results.items()}).T[list(metrics)]
     summary.index.name = "retriever"
     per_query = pd.concat(
