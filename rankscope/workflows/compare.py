@@ -23,7 +23,7 @@ from rankscope.core import forked
 from rankscope.core.errors import RankscopeError
 from rankscope.core.progress import progress
 from rankscope.corpora.query_fields import QueriesFile
-from rankscope.corpora.trec import coded_table
+from rankscope.corpora.trec import CodedTable, coded_table
 from rankscope.evaluation.holes import BANDS, BANDS_CAPTION, FAR_BELOW, band_name, hole_warnings, judged_by_band
 from rankscope.evaluation.marks import (
     ALPHA,
@@ -56,6 +56,7 @@ from rankscope.workflows.common.runs import (
     resolve_dataset,
 )
 from rankscope.workflows.common.systems import (
+    System,
     SystemLike,
     SystemRun,
     brief_description,
@@ -381,7 +382,7 @@ def comparison(
 ) -> CompareResult:
     """:func:`compare`'s work for any number of systems, one included (``rankscope evaluate --out``
     reports a single run with compare's tables, plots and LaTeX)."""
-    from rankscope.evaluation import DEFAULT_METRICS, evaluate
+    from rankscope.evaluation import DEFAULT_METRICS
     from rankscope.evaluation.metrics import IPREC_LEVELS, parse_metrics
     from rankscope.evaluation.significance import compare_results
 
@@ -408,18 +409,31 @@ def comparison(
         labelled = judged_pool(data, {name: produced.run for name, produced in made}, judging, execution)
         data = replace(data, qrels=labelled.qrels, label_sources=labelled.sources())
     qrels = coded_qrels(data.qrels)  # each run is scored four times below: ids coded once (the same values)
-    for name, produced in progress(made, desc="systems", total=len(systems), steps=list(systems)):
-        system = systems[name]
-        runs[name] = produced.run
+    here, later = list(systems), []
+    if (
+        judging is None
+        and execution.scheduler is None
+        and all(s.framework is None for s in systems.values())
+        and len(systems) > 1
+        and forked.can_fork()
+        and not openmp_loaded()
+    ):
+        # the second half of the systems made and scored on the second core (a child forked now) while the first
+        # half is made here; without a child, one after the other
+        here, later = here[: (len(here) + 1) // 2], here[(len(here) + 1) // 2 :]
+        made = produce_runs({name: systems[name] for name in here}, data, depth)
+    others = {name: systems[name] for name in later}
+    beside = forked.beside(made_and_scored, others, data, depth, qrels, metrics, cutoffs) if later else list
+    scored = [
+        (name, scored_run(produced, qrels, metrics, cutoffs))
+        for name, produced in progress(made, desc="systems", total=len(here), steps=here)
+    ]
+    for name, (produced, measured, bands, curve, levels) in [*scored, *beside()]:
+        runs[name], results[name] = produced.run, measured
         if produced.diagnostics:
             diagnostics[name] = produced.diagnostics
-        run = coded_table(produced.run, "run")
-        results[name] = evaluate(qrels, run, metrics)
-        bands = judged_by_band(qrels, run)
-        described[name] = {"description": system.description, **bands, "notes": "; ".join(produced.notes)}
-        curve = cutoff_table(qrels, run, cutoffs, ("hit", "recall"))
+        described[name] = {"description": systems[name].description, **bands, "notes": "; ".join(produced.notes)}
         curves.append(curve.reset_index().assign(retriever=name))
-        levels = evaluate(qrels, run, [f"iprec@{level:g}" for level in IPREC_LEVELS]).mean
         pr_rows += [(name, level, levels[f"iprec@{level:g}"]) for level in IPREC_LEVELS]
     # every pair tested on the second core (a child forked now, where scipy.special, imported for the t-tests'
     # p-values, is loaded) while the systems are tested against the baseline(s) here; without a child, in turn
@@ -474,6 +488,49 @@ def comparison(
         ),
     )
     return finish(result, out_path, figures)
+
+
+Scored = tuple[SystemRun, "EvaluationResult", dict[str, float], pd.DataFrame, pd.Series]
+"""A system's run (without its retriever), its metrics, judged shares by rank band, Hit/Recall@K and
+interpolated precisions, as :func:`comparison` tabulates them."""
+
+
+def scored_run(produced: SystemRun, qrels: CodedTable, metrics: Sequence[str], cutoffs: Sequence[int]) -> Scored:
+    """What compare measures of one system's run (its ids coded once for the four measurements)."""
+    from rankscope.evaluation import evaluate
+    from rankscope.evaluation.metrics import IPREC_LEVELS
+
+    run = coded_table(produced.run, "run")
+    return (
+        replace(produced, retriever=None),
+        evaluate(qrels, run, metrics),
+        judged_by_band(qrels, run),
+        cutoff_table(qrels, run, cutoffs, ("hit", "recall")),
+        evaluate(qrels, run, [f"iprec@{level:g}" for level in IPREC_LEVELS]).mean,
+    )
+
+
+def openmp_loaded() -> bool:
+    """Whether an OpenMP runtime is loaded here (faiss's, torch's): GNU OpenMP is not fork-safe, a child forked
+    after its threads started can hang in its next parallel region, so the systems are then all made here (a
+    command's process has none loaded when it forks; a notebook that ran faiss before may)."""
+    from threadpoolctl import threadpool_info
+
+    return any(library["user_api"] == "openmp" for library in threadpool_info())
+
+
+def made_and_scored(
+    systems: Mapping[str, System],
+    data: Dataset,
+    depth: int | None,
+    qrels: CodedTable,
+    metrics: Sequence[str],
+    cutoffs: Sequence[int],
+) -> list[tuple[str, Scored]]:
+    """Each system's run made and measured, one after the other (the half of them a child does)."""
+    return [
+        (name, scored_run(produced, qrels, metrics, cutoffs)) for name, produced in produce_runs(systems, data, depth)
+    ]
 
 
 def all_pairs_tests(
