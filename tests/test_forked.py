@@ -193,6 +193,36 @@ def test_a_report_folder_is_the_same_with_and_without_the_child(tmp_path: Path, 
             assert one.read_bytes() == other.read_bytes() == warmed.read_bytes(), one.name
 
 
+def test_the_child_is_handed_the_reports_plots_not_the_workflows_result(tmp_path: Path, monkeypatch) -> None:
+    """A plot not drawn yet pickles as its function and arguments (kilobytes): the child gets those, not
+    the whole result (Cranfield's compare result: 10 MB, pickled by this process and unpickled there)."""
+    import pickle
+
+    from rankscope.reporting import finish
+    from rankscope.reporting.plots import Plot
+    from rankscope.workflows import compare
+    from tests.workflows.tiny_collection import small_dataset
+
+    handed = []
+    start = forked.start
+
+    def handing(work, *args):  # type: ignore[no-untyped-def]
+        plots = args[0].values()  # as handed: with no child (another thread runs) they are drawn here later
+        handed.append(
+            (pickle.dumps((work, args)), [isinstance(p, Plot) and repr(p) == "Plot(not drawn yet)" for p in plots])
+        )
+        return start(work, *args)
+
+    monkeypatch.setattr(finish.forked, "start", handing)
+    result = compare(small_dataset(), ["tfidf", "bm25"], out=tmp_path / "out")
+    ((data, undrawn),) = handed
+    assert undrawn and all(undrawn)
+    images = pickle.loads(data)[1][0]  # as the warm child gets them
+    assert sorted(images) == sorted(p.stem for p in result.files if p.suffix == ".svg")
+    for name, plot in images.items():
+        assert plot.render("svg") == (tmp_path / "out" / f"{name}.svg").read_bytes()
+
+
 def test_tqdms_monitor_thread_does_not_stop_the_child(monkeypatch) -> None:
     monkeypatch.delenv(forked.FORK_ENV, raising=False)
     stop = threading.Event()

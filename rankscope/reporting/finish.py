@@ -59,13 +59,15 @@ def finish(result: R, out: Path | None, figures: Sequence[str] = DEFAULT_FIGURES
     def write(folder: Path) -> list[Path]:
         # the figures drawn and saved on the second core while the tables, report.md and the page are
         # written here (rankscope.core.forked; one after the other where it cannot fork)
-        drawing = forked.start(_write_figures, result, folder, tuple(figures))
+        report = result.report()  # its plots are not drawn here
+        # the child is handed the plots alone (each its function and data: kilobytes), not the result,
+        # which the child would unpickle and make the report of again (Cranfield's compare: 10 MB)
+        drawing = forked.start(write_figures, report.images, folder, tuple(figures))
         files = [
             *result.write_tables(folder),
             write_text(folder / "summary.json", to_json(result.to_dict())),
             provenance.write(result.provenance, folder),
         ]
-        report = result.report()  # its plots are not drawn here
         files.append(write_text(folder / "report.md", to_markdown(report, figures)))
         page = page_without_figures(report)
         with phase("figures"):  # waiting for the child (or, without one, drawing the figures here)
@@ -73,9 +75,3 @@ def finish(result: R, out: Path | None, figures: Sequence[str] = DEFAULT_FIGURES
         return [*files, *drawn, write_text(folder / "report.html", page.filled(inline))]
 
     return dataclasses.replace(result, files=write_folder(out, write))  # type: ignore[type-var]
-
-
-def _write_figures(result: Finished, folder: Path, figures: Sequence[str]) -> tuple[list[Path], dict[str, str]]:
-    """The report's figures (:func:`~rankscope.reporting.report.write_figures`): a function of the module, so
-    a child waiting since the command started (:func:`rankscope.core.forked.warm`) can be handed it."""
-    return write_figures(result.report(), folder, figures)

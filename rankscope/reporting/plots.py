@@ -140,14 +140,26 @@ class Plot:
 P = ParamSpec("P")
 
 
+_DRAWINGS: dict[str, Callable[..., Plot]] = {}
+"""Each plot function's drawing by its name (:func:`_later` fills it)."""
+
+
 def _later(draw: Callable[P, Plot]) -> Callable[P, Plot]:
-    """A plot function whose :class:`Plot` is drawn when first needed (its arguments kept until then)."""
+    """A plot function whose :class:`Plot` is drawn when first needed (its arguments kept until then). The
+    undrawn plot pickles as the function's name and its arguments (:func:`_drawn`), so that a report's plots
+    are handed to the child drawing them (:mod:`rankscope.reporting.finish`) without the workflow's result."""
+    _DRAWINGS[draw.__name__] = draw
 
     @functools.wraps(draw)
     def plot(*args: P.args, **kwargs: P.kwargs) -> Plot:
-        return Plot.later(functools.partial(draw, *args, **kwargs))
+        return Plot.later(functools.partial(_drawn, draw.__name__, args, kwargs))
 
     return plot
+
+
+def _drawn(name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Plot:
+    """The plot ``name(*args, **kwargs)`` draws (a module-level function: a partial of it pickles)."""
+    return _DRAWINGS[name](*args, **kwargs)
 
 
 def prefixed_ids(svg: str, prefix: str) -> str:

@@ -299,17 +299,19 @@ def _is_number(value: object) -> bool:
 def write_report(report: Report, out_dir: PathLike, formats: Sequence[str] = DEFAULT_FIGURES) -> list[Path]:
     """Write report.md, report.html and every plot in each of ``formats`` into ``out_dir``; return the paths."""
     out_dir = Path(out_dir)
-    written, inline = write_figures(report, out_dir, formats)
+    written, inline = write_figures(report.images, out_dir, formats)
     written.append(write_text(out_dir / "report.md", to_markdown(report, formats)))
     written.append(write_text(out_dir / "report.html", page_without_figures(report).filled(inline)))
     return written
 
 
-def write_figures(report: Report, out_dir: Path, formats: Sequence[str]) -> tuple[list[Path], dict[str, str]]:
-    """Every plot of ``report`` drawn and written into ``out_dir`` in each of ``formats``: the files, and each
-    plot's SVG element for report.html by name (:meth:`Page.filled`)."""
+def write_figures(
+    images: Mapping[str, Plot], out_dir: Path, formats: Sequence[str]
+) -> tuple[list[Path], dict[str, str]]:
+    """Every plot of a report (its ``images``) drawn and written into ``out_dir`` in each of ``formats``: the
+    files, and each plot's SVG element for report.html by name (:meth:`Page.filled`)."""
     written, inline = [], {}
-    for name, plot in report.images.items():
+    for name, plot in images.items():
         written += [write_bytes(out_dir / f"{name}.{fmt}", plot.render(fmt)) for fmt in formats]
         inline[name] = plot.svg_inline(prefix=f"{name}-")
     return written, inline
