@@ -11,8 +11,10 @@ requests in flight, which is why keeping ``concurrency`` of them there is what s
 Temperature 0 and a fixed seed make the replies as repeatable as the server allows.
 
 The API key is read from the environment variable named by ``key_env`` when the judge is made
-and kept only in the client: the identity, ``repr`` and every error text carry the variable's
-name, never its value (an error message that quotes it has it replaced by ``***``).
+and kept only in the client: the identity and ``repr`` carry the variable's name, never its value,
+and every text a judgment keeps (a reply, ok or invalid, a body that is no completion, a failed
+call's reason) goes through :class:`~rankscope.judging.kept_text.KeptText`, which replaces the key,
+plain or base64-encoded, by ``***`` and bounds the length (a server echoing the request quotes it).
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from typing import Any
 
 from rankscope.judging.base import FAILED, INVALID, OK, Judge, JudgeError, JudgeIdentity, Judgment, Pair
 from rankscope.judging.chat_http import REQUEST_ERRORS, ChatClient
+from rankscope.judging.kept_text import KeptText
 from rankscope.judging.prompt import (
     FINAL_SCORE_GRAMMAR,
     PROMPT_HASH,
@@ -60,7 +63,7 @@ class OpenAIJudge(Judge):
             key = os.environ.get(key_env, "")
             if not key:
                 raise JudgeError(f"openai judge: environment variable {key_env} (key_env) is not set or empty")
-        self._secret = key if key_env else ""
+        self._kept = KeptText(key if key_env else "")
         self._arguments = {
             "model": model, "base_url": base_url, "key_env": key_env, "temperature": temperature, "seed": seed,
             "max_tokens": max_tokens, "concurrency": concurrency, "timeout": timeout, "retries": retries,
@@ -105,12 +108,14 @@ class OpenAIJudge(Judge):
         try:
             reply = self._client.create(body)
         except REQUEST_ERRORS as exc:
-            return Judgment(None, FAILED, self._scrub(f"{type(exc).__name__}: {exc}"))
+            return Judgment(None, FAILED, self._kept(f"{type(exc).__name__}: {exc}"))
         text, tokens = _reply_text(reply), _tokens(reply)
         if text is None:
-            return Judgment(None, INVALID, self._scrub(repr(reply)[:2000]), tokens)
-        label = parse_label(text)
-        return Judgment(None, INVALID, text, tokens) if label is None else Judgment(label, OK, text, tokens)
+            return Judgment(None, INVALID, self._kept(repr(reply)), tokens)
+        label = parse_label(text)  # read from the whole reply; only what is kept is cut
+        if label is None:
+            return Judgment(None, INVALID, self._kept(text), tokens)
+        return Judgment(label, OK, self._kept(text), tokens)
 
     def stream(self, pairs: Sequence[Pair]) -> Iterator[tuple[int, Judgment]]:
         if not pairs:
@@ -131,9 +136,6 @@ class OpenAIJudge(Judge):
         """Sent to a task as its arguments, never its key or client: the task's process makes its own
         client and reads the key from its own environment (``key_env``)."""
         return _remade, (self._arguments,)
-
-    def _scrub(self, text: str) -> str:
-        return text.replace(self._secret, "***") if self._secret else text
 
 
 def _remade(arguments: dict[str, Any]) -> OpenAIJudge:

@@ -58,15 +58,22 @@ def messages(query: str, document: str) -> list[dict[str, str]]:
     ]
 
 
-_FINAL = re.compile(r"^[\W_]*final[ _-]*score[\W_]*?[:=][ \t*#]*(\d+)\b", re.IGNORECASE | re.MULTILINE)
-_BARE = re.compile(r"^\s*(\d+)\s*\.?\s*$")
+_NOT_A_WHOLE_GRADE = r"(?![0-9]|\s*[.,/:]\s*[0-9]|\s*[-\u2010-\u2015~]\s*[0-9]|\s+(?:to|or|and)\s+[0-9])"
+"""What may not follow a grade's digits: more digits of a decimal (``2.5``, ``2,5``), a range (``1-2``,
+``1 to 2``), a fraction (``2/3``) or a second grade (``1 or 2``): each is no single grade 0-3."""
+_FINAL = re.compile(
+    rf"^[\W_]*final[ _-]*score[\W_]*?[:=][ \t*#]*([0-9]+){_NOT_A_WHOLE_GRADE}", re.IGNORECASE | re.MULTILINE
+)
+_BARE = re.compile(r"^\s*([0-9]+)\s*\.?\s*$")
 
 
 def parse_label(reply: str) -> int | None:
     """The grade a reply states, or None when it states none, several, or one outside 0-3.
 
     Accepted: a ``Final score: N`` line (any case, markdown marks around it, ``=`` for ``:``),
-    or a reply that is nothing but the number. Two final-score lines that disagree are no answer.
+    or a reply that is nothing but the number. Two final-score lines that disagree are no answer,
+    and so is a number that is not one whole grade (``2.5``, ``0.9``, ``2,5``, ``1-2``, ``2/3``: the
+    scale has no halves, and reading their first digit would round every one of them down).
     """
     found = {int(n) for n in _FINAL.findall(reply)}
     if not found:

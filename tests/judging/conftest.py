@@ -11,7 +11,8 @@ from __future__ import annotations
 import json
 import re
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import pytest
 
@@ -53,3 +54,27 @@ def stub_server() -> Iterator[StubServer]:
     """A running stub server with the replies above; shut down after the test."""
     with StubServer(reply=tricky_reply()) as server:  # type: ignore[arg-type]
         yield server
+
+
+WORDS = "wing flow shock boundary layer heat transfer pressure drag lift vortex jet nozzle plate cone".split()
+
+
+def write_beir(root: Path, documents: int = 30, queries: int = 6) -> Path:
+    """A BEIR folder of seeded documents over :data:`WORDS`, with two judged documents per query."""
+    (root / "qrels").mkdir(parents=True)
+    docs = [
+        {"_id": f"d{i}", "title": "", "text": " ".join(WORDS[(i * j + i) % 15] for j in range(9))}
+        for i in range(documents)
+    ]
+    (root / "corpus.jsonl").write_text("".join(json.dumps(d) + "\n" for d in docs))
+    asked = [{"_id": f"q{i}", "text": f"{WORDS[i]} {WORDS[i + 3]}"} for i in range(queries)]
+    (root / "queries.jsonl").write_text("".join(json.dumps(q) + "\n" for q in asked))
+    judged = "".join(f"q{i}\td{i}\t1\nq{i}\td{i + 1}\t2\n" for i in range(queries))
+    (root / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\n" + judged)
+    return root
+
+
+@pytest.fixture()
+def beir(tmp_path: Path) -> Callable[..., Path]:
+    """``beir(documents=30, queries=6)``: a BEIR folder under the test's temporary folder (:func:`write_beir`)."""
+    return lambda documents=30, queries=6: write_beir(tmp_path / "data", documents, queries)

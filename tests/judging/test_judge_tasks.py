@@ -60,7 +60,7 @@ def test_an_openai_judge_pickles_without_its_key(monkeypatch) -> None:
     sent = pickle.dumps(judge)
     assert b"sk-very-secret-value" not in sent and b"RS_TEST_KEY" in sent
     back = pickle.loads(sent)  # made again: the key read from this process's environment
-    assert back.identity == judge.identity and back._secret == "sk-very-secret-value"
+    assert back.identity == judge.identity and back._client.headers["Authorization"] == "Bearer sk-very-secret-value"
 
 
 @pytest.mark.slow

@@ -36,6 +36,19 @@ def pair(query: str, document: str = "some passage", qid: str = "q", did: str = 
         ("score: two", None),
         ("Final score:", None),
         ("12", None),
+        # not one whole grade: read as 2, 0, 1, 2 before (issue 50 item 3)
+        ("Final score: 2.5", None),
+        ("Final score: 0.9", None),
+        ("Final score: 1-2", None),
+        ("Final score: 2,5", None),
+        ("Final score: 1 - 2", None),
+        ("Final score: 1 or 2", None),
+        ("Final score: 2/3", None),
+        ("Final score: \u0663", None),  # an Arabic-Indic three: a digit to re's \d, not to the scale
+        ("0.9", None),
+        ("Final score: 2.", 2),
+        ("Final score: 2, the passage answers it", 2),
+        ("Final score: 3 (highly relevant)", 3),
     ],
 )
 def test_the_parser_reads_a_grade_or_nothing(reply: str, label: int | None) -> None:
@@ -247,3 +260,16 @@ def test_an_unset_key_variable_is_refused(monkeypatch) -> None:
     monkeypatch.delenv("NO_SUCH_KEY_VAR", raising=False)
     with pytest.raises(JudgeError, match="NO_SUCH_KEY_VAR"):
         make_judge("openai:model=m,base_url=http://127.0.0.1:9/v1,key_env=NO_SUCH_KEY_VAR")
+
+
+def test_a_long_reply_is_read_whole_and_kept_cut_saying_so() -> None:
+    """A 1 MB reply whose grade is on its last line: the grade is read, 4,000 characters are kept (the
+    whole reply was kept before: 8 such replies made an 8 MB cache)."""
+    from rankscope.judging.kept_text import MAX_KEPT_CHARS
+    from rankscope.judging.stub_server import StubServer
+
+    reply = "x" * 1_000_000 + "\nFinal score: 2"
+    with StubServer(reply=lambda request: reply) as server:
+        (got,) = make_judge(f"openai:model=m,base_url={server.url},retries=0").judge([pair("q")])
+    assert got.label == 2 and got.status == OK
+    assert got.raw == "x" * MAX_KEPT_CHARS + f" [... {len(reply) - MAX_KEPT_CHARS:,} more characters not kept]"
