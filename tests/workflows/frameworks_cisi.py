@@ -99,3 +99,60 @@ def pyterrier_overlap(dataset: Dataset, k: int) -> Any:
         return pd.DataFrame(rows, columns=["qid", "query", "docno", "score"])
 
     return pt.apply.generic(rank)
+
+
+def misbehaving(framework: str, answer: Any, calls: list[str] | None = None) -> Any:
+    """A retriever of ``framework`` (langchain, llamaindex, haystack) that answers every query with
+    ``answer``, or raises it when it is an exception, on its own path and its asynchronous one; each
+    query asked is appended to ``calls``. The asynchronous path waits 10 ms first, except for the
+    first query, so a failure there finds the others still asked."""
+    import asyncio
+
+    seen = [] if calls is None else calls
+
+    def give(query: str) -> Any:
+        seen.append(query)
+        if isinstance(answer, BaseException):
+            raise answer
+        return answer
+
+    async def give_later(query: str) -> Any:
+        if seen:
+            await asyncio.sleep(0.01)
+        return give(query)
+
+    if framework == "langchain":
+        from langchain_core.retrievers import BaseRetriever
+
+        class LangChainRetriever(BaseRetriever):
+            def _get_relevant_documents(self, query: str, *, run_manager: Any) -> Any:
+                return give(query)
+
+            async def _aget_relevant_documents(self, query: str, *, run_manager: Any) -> Any:
+                return await give_later(query)
+
+        return LangChainRetriever()
+    if framework == "llamaindex":
+        from llama_index.core.retrievers import BaseRetriever as LlamaBase
+
+        class LlamaRetriever(LlamaBase):
+            def _retrieve(self, query_bundle: Any) -> Any:
+                return give(query_bundle.query_str)
+
+            async def _aretrieve(self, query_bundle: Any) -> Any:
+                return await give_later(query_bundle.query_str)
+
+        return LlamaRetriever()
+    from haystack import Document, component
+
+    @component
+    class HaystackRetriever:
+        @component.output_types(documents=list[Document])
+        def run(self, query: str) -> Any:
+            return give(query)
+
+        @component.output_types(documents=list[Document])
+        async def run_async(self, query: str) -> Any:
+            return await give_later(query)
+
+    return HaystackRetriever()

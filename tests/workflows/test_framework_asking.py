@@ -162,3 +162,69 @@ def test_firstp_without_positions_fails_in_one_line() -> None:
         adapt(built.pyterrier_overlap(DATA, 3), aggregate="firstp")
     with pytest.raises(RankscopeError, match="unknown aggregation 'lastp'"):
         adapt(retriever, aggregate="lastp")
+
+
+LIST = "not a list of Documents"
+WRONG_ANSWERS = {  # what a retriever gives -> how the error ends, per framework
+    "None": (None, {"langchain": f"gave None, {LIST}", "haystack": "gave None without 'documents'"}),
+    "a string": (
+        "d01",
+        {"langchain": f"gave a str ('d01'), {LIST}", "haystack": "gave a str ('d01') without 'documents'"},
+    ),
+    "a dict": ({"documents": "d01"}, {"langchain": f"gave a dict, {LIST}", "haystack": f"gave a str ('d01'), {LIST}"}),
+    "a list of strings": (
+        ["d01"],
+        {"langchain": "gave a str ('d01') as result 1, not a Document", "haystack": "gave a list without 'documents'"},
+    ),
+    "a raise": (ConnectionError("backend down\nretry later"), {}),
+}
+METHODS = {
+    "langchain": ("invoke", "ainvoke"),
+    "llamaindex": ("retrieve", "aretrieve"),
+    "haystack": ("run", "run_async"),
+}
+
+
+@pytest.mark.parametrize("concurrency", [1, 3])
+@pytest.mark.parametrize("framework", list(METHODS))
+@pytest.mark.parametrize("wrong", list(WRONG_ANSWERS))
+def test_a_retriever_that_raises_or_gives_no_results_fails_in_one_line_naming_system_and_query(
+    wrong: str, framework: str, concurrency: int
+) -> None:
+    """Before: TypeError/AttributeError tracebacks for None, a string or a dict; a raised error came out
+    as it was, naming neither the system nor the query."""
+    import rankscope as rs
+
+    answer, endings = WRONG_ANSWERS[wrong]
+    retriever = built.misbehaving(framework, answer)
+    with pytest.raises(FrameworkError) as excinfo:
+        rs.compare(DATA, {"bm25": "bm25", "mine": adapt(retriever, concurrency=concurrency)}, ["ndcg@10"])
+    message = str(excinfo.value)
+    method = METHODS[framework][concurrency > 1]
+    label = {"langchain": "LangChain", "llamaindex": "LlamaIndex", "haystack": "Haystack"}[framework]
+    assert message.startswith(f"system 'mine': query 'q0': {label} {type(retriever).__name__}.{method}(query")
+    assert "\n" not in message
+    if wrong == "a raise":
+        assert message.endswith(" raised ConnectionError: backend down retry later")
+    elif framework in endings:
+        assert message.endswith(endings[framework])
+    else:  # LlamaIndex's retrieve reads what _retrieve gave itself: its error, named
+        assert " raised TypeError: " in message or " raised AttributeError: " in message
+
+
+def test_a_failing_concurrent_retriever_stops_the_run_and_leaves_no_coroutine_unawaited() -> None:
+    """Before: LangChain's abatch left the other queries' coroutines never awaited (a RuntimeWarning when
+    collected) and every query was asked."""
+    import gc
+    import warnings
+
+    calls: list[str] = []
+    retriever = built.misbehaving("langchain", ConnectionError("backend down"), calls)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with pytest.raises(FrameworkError, match="query 'q0': LangChain"):
+            _run(adapt(retriever, concurrency=2))
+        gc.collect()
+    assert [str(w.message) for w in caught if "never awaited" in str(w.message)] == []
+    assert calls[0] == DATA.queries["text"].iloc[0]  # q0
+    assert len(calls) <= 4 < len(DATA.queries)  # the queries waiting their turn: not asked

@@ -19,7 +19,7 @@ its fields), it is asked every query of the dataset and its results become a che
 - only the queries with judgments are asked (a framework's call may cost money or time; the
   others would not be scored);
 - queries go in batches with a progress bar, ``concurrency`` at a time through the framework's
-  asynchronous API (LangChain's ``abatch``, LlamaIndex's ``aretrieve``, Haystack's ``run_async``; a
+  asynchronous API (LangChain's ``ainvoke``, LlamaIndex's ``aretrieve``, Haystack's ``run_async``; a
   thread pool over ``run`` for a component without it), one after another with ``concurrency=1``
   (``invoke``, ``retrieve``, ``run``); one PyTerrier ``transform`` per batch. Answers keep the
   queries' order whatever order they arrive in.
@@ -31,7 +31,7 @@ No framework is imported here: an object is recognised by the modules of its cla
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
@@ -40,6 +40,7 @@ import numpy as np
 import pandas as pd
 
 from rankscope.core.errors import RankscopeError
+from rankscope.core.printable import printable
 from rankscope.core.progress import progress_slices
 from rankscope.corpora.dataset import Dataset
 
@@ -167,24 +168,90 @@ def adapt(
 
 # -- asking the queries ------------------------------------------------------------------------
 # Each asker takes the retriever and a batch of query texts (ids for PyTerrier) and gives, per
-# query, its results in the framework's order as (object, metadata) pairs.
+# query, its results in the framework's order as (object, metadata) pairs. A call that raises or
+# answers something else than a list of results stops the run at that query (:class:`_Failed`):
+# ask_queries words it as one line naming the system and the query.
 Result = tuple[Any, Mapping[str, Any]]
+
+
+class _Failed(Exception):
+    """A framework call that raised or gave no list of results: the text's place in its batch (None:
+    the whole batch, PyTerrier's one call) and the problem."""
+
+    def __init__(self, index: int | None, problem: str) -> None:
+        super().__init__(problem)
+        self.index = index
+        self.problem = problem
+
+
+class _Unreadable(Exception):
+    """An answer that is not a list of the framework's results (None, a string, a dict ...)."""
+
+
+def _results(answer: Any, holds: str, what: str) -> list[Any]:
+    """``answer`` as a list of results, each an object with the attribute ``holds`` (a ``what``)."""
+    if answer is None or isinstance(answer, (str, bytes, Mapping)) or not isinstance(answer, Iterable):
+        raise _Unreadable(f"gave {_shown(answer)}, not a list of {what}s")
+    found = list(answer)
+    for position, result in enumerate(found, start=1):
+        if not hasattr(result, holds):
+            raise _Unreadable(f"gave {_shown(result)} as result {position}, not a {what}")
+    return found
+
+
+def _shown(value: Any) -> str:
+    """A value a framework gave, in a few words: its type, and its start for a text."""
+    if value is None:
+        return "None"
+    if isinstance(value, (str, bytes)):
+        return f"a {type(value).__name__} ({printable(repr(value[:40]))})"
+    return f"a {type(value).__name__}"
+
+
+def _problem(exc: Exception, what: str) -> str:
+    """What went wrong in ``what`` (the call), in one line."""
+    if isinstance(exc, _Unreadable):
+        return f"{what} {exc}"
+    said = printable(str(exc)).strip()
+    said = said if len(said) <= 300 else said[:300] + "..."
+    return f"{what} raised {type(exc).__name__}" + (f": {said}" if said else "")
 
 
 def _langchain(adapted: Adapted, ids: Sequence[str], texts: Sequence[str], depth: int) -> list[list[Result]]:
     retriever = adapted.retriever
-    if adapted.concurrency == 1:
-        found = [retriever.invoke(text) for text in texts]
-    else:  # LangChain bounds its own abatch by max_concurrency and keeps the inputs' order
-        config = {"max_concurrency": adapted.concurrency}
-        found = _run_async(lambda: retriever.abatch(list(texts), config=config))
-    return [[(doc, doc.metadata or {}) for doc in docs] for docs in found]
+
+    def read(docs: Any) -> list[Result]:
+        return [(doc, doc.metadata or {}) for doc in _results(docs, "metadata", "Document")]
+
+    async def ask_async(text: str) -> list[Result]:
+        return read(await retriever.ainvoke(text))
+
+    what = f"{adapted.label} {type(retriever).__name__}.{{}}(query)"
+    return _asked(
+        lambda text: read(retriever.invoke(text)), ask_async, texts, adapted.concurrency, what, ("invoke", "ainvoke")
+    )
 
 
 def _llamaindex(adapted: Adapted, ids: Sequence[str], texts: Sequence[str], depth: int) -> list[list[Result]]:
     retriever = adapted.retriever
-    found = _asked(retriever.retrieve, getattr(retriever, "aretrieve", None), texts, adapted.concurrency)
-    return [[(hit, {**(hit.node.metadata or {})}) for hit in hits] for hits in found]
+
+    def read(hits: Any) -> list[Result]:
+        return [(hit, {**(hit.node.metadata or {})}) for hit in _results(hits, "node", "NodeWithScore")]
+
+    async def ask_async(text: str) -> list[Result]:
+        return read(await retriever.aretrieve(text))
+
+    has_async = callable(getattr(retriever, "aretrieve", None))
+    what = f"{adapted.label} {type(retriever).__name__}.{{}}(query)"
+    methods = ("retrieve", "aretrieve")
+    return _asked(
+        lambda text: read(retriever.retrieve(text)),
+        ask_async if has_async else None,
+        texts,
+        adapted.concurrency,
+        what,
+        methods,
+    )
 
 
 def _haystack(adapted: Adapted, ids: Sequence[str], texts: Sequence[str], depth: int) -> list[list[Result]]:
@@ -192,27 +259,31 @@ def _haystack(adapted: Adapted, ids: Sequence[str], texts: Sequence[str], depth:
     takes_top_k = "top_k" in inspect.signature(component.run).parameters
     kwargs = {"top_k": depth} if takes_top_k else {}
 
-    def documents(answer: Any) -> list[Any]:
+    def read(answer: Any) -> list[Result]:
         if not isinstance(answer, Mapping) or "documents" not in answer:
-            raise FrameworkError(f"{type(component).__name__}.run(query=...) gave no 'documents'")
-        return list(answer["documents"])
+            raise _Unreadable(f"gave {_shown(answer)} without 'documents'")
+        return [(doc, doc.meta or {}) for doc in _results(answer["documents"], "meta", "Document")]
 
-    def ask(text: str) -> list[Any]:
-        return documents(component.run(query=text, **kwargs))
+    def ask(text: str) -> list[Result]:
+        return read(component.run(query=text, **kwargs))
 
-    async def ask_async(text: str) -> list[Any]:
-        return documents(await component.run_async(query=text, **kwargs))
+    async def ask_async(text: str) -> list[Result]:
+        return read(await component.run_async(query=text, **kwargs))
 
     has_async = callable(getattr(component, "run_async", None))
-    found = _asked(ask, ask_async if has_async else None, texts, adapted.concurrency)
-    return [[(doc, doc.meta or {}) for doc in docs] for docs in found]
+    what = f"{adapted.label} {type(component).__name__}.{{}}(query=...)"
+    return _asked(ask, ask_async if has_async else None, texts, adapted.concurrency, what, ("run", "run_async"))
 
 
 def _pyterrier(adapted: Adapted, ids: Sequence[str], texts: Sequence[str], depth: int) -> list[list[Result]]:
     topics = pd.DataFrame({"qid": list(ids), "query": list(texts)})
-    frame = adapted.retriever.transform(topics)
+    call = f"{adapted.label} {type(adapted.retriever).__name__}.transform(topics)"
+    try:
+        frame = adapted.retriever.transform(topics)
+    except Exception as exc:  # noqa: BLE001 - any failure of the framework's code is the user's to see
+        raise _Failed(None, _problem(exc, call)) from exc
     if not isinstance(frame, pd.DataFrame) or "qid" not in frame.columns:
-        raise FrameworkError(f"{type(adapted.retriever).__name__}.transform(topics) gave no results frame with qid")
+        raise _Failed(None, f"{call} gave {_shown(frame)}, not a results frame with qid")
     rows = frame.astype({"qid": str}).to_dict("records")
     by_query: dict[str, list[Result]] = {qid: [] for qid in ids}
     if "rank" in frame.columns:  # PyTerrier's own order; else the frame's
@@ -231,26 +302,48 @@ ASKERS: dict[str, Callable[[Adapted, Sequence[str], Sequence[str], int], list[li
 
 
 def _asked(
-    call: Callable[[str], Any], call_async: Callable[[str], Any] | None, texts: Sequence[str], workers: int
+    call: Callable[[str], Any],
+    call_async: Callable[[str], Any] | None,
+    texts: Sequence[str],
+    workers: int,
+    what: str,
+    methods: tuple[str, str],
 ) -> list[Any]:
     """``call(text)`` for each text in order: one after another with one worker, else ``workers`` at once
-    through ``call_async`` (a thread pool over ``call`` without it); answers in the texts' order."""
+    through ``call_async`` (a thread pool over ``call`` without it); answers in the texts' order. The
+    first call that fails is :class:`_Failed`, named by ``what`` formatted with the name of the method
+    called (``methods``: the one and the asynchronous one); the calls not yet begun are dropped."""
+
+    def checked(index: int, text: str) -> Any:
+        try:
+            return call(text)
+        except Exception as exc:  # noqa: BLE001 - any failure of the framework's code is the user's to see
+            raise _Failed(index, _problem(exc, what.format(methods[0]))) from exc
+
     if workers == 1:
-        return [call(text) for text in texts]
+        return [checked(index, text) for index, text in enumerate(texts)]
     if call_async is None:
-        with ThreadPoolExecutor(max_workers=workers) as pool:
-            return list(pool.map(call, texts))
+        pool = ThreadPoolExecutor(max_workers=workers)
+        try:
+            return list(pool.map(checked, range(len(texts)), texts))
+        finally:
+            pool.shutdown(cancel_futures=True)
 
     import asyncio  # only for a framework asked concurrently: every workflow imports this module
 
     async def bounded() -> list[Any]:
         gate = asyncio.Semaphore(workers)
 
-        async def one(text: str) -> Any:
+        async def one(index: int, text: str) -> Any:
             async with gate:
-                return await call_async(text)
+                try:
+                    return await call_async(text)
+                except Exception as exc:  # noqa: BLE001 - as in checked
+                    raise _Failed(index, _problem(exc, what.format(methods[1]))) from exc
 
-        return list(await asyncio.gather(*(one(text) for text in texts)))
+        # every call is a task at once, so none is left a coroutine never awaited when one fails:
+        # asyncio.run cancels the others
+        return list(await asyncio.gather(*(one(index, text) for index, text in enumerate(texts))))
 
     return _run_async(bounded)
 
@@ -346,8 +439,18 @@ def ask_queries(
     answers: list[list[Result]] = []
     size = max(BATCH, adapted.concurrency)  # a batch keeps every worker busy
     for part in progress_slices(range(len(ids)), size, desc=f"{name}: queries", unit="query"):
-        answers += ask(adapted, ids[part.start : part.stop], texts[part.start : part.stop], depth)
+        batch = ids[part.start : part.stop]
+        try:
+            answers += ask(adapted, batch, texts[part.start : part.stop], depth)
+        except _Failed as failed:
+            where = f"query {batch[failed.index]!r}" if failed.index is not None else _queries(batch)
+            raise FrameworkError(f"system {name!r}: {where}: {failed.problem}") from failed
     return answers
+
+
+def _queries(batch: Sequence[str]) -> str:
+    """The queries of a batch, for a call that asked them all."""
+    return f"query {batch[0]!r}" if len(batch) == 1 else f"queries {batch[0]!r} to {batch[-1]!r}"
 
 
 _AGGREGATE_SAYS = {
