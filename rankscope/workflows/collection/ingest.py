@@ -32,6 +32,7 @@ from rankscope.workflows.collection.layout import (
 )
 from rankscope.workflows.collection.queries import merge_queries, read_queries
 from rankscope.workflows.collection.readers import Extracted, Unreadable, extract
+from rankscope.workflows.collection.walk import read_file, walk_docs
 
 
 @dataclass(frozen=True)
@@ -99,19 +100,19 @@ def init_collection(
         )
     if not docs:
         raise CollectionError("no --docs given: name the files or folders to read")
-    files = _files(docs)
+    walked = walk_docs(docs)
     known: dict[str, Any] = state["files"]
     documents = {row["_id"]: row for row in _rows(folder / CORPUS)}
     added: list[str] = []
     changed: list[str] = []
     unchanged = 0
-    unreadable: dict[str, str] = state["unreadable"]  # kept across runs until the file reads
-    for doc_prefix, path in files:
-        source = str(path)
+    unreadable = dict(walked.refused)  # made again each run: every entry not read is tried again
+    for found in walked.files:
+        source = found.source
         try:
-            data = path.read_bytes()
-        except OSError as exc:
-            unreadable[source] = f"cannot be read ({exc.strerror})"
+            data = read_file(found)
+        except Unreadable as exc:
+            unreadable[source] = str(exc)
             continue
         digest = hashlib.sha256(data).hexdigest()
         before = known.get(source)
@@ -119,18 +120,17 @@ def init_collection(
             unchanged += 1
             continue
         try:
-            rows = _documents(doc_prefix, source, digest, extract(path, data), chunking)
+            rows = _documents(found.prefix, source, digest, extract(Path(source), data), chunking)
         except Unreadable as exc:
             unreadable[source] = str(exc)
             continue
-        unreadable.pop(source, None)
         _refuse_collisions(rows, documents, source)
         for old in before["documents"] if before else []:
             documents.pop(old, None)
         documents.update((row["_id"], row) for row in rows)
         known[source] = {"sha256": digest, "documents": [row["_id"] for row in rows]}
         (changed if before else added).append(source)
-    seen = {str(path) for _, path in files}
+    seen = {found.source for found in walked.files}
     missing = tuple(source for source in known if source not in seen)
     notes: list[str] = []
     query_rows = list(_rows(folder / QUERIES))
@@ -148,7 +148,7 @@ def init_collection(
     write_jsonl(query_rows, folder / QUERIES)
     with atomic_write(folder / UNREADABLE) as out:
         out.write("path\treason\n")
-        out.writelines(f"{path}\t{reason}\n" for path, reason in sorted(unreadable.items()))
+        out.writelines(f"{path}\t{' '.join(reason.split())}\n" for path, reason in sorted(unreadable.items()))
     write_state(
         folder / INGEST,
         {"chunking": chunking, "files": dict(sorted(known.items())), "unreadable": dict(sorted(unreadable.items()))},
@@ -164,24 +164,6 @@ def init_collection(
         len(query_rows),
         tuple(notes),
     )
-
-
-def _files(docs: Sequence[str | Path]) -> list[tuple[str, Path]]:
-    """(id prefix, absolute path) of every file under ``docs``, in path order; a missing path is an error."""
-    found: list[tuple[str, Path]] = []
-    for given in docs:
-        root = Path(given).expanduser().absolute()
-        if root.is_file():
-            found.append((root.name, root))
-        elif root.is_dir():
-            found += [
-                (f"{root.name}/{path.relative_to(root).as_posix()}", path)
-                for path in sorted(root.rglob("*"))
-                if path.is_file()
-            ]
-        else:
-            raise FileNotFoundError(f"--docs {given}: no such file or folder")
-    return found
 
 
 def _documents(

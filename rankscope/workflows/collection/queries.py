@@ -14,11 +14,13 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 from pathlib import Path
 from typing import Any
 
 from rankscope.core.errors import FormatError, duplicate_message
 from rankscope.core.fileio import read_text
+from rankscope.corpora.checks import id_problem
 from rankscope.corpora.jsonl import read_jsonl, string_field
 from rankscope.workflows.collection.layout import CollectionError
 
@@ -31,14 +33,11 @@ def read_queries(path: str | Path) -> list[dict[str, Any]]:
     path = Path(path)
     suffix = path.suffix.lower()
     if suffix == ".jsonl":
-        found = [
-            (n, _field(path, n, obj, TEXT_FIELDS), _field(path, n, obj, ID_FIELDS, required=False))
-            for n, obj in read_jsonl(path)
-        ]
+        found = [(n, _text(path, n, obj), _given_id(path, n, obj)) for n, obj in read_jsonl(path)]
     elif suffix == ".csv":
         found = _csv(path)
     else:
-        found = [(n, line.strip(), "") for n, line in enumerate(read_text(path).split("\n"), 1) if line.strip()]
+        found = [(n, line.strip(), None) for n, line in enumerate(read_text(path).split("\n"), 1) if line.strip()]
     if not found:
         raise FormatError(path, None, "no questions in the file")
     rows: list[dict[str, Any]] = []
@@ -47,7 +46,7 @@ def read_queries(path: str | Path) -> list[dict[str, Any]]:
     for number, text, given in found:
         if not text:
             raise FormatError(path, number, "empty question")
-        query_id = given or f"q{number}"
+        query_id = f"q{number}" if given is None else _checked_id(path, number, given)
         if query_id in first_line:
             raise FormatError(path, number, duplicate_message("query id", query_id, first_line[query_id]))
         first_line[query_id] = number
@@ -93,16 +92,34 @@ def _normal(text: str) -> str:
     return " ".join(text.casefold().split())
 
 
-def _field(path: Path, number: int, obj: dict[str, Any], names: tuple[str, ...], required: bool = True) -> str:
-    for name in names:
+def _text(path: Path, number: int, obj: dict[str, Any]) -> str:
+    """The question's words: a JSON string (``"text": 5`` is no question)."""
+    for name in TEXT_FIELDS:
         if name in obj:
-            return string_field(path, number, obj, name).strip()
-    if required:
-        raise FormatError(path, number, f"no question: expected a field {' or '.join(names)}; found {sorted(obj)}")
-    return ""
+            if not isinstance(obj[name], str):
+                raise FormatError(path, number, f"field {name!r} must be a string, found {json.dumps(obj[name])[:40]}")
+            return obj[name].strip()
+    raise FormatError(path, number, f"no question: expected a field {' or '.join(TEXT_FIELDS)}; found {sorted(obj)}")
 
 
-def _csv(path: Path) -> list[tuple[int, str, str]]:
+def _given_id(path: Path, number: int, obj: dict[str, Any]) -> str | None:
+    for name in ID_FIELDS:
+        if name in obj:
+            return string_field(path, number, obj, name)
+    return None
+
+
+def _checked_id(path: Path, number: int, given: str) -> str:
+    """A given id, by the rule every reader of query ids applies (``pool`` reads the collection's file by it):
+    not empty, no whitespace inside, no NUL, no quotes; spaces around it are the file's layout, not the id's."""
+    query_id = given.strip()
+    problem = id_problem(query_id, "query id")
+    if problem:
+        raise FormatError(path, number, problem)
+    return query_id
+
+
+def _csv(path: Path) -> list[tuple[int, str, str | None]]:
     reader = csv.DictReader(io.StringIO(read_text(path)))
     header = reader.fieldnames or []
     text_column = next((name for name in TEXT_FIELDS if name in header), None)
@@ -114,5 +131,5 @@ def _csv(path: Path) -> list[tuple[int, str, str]]:
         number = reader.line_num
         if None in record or any(value is None for value in record.values()):
             raise FormatError(path, number, f"expected {len(header)} fields as the header has")
-        found.append((number, record[text_column].strip(), (record[id_column] or "").strip() if id_column else ""))
+        found.append((number, record[text_column].strip(), record[id_column] if id_column else None))
     return found

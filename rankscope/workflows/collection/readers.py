@@ -23,6 +23,9 @@ HTML = (".html", ".htm", ".xhtml")
 PDF = (".pdf",)
 KINDS = {**dict.fromkeys(TEXT, "text"), **dict.fromkeys(MARKDOWN, "markdown"), **dict.fromkeys(HTML, "html")}
 KINDS.update(dict.fromkeys(PDF, "pdf"))
+MAX_TEXT_BYTES = 75_000_000
+"""The most bytes of text one file may give (after inflating a ``.gz``), pypdf's bound on one inflated
+PDF stream: a 1 MB gzip bomb inflating to 1 GB would otherwise become a 1 GB document."""
 _DROPPED_TAGS = ("script", "style", "noscript", "template", "nav", "head")
 _BLOCK_TAGS = (
     "p", "div", "h1", "h2", "h3", "h4", "h5", "h6", "li", "dt", "dd", "tr", "pre", "table", "ul", "ol", "dl",
@@ -57,6 +60,8 @@ def extract(path: Path, data: bytes) -> list[Extracted]:
         raise Unreadable(f"unsupported file type {path.suffix!r} (text, Markdown, HTML or PDF)")
     if kind == "pdf":
         return _pdf(path, data)
+    if len(data) > MAX_TEXT_BYTES:
+        raise Unreadable(f"more than {MAX_TEXT_BYTES:,} bytes of text (the bound on one file's text)")
     text = _decoded(data)
     if kind == "markdown":
         title, body = _markdown(text)
@@ -71,18 +76,25 @@ def extract(path: Path, data: bytes) -> list[Extracted]:
 
 
 def _gunzipped(data: bytes) -> bytes:
+    """The inflated bytes, read no further than the bound: a 1 MB bomb inflating to 1 GB stops at it."""
     import gzip
+    import io
     import zlib
 
     try:
-        return gzip.decompress(data)
+        with gzip.GzipFile(fileobj=io.BytesIO(data)) as inflating:
+            inflated = inflating.read(MAX_TEXT_BYTES + 1)
     except (OSError, EOFError, zlib.error) as exc:
         raise Unreadable(f"damaged gzip file ({exc})") from None
+    if len(inflated) > MAX_TEXT_BYTES:
+        raise Unreadable(f"inflates to more than {MAX_TEXT_BYTES:,} bytes (the bound on one file's text)")
+    return inflated
 
 
 def _decoded(data: bytes) -> str:
-    if b"\x00" in data[:8192]:
-        raise Unreadable("binary content (NUL bytes), not text")
+    nul = data.find(b"\x00")
+    if nul >= 0:  # anywhere in the file: a NUL is no character of a text, and would stay in the corpus
+        raise Unreadable(f"binary content (NUL byte at offset {nul}), not text")
     try:
         text = data.removeprefix(b"\xef\xbb\xbf").decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -111,13 +123,32 @@ def _html(text: str) -> tuple[str, str]:
     title = soup.title.get_text(" ", strip=True) if soup.title else ""
     if not title and soup.h1:
         title = soup.h1.get_text(" ", strip=True)
-    for tag in soup.find_all(_DROPPED_TAGS):
-        tag.decompose()
-    for tag in soup.find_all(_BLOCK_TAGS):  # blocks on lines of their own; inline markup joins its words
-        tag.insert_before("\n")
-        tag.insert_after("\n")
     body = soup.body if soup.body is not None else soup
-    return title, "\n".join(" ".join(line.split()) for line in body.get_text().split("\n"))
+    return title, "\n".join(" ".join(line.split()) for line in _visible_text(bs4, body).split("\n"))
+
+
+def _visible_text(bs4: Any, root: Any) -> str:
+    """The text under ``root`` in one pass over its tree (no recursion: 60,000 nested divs are fine),
+    blocks on lines of their own, inline markup joining its words. Editing the tree instead (a newline
+    inserted beside each block) looked each block up among its siblings: quadratic in a page's paragraphs."""
+    strings = (bs4.NavigableString, bs4.CData)  # not comments, doctypes or processing instructions
+    parts: list[str] = []
+    open_tags: list[tuple[bool, Iterator[Any]]] = [(False, iter(root.contents))]
+    while open_tags:
+        block, children = open_tags[-1]
+        child = next(children, None)
+        if child is None:
+            open_tags.pop()
+            if block:
+                parts.append("\n")
+        elif type(child) in strings:
+            parts.append(child)
+        elif isinstance(child, bs4.Tag) and child.name not in _DROPPED_TAGS:
+            block = child.name in _BLOCK_TAGS
+            if block:
+                parts.append("\n")
+            open_tags.append((block, iter(child.contents)))
+    return "".join(parts)
 
 
 def _markdown(text: str) -> tuple[str, str]:
