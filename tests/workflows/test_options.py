@@ -49,19 +49,16 @@ def test_compare_in_the_earlier_form(tmp_path, monkeypatch: pytest.MonkeyPatch) 
     assert finished == [(tmp_path / "b", ("svg",))]
 
 
-def test_tune_in_the_earlier_form() -> None:
-    new = rs.tune(
-        DATA, "bm25", params={"k1": "1.0:1.2:0.2", "b": "0.5"}, metric="ndcg@5", folds=2, execution=Execution(1)
-    )
-    with pytest.warns(DeprecationWarning, match="positional arguments"):
-        old = rs.tune(DATA, "bm25", "1.0:1.2:0.2", "0.5", "ndcg@5", 2, 1)
-    _same(old.grid, new.grid)
-    assert old.seed == 1 and old.cv.held_out.equals(new.cv.held_out)
-    with pytest.warns(DeprecationWarning, match="retrievers="):
-        choice = rs.tune(DATA, retrievers=["bm25", "tfidf"], k1="1.2", folds=2)
-    assert choice.retriever == "bm25 | tfidf"
-    with pytest.raises(RankscopeError, match="given twice"):
-        rs.tune(DATA, "bm25", k1="1.2", params={"k1": "1.0"})
+def test_tune_refuses_the_earlier_form() -> None:
+    """The earlier signature's shim is gone (never released): its positional arguments and keywords are
+    refused by Python, not translated with a warning."""
+    with pytest.raises(TypeError, match="positional argument"):
+        rs.tune(DATA, "bm25", "1.0:1.2:0.2", "0.5", "ndcg@5", 2, 1)
+    with pytest.raises(TypeError, match="unexpected keyword argument 'retrievers'"):
+        rs.tune(DATA, retrievers=["bm25", "tfidf"], folds=2)
+    for earlier in ({"k1": "1.2"}, {"trials": 5}, {"seed": 1}, {"scheduler": "local:1"}, {"figures": ["svg"]}):
+        with pytest.raises(TypeError, match=f"unexpected keyword argument '{next(iter(earlier))}'"):
+            rs.tune(DATA, "bm25", **earlier)  # type: ignore[arg-type]
 
 
 def test_diagnose_in_the_earlier_form() -> None:

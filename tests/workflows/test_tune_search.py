@@ -13,7 +13,8 @@ from rankscope.core.errors import RankscopeError  # noqa: E402
 from rankscope.workflows.options import Execution, Search  # noqa: E402
 from rankscope.workflows.tune.crossval import assign_folds  # noqa: E402
 from rankscope.workflows.tune.model_search import optuna_search  # noqa: E402
-from rankscope.workflows.tune.workflow import heatmap_plot, tune  # noqa: E402
+from rankscope.workflows.tune.result import heatmap_plot  # noqa: E402
+from rankscope.workflows.tune.workflow import tune  # noqa: E402
 from tests.workflows.tiny_collection import small_dataset  # noqa: E402
 
 

@@ -19,8 +19,7 @@ if TYPE_CHECKING:
 def call(args: argparse.Namespace, tune: Callable[..., Finished]) -> Finished:
     from rankscope.retrieval.registry import with_analyzer
     from rankscope.workflows.options import Execution, Search
-    from rankscope.workflows.tune.grid import parse_param
-    from rankscope.workflows.tune.workflow import SHORTHANDS
+    from rankscope.workflows.tune.grid import SHORTHANDS, parse_param
 
     params = dict(parse_param(item) for item in args.param)
     if len(params) < len(args.param):
@@ -50,7 +49,7 @@ def _workers(args: argparse.Namespace) -> int:
 
 
 def _grid_help(name: str) -> str:
-    grid = imported(f"rankscope.workflows.tune.workflow:DEFAULT_{name.upper()}")
+    grid = imported(f"rankscope.workflows.tune.grid:DEFAULT_{name.upper()}")
     return f"start:stop:step, inclusive; same as --param {name}=... (default grid: {grid})"
 
 

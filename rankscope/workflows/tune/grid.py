@@ -1,11 +1,17 @@
-"""Parameter grids from ``start:stop:step`` strings, strict so a typo never tunes the wrong range."""
+"""Parameter grids from ``start:stop:step`` strings, strict so a typo never tunes the wrong range; the
+default grid (BM25's k1 and b) and grid values as plain Python values."""
 
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 
 from rankscope.core.errors import RankscopeError
 
+DEFAULT_K1 = "0.2:2.0:0.1"
+DEFAULT_B = "0.0:1.0:0.05"
+SHORTHANDS = ("k1", "b")
+"""Parameters with an option of their own (``--k1``, ``--b``), named so in messages."""
 _DECIMALS = 10  # grid values are rounded so 0.1 * 3 prints as 0.3, not 0.30000000000000004
 MAX_POINTS = 100_000
 """The most values one parameter's range gives, and the most points a grid scores (each point is a search
@@ -80,3 +86,10 @@ def parse_values(text: str, kind: type, flag: str) -> list[str] | list[float] | 
     if fractional:
         raise RankscopeError(f"--{flag} {text!r}: the parameter takes whole numbers, got {fractional[0]:g}")
     return [int(x) for x in numbers]
+
+
+def plain(value: object) -> object:
+    """A numpy scalar as the Python value, a missing one (a parameter another retriever has) as None."""
+    if value is pd.NA:
+        return None
+    return value.item() if isinstance(value, np.generic) else value
