@@ -269,3 +269,38 @@ def test_the_gzip_reader_stops_at_the_bound_not_after(monkeypatch: pytest.Monkey
         readers.extract(Path("a.txt.gz"), data)
     with pytest.raises(readers.Unreadable, match="more than 10,000 bytes of text"):
         readers.extract(Path("a.txt"), REAL.encode())
+
+
+TEXT_OPTIONS = {
+    "unknown encoding": (["--encoding", "klingon"], "--encoding 'klingon': no such encoding (e.g. latin-1, cp1252)"),
+    "a wide encoding": (["--encoding", "utf-16"], "--encoding 'utf-16': not a legacy 8-bit text encoding"),
+    "a suffix without its dot": (["--text-suffixes", "log"], "--text-suffixes: 'log' is not a file suffix"),
+    "a path as suffix": (["--text-suffixes", "./x"], "--text-suffixes: './x' is not a file suffix"),
+    "a bare dot": (["--text-suffixes", "."], "--text-suffixes: '.' is not a file suffix"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(TEXT_OPTIONS))
+def test_text_options_that_cannot_be_used(tmp_path: Path, docs: Path, name: str) -> None:
+    argv, problem = TEXT_OPTIONS[name]
+    check(_init(tmp_path / "c", "--docs", str(docs), *argv), "error", problem)
+    assert not (tmp_path / "c").exists()
+
+
+def test_bytes_the_legacy_encoding_does_not_define_are_listed(tmp_path: Path, docs: Path) -> None:
+    (docs / "old.txt").write_bytes(REAL[:3000].encode() + b"\xe9t\xe9 \x81")  # 0x81: no cp1252 character
+    check(_init(tmp_path / "c", "--docs", str(docs), "--encoding", "cp1252"), "accepted")
+    assert _unreadable(tmp_path / "c") == {str(docs / "old.txt"): "not UTF-8 or cp1252 text (byte 0x81 at offset 3004)"}
+
+
+def test_binary_files_of_unknown_suffixes_stay_unreadable(tmp_path: Path, docs: Path) -> None:
+    import sys
+
+    (docs / "python.bin").write_bytes(Path(sys.executable).read_bytes()[:100_000])
+    (docs / "blob.Debian.gz").write_bytes(gzip.compress(bytes(range(256)) * 50))
+    check(_init(tmp_path / "c", "--docs", str(docs), "--encoding", "latin-1"), "accepted")
+    found = _unreadable(tmp_path / "c")
+    assert found[str(docs / "python.bin")].startswith("unsupported file type '.bin' and not text: binary content")
+    assert found[str(docs / "blob.Debian.gz")] == (
+        "unsupported file type '.Debian' and not text: binary content (NUL byte at offset 0), not text"
+    )

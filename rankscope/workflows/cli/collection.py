@@ -30,6 +30,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     init.add_argument("--docs", nargs="+", required=True, metavar="PATH", help="files or folders to read")
     init.add_argument("--queries", metavar="FILE", help="the team's questions: text lines, JSONL or CSV")
     init.add_argument(
+        "--text-suffixes",
+        nargs="+",
+        metavar="SUFFIX",
+        help="read files of these suffixes (.log .cfg) as plain text; files of unknown suffixes are read when "
+        "their content is text (kept for re-runs)",
+    )
+    init.add_argument(
+        "--encoding",
+        metavar="NAME",
+        help="decode texts that are not UTF-8 with this legacy encoding, e.g. latin-1 (kept for re-runs)",
+    )
+    init.add_argument(
         "--chunking", metavar="SPEC", help="split documents: words:SIZE[:OVERLAP], sentences:MAX, paragraphs:MAX"
     )
     init.add_argument(
@@ -74,7 +86,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run_init(args: argparse.Namespace) -> int:
-    from rankscope.workflows.collection.ingest import init_collection
+    from rankscope.workflows.collection.ingest import init_collection, text_rules
 
     result = init_collection(
         args.folder,
@@ -84,6 +96,7 @@ def run_init(args: argparse.Namespace) -> int:
         generate=args.generate,
         judge_model=args.judge_model,
         seed=args.seed,
+        text=text_rules(args.folder, args.text_suffixes, args.encoding),
     )
     print(result.to_text())
     return 0

@@ -31,7 +31,7 @@ from rankscope.workflows.collection.layout import (
     write_state,
 )
 from rankscope.workflows.collection.queries import merge_queries, read_queries
-from rankscope.workflows.collection.readers import Extracted, Unreadable, extract
+from rankscope.workflows.collection.readers import Extracted, TextRules, Unreadable, extract
 from rankscope.workflows.collection.walk import read_file, walk_docs
 
 
@@ -74,13 +74,15 @@ def init_collection(
     generate: int | None = None,
     judge_model: str | None = None,
     seed: int = 0,
+    text: TextRules | None = None,
 ) -> IngestResult:
     """Ingest the files under ``docs`` into the collection ``folder`` (made or updated; see the module doc).
 
     ``queries`` is the team's own questions (text lines, JSONL or CSV: :mod:`.queries`); ``chunking`` a
     chunking spec (``words:200:50``, ``sentences:300``, ``paragraphs:500``), fixed at the first run;
     ``generate`` questions are written by the model ``judge_model`` from documents drawn with ``seed``
-    (:mod:`.generate`).
+    (:mod:`.generate`). ``text`` says which other suffixes are text and the encoding of legacy texts
+    (:class:`~.readers.TextRules`); kept by the collection, so a re-run without it reads as the last did.
     """
     from rankscope.corpora.chunking import parse_chunking
 
@@ -100,6 +102,8 @@ def init_collection(
         )
     if not docs:
         raise CollectionError("no --docs given: name the files or folders to read")
+    if text is None:
+        text = text_rules(folder)
     walked = walk_docs(docs)
     known: dict[str, Any] = state["files"]
     documents = {row["_id"]: row for row in _rows(folder / CORPUS)}
@@ -120,7 +124,7 @@ def init_collection(
             unchanged += 1
             continue
         try:
-            rows = _documents(found.prefix, source, digest, extract(Path(source), data), chunking)
+            rows = _documents(found.prefix, source, digest, extract(Path(source), data, text), chunking)
         except Unreadable as exc:
             unreadable[source] = str(exc)
             continue
@@ -151,7 +155,13 @@ def init_collection(
         out.writelines(f"{path}\t{' '.join(reason.split())}\n" for path, reason in sorted(unreadable.items()))
     write_state(
         folder / INGEST,
-        {"chunking": chunking, "files": dict(sorted(known.items())), "unreadable": dict(sorted(unreadable.items()))},
+        {
+            "chunking": chunking,
+            "files": dict(sorted(known.items())),
+            "unreadable": dict(sorted(unreadable.items())),
+            "text_suffixes": list(text.suffixes),
+            "encoding": text.encoding,
+        },
     )
     return IngestResult(
         folder,
@@ -163,6 +173,16 @@ def init_collection(
         len(documents),
         len(query_rows),
         tuple(notes),
+    )
+
+
+def text_rules(folder: str | Path, suffixes: Sequence[str] | None = None, encoding: str | None = None) -> TextRules:
+    """The collection's text rules (``--text-suffixes``, ``--encoding`` of its last run), each one given
+    here replacing the kept one: a re-run reads files as the run before it did."""
+    state = read_state(Path(folder) / INGEST) if (Path(folder) / INGEST).is_file() else {}
+    kept = state.get("text_suffixes", [])
+    return TextRules(
+        tuple(kept if suffixes is None else suffixes), state.get("encoding") if encoding is None else encoding
     )
 
 

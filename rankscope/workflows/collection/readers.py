@@ -16,6 +16,7 @@ from typing import Any
 
 from rankscope.core.errors import RankscopeError
 from rankscope.core.extras import require_extra
+from rankscope.workflows.collection.layout import CollectionError
 
 TEXT = (".txt", ".text", ".rst", "")  # a file without a suffix (README, copyright) is read as text
 MARKDOWN = (".md", ".markdown")
@@ -46,23 +47,54 @@ class Extracted:
     page: int = 0
 
 
-def kind_of(path: Path) -> str | None:
+@dataclass(frozen=True)
+class TextRules:
+    """How a file is taken as text: ``suffixes`` read as plain text (``.log``; a known one, ``.md``,
+    then keeps its markup), and ``encoding``, the legacy encoding of texts that are not UTF-8
+    (``latin-1``; None: such a text is unreadable). A file of any other unknown suffix is read as text
+    when it is text: it decodes and holds no NUL (Debian's ``README.Debian``, ``NEWS.Debian.gz``)."""
+
+    suffixes: tuple[str, ...] = ()
+    encoding: str | None = None
+
+    def __post_init__(self) -> None:
+        for suffix in self.suffixes:
+            if not suffix.startswith(".") or len(suffix) < 2 or "/" in suffix or suffix.strip() != suffix:
+                raise CollectionError(f"--text-suffixes: {suffix!r} is not a file suffix such as .log")
+        object.__setattr__(self, "suffixes", tuple(sorted({suffix.lower() for suffix in self.suffixes})))
+        if self.encoding is not None:
+            import codecs
+
+            try:
+                name = codecs.lookup(self.encoding).name
+            except LookupError:
+                raise CollectionError(
+                    f"--encoding {self.encoding!r}: no such encoding (e.g. latin-1, cp1252)"
+                ) from None
+            if b"\x00" in "a".encode(name) or "a".encode(name) != b"a":
+                raise CollectionError(f"--encoding {self.encoding!r}: not a legacy 8-bit text encoding (e.g. latin-1)")
+            object.__setattr__(self, "encoding", name)
+
+
+def kind_of(path: Path, rules: TextRules = TextRules()) -> str | None:
     """The reader a file's suffix selects (``text``, ``markdown``, ``html``, ``pdf``), or None."""
-    return KINDS.get(path.suffix.lower())
+    suffix = path.suffix.lower()
+    return "text" if suffix in rules.suffixes else KINDS.get(suffix)
 
 
-def extract(path: Path, data: bytes) -> list[Extracted]:
+def extract(path: Path, data: bytes, rules: TextRules = TextRules()) -> list[Extracted]:
     """The documents of one file whose bytes are ``data``; :class:`Unreadable` says why there are none."""
     if path.suffix.lower() == ".gz":  # Debian's /usr/share/doc keeps most of its texts gzipped
         path, data = path.with_suffix(""), _gunzipped(data)
-    kind = kind_of(path)
-    if kind is None:
-        raise Unreadable(f"unsupported file type {path.suffix!r} (text, Markdown, HTML or PDF)")
+    kind = kind_of(path, rules)
     if kind == "pdf":
         return _pdf(path, data)
-    if len(data) > MAX_TEXT_BYTES:
-        raise Unreadable(f"more than {MAX_TEXT_BYTES:,} bytes of text (the bound on one file's text)")
-    text = _decoded(data)
+    try:
+        text = _decoded(data, rules.encoding)
+    except Unreadable as exc:
+        if kind is None:  # read by its content, which is not text
+            raise Unreadable(f"unsupported file type {path.suffix!r} and not text: {exc}") from None
+        raise
     if kind == "markdown":
         title, body = _markdown(text)
     elif kind == "html":
@@ -91,14 +123,24 @@ def _gunzipped(data: bytes) -> bytes:
     return inflated
 
 
-def _decoded(data: bytes) -> str:
+def _decoded(data: bytes, encoding: str | None) -> str:
+    """The text of ``data``: UTF-8 (a BOM dropped), else ``encoding``; no NUL anywhere (no character of
+    a text, it would stay in the corpus), at most :data:`MAX_TEXT_BYTES`."""
+    if len(data) > MAX_TEXT_BYTES:
+        raise Unreadable(f"more than {MAX_TEXT_BYTES:,} bytes of text (the bound on one file's text)")
     nul = data.find(b"\x00")
-    if nul >= 0:  # anywhere in the file: a NUL is no character of a text, and would stay in the corpus
+    if nul >= 0:
         raise Unreadable(f"binary content (NUL byte at offset {nul}), not text")
     try:
         text = data.removeprefix(b"\xef\xbb\xbf").decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise Unreadable(f"not UTF-8 text (byte 0x{data[exc.start]:02x} at offset {exc.start})") from None
+        if encoding is None:
+            raise Unreadable(f"not UTF-8 text (byte 0x{data[exc.start]:02x} at offset {exc.start})") from None
+        try:
+            text = data.decode(encoding)
+        except UnicodeDecodeError as again:
+            at = again.start
+            raise Unreadable(f"not UTF-8 or {encoding} text (byte 0x{data[at]:02x} at offset {at})") from None
     return text.replace("\r\n", "\n").replace("\r", "\n")
 
 

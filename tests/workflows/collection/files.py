@@ -59,3 +59,50 @@ def stdlib_docs(folder: Path) -> tuple[Path, list[str]]:
         (folder / f"{name}.txt").write_text(pydoc.plain(pydoc.render_doc(name)))
     lines = [line[:90] for line in (folder / "json.txt").read_text().splitlines() if line.strip()][:120]
     return make_pdf(folder / "json-manual.pdf", ["\n".join(lines[i : i + 40]) for i in (0, 40, 80)], "json"), lines
+
+
+def debian_texts() -> dict[str, Path]:
+    """Real files of /usr/share/doc whose suffix names no known type, found at test time: a
+    ``README.Debian``, a ``NEWS.Debian.gz`` and a gzipped ``README.<something>.gz`` (``README.tun.gz``)."""
+    from rankscope.workflows.collection.readers import KINDS
+
+    root = Path("/usr/share/doc")
+    found = {}
+    for pattern in ("README.Debian", "NEWS.Debian.gz", "README.*.gz"):
+        hits = [
+            p
+            for p in sorted(root.glob(f"*/{pattern}"))
+            if p.is_file()
+            and not p.is_symlink()
+            and Path(p.name.removesuffix(".gz")).suffix.lower() not in KINDS
+            and (pattern != "README.*.gz" or "Debian" not in p.name)
+        ]
+        if not hits:
+            pytest.skip(f"no {pattern} under {root} on this machine")
+        found[pattern] = hits[0]
+    return found
+
+
+def legacy_text() -> tuple[Path, bytes]:
+    """A real text of /usr/share/doc that is not UTF-8 (a Latin-1 NEWS first, else a changelog or any
+    other), gzipped or not, with its bytes as inflated, found at test time."""
+    import gzip
+
+    root = Path("/usr/share/doc")
+    for pattern in ("*/NEWS*", "*/*"):
+        for path in sorted(root.glob(pattern)):
+            if path.is_symlink() or not path.is_file():
+                continue
+            data = path.read_bytes()
+            if path.suffix == ".gz":
+                try:
+                    data = gzip.decompress(data)
+                except (OSError, EOFError):
+                    continue
+            if b"\x00" in data:
+                continue
+            try:
+                data.decode("utf-8")
+            except UnicodeDecodeError:
+                return path, data
+    pytest.skip(f"no text under {root} that is not UTF-8")
