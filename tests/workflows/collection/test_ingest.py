@@ -91,7 +91,7 @@ def test_reruns_read_new_and_changed_files_only(tmp_path: Path, monkeypatch: pyt
 
     read: list[str] = []
     real = ingest.extract
-    monkeypatch.setattr(ingest, "extract", lambda path, data: read.append(path.name) or real(path, data))
+    monkeypatch.setattr(ingest, "extract", lambda path, data, rules: read.append(path.name) or real(path, data, rules))
     again = init_collection(folder, [docs])
     assert (again.added, again.changed, again.unchanged) == ((), (), 5)
     assert sorted(read) == ["broken.pdf", "empty.html", "latin.txt", "picture.png"]  # only the unreadable again
