@@ -67,3 +67,7 @@ def trec_eval_dir() -> Path:
     if not (candidate / "qrels.test").is_file():
         pytest.skip("trec_eval's test files not found: set RANKSCOPE_TREC_EVAL_TEST to the folder holding qrels.test")
     return candidate
+
+
+# The quick tier's CPU budget per test (tests/cpu_budget.py): its hooks are this conftest's
+from tests.cpu_budget import pytest_runtest_call, pytest_runtest_makereport  # noqa: E402, F401

@@ -9,12 +9,12 @@ import pandas as pd
 import pytest
 
 import rankscope as rs
+from tests.needs import needs
 
 REPO = Path(__file__).resolve().parents[1]
 PAGE = REPO / "docs" / "frameworks.md"
 
-for module in ("langchain_core", "langchain_community", "llama_index.core", "haystack", "pyterrier", "ir_datasets"):
-    pytest.importorskip(module)
+pytestmark = needs("langchain_core", "langchain_community", "llama_index.core", "haystack", "pyterrier", "ir_datasets")
 
 
 def examples() -> list[str]:

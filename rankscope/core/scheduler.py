@@ -131,7 +131,7 @@ def _identify(address: str) -> None:
     with ThreadPoolExecutor(1) as pool:
         try:
             answer = pool.submit(asyncio.run, bounded()).result()
-        except (asyncio.TimeoutError, TimeoutError):
+        except TimeoutError:
             raise SchedulerError(
                 f"the server at {address} accepted the connection but did not answer as a Dask scheduler "
                 f"within {ANSWER_TIMEOUT} s (is it a scheduler's address?)"

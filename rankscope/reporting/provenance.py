@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pandas as pd
@@ -40,7 +40,7 @@ class Provenance:
     judgments: Mapping[str, object] = field(default_factory=dict)
     """How the judgments were read (``conventions``) and where they came from (``sources``: who made them, when known)."""
     rankscope_version: str = __version__
-    created: str = field(default_factory=lambda: datetime.now(timezone.utc).isoformat(timespec="seconds"))
+    created: str = field(default_factory=lambda: datetime.now(UTC).isoformat(timespec="seconds"))
     command: str | None = field(default_factory=invocation.current)
 
     def to_dict(self) -> dict[str, object]:

@@ -7,8 +7,6 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-pytest.importorskip("regex")
-
 from rankscope.core.errors import RankscopeError  # noqa: E402
 from rankscope.corpora.answers import (  # noqa: E402
     answer_qrels,
@@ -17,6 +15,9 @@ from rankscope.corpora.answers import (  # noqa: E402
     span_matches,
     squad_normalize,
 )
+from tests.needs import needs
+
+pytestmark = needs("regex")
 
 
 def test_simple_tokenizer_tokens():

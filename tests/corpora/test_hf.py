@@ -14,8 +14,9 @@ from rankscope.core.errors import DatasetNotFoundError
 from rankscope.corpora.beir import write_beir
 from rankscope.corpora.dataset import Dataset
 from rankscope.corpora.load import load_dataset, load_folder
+from tests.needs import needs
 
-datasets = pytest.importorskip("datasets")
+pytestmark = needs("datasets")
 
 CARD = """---
 configs:
@@ -40,6 +41,8 @@ QRELS_CONFIG = """- config_name: default
 
 def _made(frame: pd.DataFrame) -> object:
     """A ``datasets.Dataset`` of the frame's columns (as lists: pandas' own string dtype stays out of it)."""
+    import datasets
+
     return datasets.Dataset.from_dict({column: frame[column].tolist() for column in frame.columns})
 
 

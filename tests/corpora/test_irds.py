@@ -13,8 +13,9 @@ from rankscope.core.errors import DatasetNotFoundError, SchemaError
 from rankscope.corpora.dataset import Dataset
 from rankscope.corpora.load import load_dataset
 from tests.corpora.irds_local import cisi_in_irds as registered
+from tests.needs import needs
 
-pytest.importorskip("ir_datasets")
+pytestmark = needs("ir_datasets")
 
 
 def _sorted(frame: pd.DataFrame) -> pd.DataFrame:

@@ -11,13 +11,13 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-import pytest
 
 import rankscope as rs
 from rankscope.corpora.schema import as_strings, string_dtype, validate
 from rankscope.evaluation.ranking import _code_objects
+from tests.needs import needs
 
-pytest.importorskip("pyarrow")
+pytestmark = needs("pyarrow")
 
 
 def arrow() -> object:

@@ -11,14 +11,16 @@ import pandas as pd
 import pytest
 
 import rankscope as rs
+from tests.needs import needs
 
 ir_measures = pytest.importorskip("ir_measures")
-pytest.importorskip("pytrec_eval")
 from rankscope.evaluation.ir_measures_provider import (  # noqa: E402  (after the skips)
     RankscopeEvaluator,
     first_in_default_pipeline,
     provider,
 )
+
+pytestmark = needs("pytrec_eval")
 
 MEASURES = (
     "AP AP@100 P@10 P(rel=2)@10 R@100 R(rel=2)@1000 RR RR(rel=2) nDCG nDCG@10 nDCG(gains={0:0,1:1,2:5})@20 "

@@ -3,7 +3,9 @@ per-query tables and qrels; a constant judge falls back to the human-only interv
 
 from __future__ import annotations
 
+import functools
 import warnings
+from types import ModuleType
 
 import numpy as np
 import pandas as pd
@@ -19,15 +21,22 @@ from rankscope.evaluation.ppi import (
     ppipp_mean,
 )
 
-with warnings.catch_warnings():  # ppi_py switches every warning off when imported
-    import ppi_py
+
+@functools.cache
+def reference() -> ModuleType:
+    """ppi-python, imported when a test first asks (numba and statsmodels: seconds at collection otherwise)."""
+    with warnings.catch_warnings():  # ppi_py switches every warning off when imported
+        import ppi_py
+
+    return ppi_py
+
 
 ALPHA = 0.05
 TOL = 1e-12
 
 
 def _reference(y: np.ndarray, labelled: np.ndarray, unlabelled: np.ndarray, lam: float | None) -> tuple[float, float]:
-    low, high = ppi_py.ppi_mean_ci(y, labelled, unlabelled, alpha=ALPHA, lam=lam)
+    low, high = reference().ppi_mean_ci(y, labelled, unlabelled, alpha=ALPHA, lam=lam)
     return float(np.squeeze(low)), float(np.squeeze(high))
 
 
@@ -59,15 +68,15 @@ def test_ppi_and_ppipp_equal_ppi_python(seed: int, n: int, big_n: int, judge: st
     classic = ppi_mean(y, labelled, unlabelled, confidence=1 - ALPHA)
     assert (float(classic.low), float(classic.high)) == pytest.approx(_reference(y, labelled, unlabelled, 1), abs=TOL)
     assert float(classic.estimate) == pytest.approx(
-        float(np.squeeze(ppi_py.ppi_mean_pointestimate(y, labelled, unlabelled, lam=1))), abs=TOL
+        float(np.squeeze(reference().ppi_mean_pointestimate(y, labelled, unlabelled, lam=1))), abs=TOL
     )
     tuned, lam = ppipp_mean(y, labelled, unlabelled, confidence=1 - ALPHA)
     assert (float(tuned.low), float(tuned.high)) == pytest.approx(_reference(y, labelled, unlabelled, None), abs=TOL)
     assert float(tuned.estimate) == pytest.approx(
-        float(np.squeeze(ppi_py.ppi_mean_pointestimate(y, labelled, unlabelled))), abs=TOL
+        float(np.squeeze(reference().ppi_mean_pointestimate(y, labelled, unlabelled))), abs=TOL
     )
     # the weight is the one the reference derives (it is not exposed; recovered from its point estimate)
-    implied = (np.squeeze(ppi_py.ppi_mean_pointestimate(y, labelled, unlabelled)) - y.mean()) / (
+    implied = (np.squeeze(reference().ppi_mean_pointestimate(y, labelled, unlabelled)) - y.mean()) / (
         unlabelled.mean() - labelled.mean()
     )
     assert float(lam) == pytest.approx(float(implied), abs=1e-9)
@@ -83,7 +92,7 @@ def test_naive_interval_equals_classical_ci_of_the_judge(confidence: float) -> N
     _, labelled, unlabelled = _case(3, 40, 300, "generous")
     judge = np.concatenate([labelled, unlabelled])
     naive = naive_mean(judge, confidence=confidence)
-    low, high = ppi_py.classical_mean_ci(judge, alpha=1 - confidence)
+    low, high = reference().classical_mean_ci(judge, alpha=1 - confidence)
     assert (float(naive.low), float(naive.high)) == pytest.approx((low, high), abs=TOL)
     assert float(naive.estimate) == pytest.approx(judge.mean(), abs=TOL)
 
@@ -106,7 +115,7 @@ def test_constant_judge_gives_the_human_only_interval() -> None:
     y, _, _ = _case(5, 30, 100, "good")
     tuned, lam = ppipp_mean(y, np.full(30, 0.4), np.full(100, 0.4))
     assert float(lam) == 0.0
-    low, high = ppi_py.classical_mean_ci(y, alpha=ALPHA)
+    low, high = reference().classical_mean_ci(y, alpha=ALPHA)
     assert (float(tuned.low), float(tuned.high)) == pytest.approx((low, high), abs=TOL)
 
 
@@ -138,7 +147,7 @@ def test_intervals_per_system_and_difference_equal_ppi_python() -> None:
         assert (row.ppi_low, row.ppi_high) == pytest.approx(_reference(y, lab, unl, 1), abs=TOL)
         assert (row.ppipp_low, row.ppipp_high) == pytest.approx(_reference(y, lab, unl, None), abs=TOL)
         assert (row.naive_low, row.naive_high) == pytest.approx(
-            ppi_py.classical_mean_ci(judge[system].to_numpy(), alpha=ALPHA), abs=TOL
+            reference().classical_mean_ci(judge[system].to_numpy(), alpha=ALPHA), abs=TOL
         )
         assert row.truth == truth[system]
         assert row.ppipp_covered == (row.ppipp_low <= truth[system] <= row.ppipp_high)

@@ -9,8 +9,6 @@ import numpy as np
 import pandas as pd
 import pytest
 
-pytest.importorskip("distributed")
-
 from rankscope.cli import main  # noqa: E402
 from rankscope.core import scheduler  # noqa: E402
 from rankscope.core.errors import RankscopeError  # noqa: E402
@@ -22,6 +20,9 @@ from rankscope.evaluation.metrics import parse_metrics  # noqa: E402
 from rankscope.evaluation.query_partitions import partitioned_scores  # noqa: E402
 from rankscope.retrieval.registry import make_retriever  # noqa: E402
 from tests.evaluation.trec_reference import EVERY_FAMILY, random_case  # noqa: E402
+from tests.needs import needs
+
+pytestmark = needs("distributed")
 
 
 @pytest.fixture(scope="module")

@@ -12,9 +12,10 @@ from rankscope.judging import OK, Pair, make_judge
 from rankscope.judging.cache import JudgmentCache
 from rankscope.judging.pairs import judge_pairs
 from rankscope.judging.qrels_judge import QrelsJudge
+from tests.needs import needs
 from tests.workflows.tiny_collection import small_dataset
 
-pytest.importorskip("distributed")
+pytestmark = needs("distributed")
 
 
 def _pairs() -> list[Pair]:

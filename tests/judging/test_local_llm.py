@@ -20,9 +20,9 @@ from rankscope.judging.cache import JudgmentCache
 from rankscope.judging.local import SMOLLM2, install_model, serve
 from rankscope.judging.pairs import judge_pairs
 from rankscope.judging.prompt import parse_label
+from tests.needs import needs
 
-pytestmark = [pytest.mark.llm, pytest.mark.slow]
-pytest.importorskip("xllamacpp", reason="extra judge-local")
+pytestmark = [needs("xllamacpp"), pytest.mark.llm, pytest.mark.slow]
 PAIRS = int(os.environ.get("RANKSCOPE_LLM_PAIRS", "12"))
 
 

@@ -11,8 +11,6 @@ import numpy as np
 import pandas as pd
 import pytest
 
-pytest.importorskip("faiss")
-
 from rankscope.core.errors import FormatError  # noqa: E402
 from rankscope.corpora.dataset import Dataset  # noqa: E402
 from rankscope.corpora.paths import cache_root  # noqa: E402
@@ -20,7 +18,10 @@ from rankscope.retrieval import encoders  # noqa: E402
 from rankscope.retrieval.dense import DenseRetriever  # noqa: E402
 from rankscope.retrieval.registry import load_retriever, make_retriever  # noqa: E402
 from rankscope.workflows import compare  # noqa: E402
+from tests.needs import needs
 from tests.retrieval.vectors import brute_force, random_vectors, unit  # noqa: E402
+
+pytestmark = needs("faiss")
 
 VOCABULARY = ("flow", "heat", "wing", "shock", "plate", "cone", "drag", "jet")
 

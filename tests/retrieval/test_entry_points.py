@@ -20,8 +20,10 @@ from rankscope.corpora import load_dataset
 from rankscope.evaluation import evaluate
 from rankscope.retrieval import registry
 from rankscope.retrieval.registry import SpecError
+from tests.needs import needs
 
-pytest.importorskip("wheel", reason="building the package needs setuptools and wheel (the test extra)")
+pytestmark = needs("wheel")
+
 
 PYPROJECT = """\
 [build-system]

@@ -16,8 +16,9 @@ from rankscope.core.notices import set_verbose
 from rankscope.retrieval.cli import index_alone
 from rankscope.retrieval.storage import load_index
 from tests.corpora.irds_local import cisi_in_irds
+from tests.needs import needs
 
-pytest.importorskip("ir_datasets")
+pytestmark = needs("ir_datasets")
 
 
 @pytest.fixture

@@ -13,8 +13,9 @@ from rankscope.core.errors import RankscopeError
 from rankscope.corpora.load import load_dataset
 from rankscope.retrieval.pyterrier_transformer import as_transformer
 from rankscope.workflows.compare import compare
+from tests.needs import needs
 
-pt = pytest.importorskip("pyterrier")
+pytestmark = needs("pyterrier")
 
 # PyTerrier's (trec_eval's) names -> rankscope's
 MEASURES = {
@@ -35,6 +36,8 @@ def test_pt_experiment_runs_rankscope_retrievers_with_compares_numbers(data_dir:
         {"qid": cisi.qrels["query_id"], "docno": cisi.qrels["doc_id"], "label": cisi.qrels["relevance"]}
     )
     specs = ["bm25", "tfidf"]
+    import pyterrier as pt
+
     experiment = pt.Experiment(
         [as_transformer(spec, cisi) for spec in specs], topics, qrels, eval_metrics=list(MEASURES), names=specs
     )

@@ -12,13 +12,14 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-pytest.importorskip("distributed")
-
 from rankscope.cli import main  # noqa: E402
 from rankscope.core import scheduler  # noqa: E402
 from rankscope.corpora import load_dataset  # noqa: E402
 from rankscope.retrieval.registry import make_retriever  # noqa: E402
 from rankscope.retrieval.sharded import sharded_search  # noqa: E402
+from tests.needs import needs
+
+pytestmark = needs("distributed")
 
 
 @pytest.fixture(scope="module")

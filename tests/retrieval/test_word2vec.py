@@ -16,14 +16,14 @@ import pandas as pd
 import pytest
 import scipy.sparse as sp
 
-pytest.importorskip("gensim")
-pytest.importorskip("faiss")
-
 from rankscope.core.errors import FormatError, NotFittedError  # noqa: E402
 from rankscope.retrieval.dense_index import import_faiss  # noqa: E402
 from rankscope.retrieval.pooling import first_component, l2_normalise, pool, remove_component, word_weights  # noqa: E402
 from rankscope.retrieval.storage import IndexFormatError  # noqa: E402
 from rankscope.retrieval.word2vec import EmptyQueryWarning, Word2VecRetriever, import_gensim_models  # noqa: E402
+from tests.needs import needs
+
+pytestmark = needs("gensim", "faiss")
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -9,13 +9,13 @@ import numpy as np
 import pandas as pd
 import pytest
 
-pytest.importorskip("gensim")
-pytest.importorskip("faiss")
-
 from rankscope.core.errors import FormatError  # noqa: E402
 from rankscope.retrieval.registry import make_retriever  # noqa: E402
 from rankscope.retrieval.word2vec import EmptyQueryWarning, Word2VecRetriever  # noqa: E402
 from rankscope.retrieval.word_vectors import import_gensim_models, read_vector_file, vector_file_kind  # noqa: E402
+from tests.needs import needs
+
+pytestmark = needs("gensim", "faiss")
 
 WORDS = {"aa": [1.0, 0.0, 0.5], "bb": [0.0, 1.0, -0.25], "cc": [1.0, 1.0, 2.0]}
 

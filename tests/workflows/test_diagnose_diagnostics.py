@@ -6,12 +6,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-pytest.importorskip("faiss")
-
 from rankscope.corpora.dataset import Dataset  # noqa: E402
 from rankscope.retrieval.dense import DenseRetriever  # noqa: E402
 from rankscope.workflows.diagnose import diagnose  # noqa: E402
+from tests.needs import needs
 from tests.retrieval.vectors import brute_force, random_vectors, unit  # noqa: E402
+
+pytestmark = needs("faiss")
 
 
 def test_ann_recall_of_the_diagnosed_run_is_shown_with_a_finding() -> None:

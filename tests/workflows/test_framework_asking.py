@@ -19,9 +19,9 @@ from tiny_collection import small_dataset  # noqa: E402
 from rankscope.core.errors import RankscopeError  # noqa: E402
 from rankscope.corpora.schema import string_ids
 from rankscope.workflows.common.frameworks import FrameworkError, adapt, framework_run  # noqa: E402
+from tests.needs import needs
 
-for module in ("langchain_community", "langchain_text_splitters", "llama_index.core", "haystack", "pyterrier"):
-    pytest.importorskip(module)
+pytestmark = needs("langchain_community", "langchain_text_splitters", "llama_index.core", "haystack", "pyterrier")
 
 DATA = small_dataset()
 

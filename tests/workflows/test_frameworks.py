@@ -20,9 +20,9 @@ from tiny_collection import DATA, TEXTS  # noqa: E402
 
 import rankscope as rs  # noqa: E402
 from rankscope.workflows.common.frameworks import FrameworkError, adapt, framework_of  # noqa: E402
+from tests.needs import needs
 
-for module in ("langchain_core", "langchain_community", "llama_index.core", "haystack", "pyterrier"):
-    pytest.importorskip(module)
+pytestmark = needs("langchain_core", "langchain_community", "llama_index.core", "haystack", "pyterrier")
 
 METRICS = ["ndcg@10", "map@100", "recall@100", "p@5"]
 K = 100

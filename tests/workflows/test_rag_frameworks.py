@@ -20,9 +20,9 @@ import rankscope as rs  # noqa: E402
 from rankscope.core.errors import RankscopeError  # noqa: E402
 from rankscope.corpora.schema import string_dtype  # noqa: E402
 from rankscope.workflows.common.frameworks import FrameworkError, adapt  # noqa: E402
+from tests.needs import needs
 
-for module in ("langchain_community", "langchain_text_splitters", "llama_index.core", "pyterrier"):
-    pytest.importorskip(module)
+pytestmark = needs("langchain_community", "langchain_text_splitters", "llama_index.core", "pyterrier")
 
 DATA = small_dataset()
 BUDGETS = [5, 10, 20, 50]

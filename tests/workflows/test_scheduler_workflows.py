@@ -8,9 +8,10 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("distributed")
-
 from rankscope.cli import main  # noqa: E402
+from tests.needs import needs
+
+pytestmark = needs("distributed")
 
 
 @pytest.mark.slow

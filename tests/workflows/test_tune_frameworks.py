@@ -12,6 +12,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from tests.needs import needs
+
 sys.path.insert(0, str(Path(__file__).parent))
 from tiny_collection import small_dataset  # noqa: E402
 
@@ -23,9 +25,8 @@ from rankscope.workflows.tune.crossval import fold_seeds, repeated_cross_validat
 from rankscope.workflows.tune.framework_params import applied  # noqa: E402
 from rankscope.workflows.tune.gain import gain_test  # noqa: E402
 
-pytest.importorskip("langchain_community")
-pytest.importorskip("llama_index.core")
-pytest.importorskip("haystack")
+pytestmark = needs("langchain_community", "llama_index.core", "haystack")
+
 
 DATA = small_dataset()
 

@@ -7,15 +7,16 @@ import numpy as np
 import pandas as pd
 import pytest
 
-pytest.importorskip("optuna")
-
 from rankscope.core.errors import RankscopeError  # noqa: E402
 from rankscope.workflows.options import Execution, Search  # noqa: E402
 from rankscope.workflows.tune.crossval import assign_folds  # noqa: E402
 from rankscope.workflows.tune.model_search import optuna_search  # noqa: E402
 from rankscope.workflows.tune.result import heatmap_plot  # noqa: E402
 from rankscope.workflows.tune.workflow import tune  # noqa: E402
+from tests.needs import needs
 from tests.workflows.tiny_collection import small_dataset  # noqa: E402
+
+pytestmark = needs("optuna")
 
 
 def test_each_folds_study_sees_only_its_training_queries() -> None:

@@ -25,7 +25,7 @@ import math
 import statistics
 from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from itertools import combinations
 from pathlib import Path
 from typing import Any
@@ -145,7 +145,7 @@ def _provenance(folder: Path, labels: pd.DataFrame, human: pd.DataFrame, judged:
     for source, raw in zip(human["source"], human["raw"]):
         times.setdefault(source, []).append(json.loads(raw).get("at", ""))
     return {
-        "made": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "made": datetime.now(UTC).isoformat(timespec="seconds"),
         "rankscope": __version__,
         "documents": {"files": {p: f["sha256"] for p, f in ingest["files"].items()}, "chunking": ingest["chunking"]},
         "queries": {"count": len(queries), "made": made},

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import re
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -37,7 +37,7 @@ def person(name: str) -> JudgeIdentity:
 def save_label(cache: JudgmentCache, who: JudgeIdentity, pair: Pair, grade: int, note: str, seconds: float) -> None:
     """One person's grade of one pair, committed now (a second grade of the pair replaces the first)."""
     key = pair_key(who, pair, reads_ids=True)  # a person labels this document for this query, by id
-    at = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    at = datetime.now(UTC).isoformat(timespec="seconds")
     raw = json.dumps({"note": note, "seconds": round(seconds, 1), "at": at}, ensure_ascii=False)
     cache.add_judge(who)
     cache.link(who.key, [(pair.query_id, pair.doc_id, key)])

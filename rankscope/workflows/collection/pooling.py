@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -67,7 +67,7 @@ def pool_collection(
     ranks = ranks.sort_values(["query_id", "doc_id", "rank", "system"], kind="stable").reset_index(drop=True)
     write_tsv(ranks, folder / POOL)
     described = {name: system_run.described() for name, system_run in made.items()}
-    at = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    at = datetime.now(UTC).isoformat(timespec="seconds")
     write_state(folder / POOL_STATE, {"depth": depth, "systems": described, "made": at, "pairs": int(len(pool.pairs))})
     return PoolResult(folder, ranks, described, depth)
 

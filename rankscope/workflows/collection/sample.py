@@ -20,7 +20,7 @@ import heapq
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -176,7 +176,7 @@ def sample_collection(folder: str | Path, budget: int = 100, seed: int = 0) -> S
     sample.insert(0, "position", np.arange(1, len(sample) + 1))
     sample = sample[list(SAMPLE_COLUMNS)]
     write_tsv(sample, folder / SAMPLE)
-    at = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    at = datetime.now(UTC).isoformat(timespec="seconds")
     write_state(
         folder / SAMPLE_STATE,
         {

@@ -17,11 +17,10 @@ from rankscope.cli import main
 from rankscope.corpora.load import load_dataset
 from rankscope.evaluation.engine import evaluate
 from rankscope.retrieval.registry import make_retriever
+from tests.needs import needs
 from tests.workflows.collection.files import STDLIB, debian_folders, stdlib_docs
 
-pytest.importorskip("model2vec")
-httpx = pytest.importorskip("httpx")
-pytestmark = pytest.mark.slow
+pytestmark = [needs("model2vec", "httpx"), pytest.mark.slow]
 
 
 def questions(folder: Path) -> tuple[Path, dict[str, str]]:
@@ -43,6 +42,8 @@ def label_through_the_page(url: str, answers: dict[str, str]) -> list[tuple[str,
     """Label every pair the page shows, through its own requests (the token read from the page): 3 when the
     document is the module's own page, 1 when some query word is marked in it, else 0."""
     given = []
+    import httpx
+
     with httpx.Client(base_url=url, timeout=60) as client:
         token = re.search(r'name="rankscope-token" content="([^"]+)"', client.get("/").text).group(1)
         state = client.get("/api/state").json()

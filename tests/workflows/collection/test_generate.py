@@ -15,8 +15,10 @@ import pytest
 from rankscope.cli import main
 from rankscope.judging.stub_server import StubServer
 from rankscope.workflows.collection.generate import overlap
+from tests.needs import needs
 
-pytest.importorskip("openai")
+pytestmark = needs("openai")
+
 
 TEXTS = {
     "copy": "The harbour master copyme opens the north gate at dawn every day of the year.",

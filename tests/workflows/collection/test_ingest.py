@@ -15,11 +15,12 @@ from rankscope.corpora.beir import read_beir_corpus, read_beir_queries
 from rankscope.workflows.collection.ingest import init_collection
 from rankscope.workflows.collection.layout import CollectionError
 from rankscope.workflows.collection.queries import read_queries
+from tests.needs import needs
 from tests.workflows.collection.files import make_pdf
 
-pytest.importorskip("pypdf")
+pytestmark = needs("pypdf", "markdown_it")
+
 pytest.importorskip("bs4")
-pytest.importorskip("markdown_it")
 
 HTML = """<!doctype html><html><head><title>Tide tables</title><style>p {color: red}</style>
 <script>var secret = "scriptword";</script></head>

@@ -10,11 +10,12 @@ from pathlib import Path
 import pytest
 
 from rankscope.cli import main
+from tests.needs import needs
 from tests.workflows.collection.files import debian_folders, stdlib_docs
 
-pytest.importorskip("pypdf")
+pytestmark = needs("pypdf", "markdown_it")
+
 pytest.importorskip("bs4")
-pytest.importorskip("markdown_it")
 
 
 def script_texts(page: str) -> list[str]:

@@ -10,11 +10,11 @@ import pytest
 
 from rankscope.workflows.collection.labelling import LabelSession, highlight_spans
 from rankscope.workflows.collection.labels import all_labels
+from tests.needs import needs
 from tests.workflows.collection.labelled import sampled_collection
 from tests.workflows.tiny_collection import QUERIES, TEXTS
 
-pytest.importorskip("starlette")
-pytest.importorskip("httpx")
+pytestmark = needs("starlette", "httpx")
 
 
 @pytest.fixture()
