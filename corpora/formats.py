@@ -109,14 +109,17 @@ def _write_parquet(table: pd.DataFrame, path: Path) -> None:
             raise missing_extra(f"{path}: writing Parquet", "pyarrow or fastparquet", "parquet") from None
 
 
-def refuse_repeated_pairs(table: pd.DataFrame, source: str, unit: str = "entry", first_row: int = 0) -> None:
+def refuse_repeated_pairs(
+    table: pd.DataFrame, source: str, unit: str = "entry", first_row: int | np.ndarray = 0
+) -> None:
     """A (query, document) pair twice is an error naming the first repeat (``first_row``: the table's first
-    row's number in the file, for a piece of one)."""
+    row's number in the file, for a piece of one; or each row's number, for rows from several places)."""
     repeated = table.duplicated(["query_id", "doc_id"]).to_numpy()
     if repeated.any():
         row = int(np.flatnonzero(repeated)[0])
         key = (table["query_id"].iat[row], table["doc_id"].iat[row])
-        raise SchemaError(f"{source}: {unit} {first_row + row}: {duplicate_message('query, document', key)}")
+        number = first_row + row if isinstance(first_row, int) else int(first_row[row])
+        raise SchemaError(f"{source}: {unit} {number}: {duplicate_message('query, document', key)}")
 
 
 def _write_jsonl(table: pd.DataFrame, path: Path) -> None:

@@ -18,9 +18,9 @@ descending), and the run comes back in that order, grouped by query_id.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from itertools import islice
+from itertools import count, islice
 from pathlib import Path
 
 import numpy as np
@@ -231,23 +231,28 @@ _SCAN_KINDS = {"id": "i", "any": "a", "number": "n", "float": "f", "label": "l"}
 """Each kind of field as :mod:`corpora._trec_scan` names it."""
 
 
-def table_of_lines(path: Path, layout: _Layout, raw: bytes, first_line: int) -> CodedTable:
+def table_of_lines(path: Path, layout: _Layout, raw: bytes, first_line: int | Sequence[int] | np.ndarray) -> CodedTable:
     """The table of ``raw``, whole lines of ``path`` from line ``first_line`` that the scan doubted, checked
-    line by line (a bad line raises with its number in the file)."""
-    lines = decoded_lines(path, raw, first_line - 1)
+    line by line (a bad line raises with its number in the file). ``first_line`` may be each line's number
+    instead: lines gathered from several places of the file (a run spread over buckets by query)."""
+    start = first_line if isinstance(first_line, int) else (int(first_line[0]) if len(first_line) else 1)
+    lines = decoded_lines(path, raw, start - 1)
     _check_lines(path, layout, lines, first_line)
     return coded_table(_table_from_lines(path, layout, lines), layout.what)
 
 
-def _check_lines(path: Path, layout: _Layout, lines: list[str] | None = None, first_line: int = 1) -> None:
+def _check_lines(
+    path: Path, layout: _Layout, lines: list[str] | None = None, first_line: int | Sequence[int] | np.ndarray = 1
+) -> None:
     """Raise a FormatError for the first bad line (slow path, only after the fast path failed); ``lines``
-    (from ``first_line`` on) are a piece of the file, else the whole file is read."""
+    (from ``first_line`` on, or numbered by it) are a piece of the file, else the whole file is read."""
     whole = lines is None
     if lines is None:
         lines = read_lines(path)  # reports invalid UTF-8 and bad gzip with file and line
     seen: dict[tuple[str, str], int] = {}
     n_fields = len(layout.fields)
-    for number, line in enumerate(lines, start=first_line):
+    numbers = count(first_line) if isinstance(first_line, int) else map(int, first_line)
+    for number, line in zip(numbers, lines):
         stripped = line.strip(" \t")
         if not stripped:
             continue

@@ -219,19 +219,51 @@ def test_parquet_pieces_hold_whole_queries_and_refuse_a_huge_group(tmp_path: Pat
         next(parquet_pieces(run, 10))
 
 
+@pytest.mark.parametrize(
+    ("grouped", "row", "doc"),
+    [(True, 2501, "d2500"), (False, 2999, "d119")],  # not grouped: q59's d119 (row 119) again, pieces later
+)
 def test_a_repeated_pair_in_a_late_parquet_piece_is_named_by_its_row(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], grouped: bool, row: int, doc: str
 ) -> None:
+    """Not grouped (spread over bucket files), a pair repeated in two pieces was accepted and scored
+    (silently wrong numbers); now refused as the whole-file read refuses it."""
     from fastparquet import write
 
-    frame = pd.DataFrame({"query_id": [f"q{i // 50}" for i in range(3000)], "doc_id": [f"d{i}" for i in range(3000)],
-                          "score": np.arange(3000.0)})  # fmt: skip
-    frame.loc[2501, "doc_id"] = "d2500"
+    queries = [f"q{i // 50}" if grouped else f"q{i % 60}" for i in range(3000)]
+    frame = pd.DataFrame({"query_id": queries, "doc_id": [f"d{i}" for i in range(3000)], "score": np.arange(3000.0)})
+    frame.loc[row, "doc_id"] = doc
     run, qrels = tmp_path / "run.parquet", tmp_path / "qrels.txt"
     write(str(run), frame, row_group_offsets=200)
-    qrels.write_text("q1 0 d1 1\n")
+    qrels.write_text(f"{queries[row]} 0 d1 1\n")
     base = ["evaluate", str(qrels), str(run)]
     assert main(base) == 2
     whole = capsys.readouterr().err
     assert main([*base, "--memory-budget", "1M"]) == 2
-    assert capsys.readouterr().err == whole and "row 2501" in whole and "duplicate" in whole
+    expected = f"rankscope evaluate: error: {run}: row {row}: duplicate query, document '{queries[row]}', '{doc}'\n"
+    assert capsys.readouterr().err == whole == expected
+
+
+@pytest.mark.parametrize("suffix", [".txt", ".txt.gz"])
+def test_a_pair_repeated_in_a_run_not_grouped_is_named_at_the_users_file_and_line(tmp_path: Path, suffix: str) -> None:
+    """A run not grouped is spread over temporary bucket files; a pair repeated in two of its pieces was
+    named at the bucket (``/tmp/rankscope_buckets_.../bucket3.txt, line 61``), now as the whole-file read
+    names it: the user's file and the lines in it."""
+    lines = [f"q{i % 60} Q0 d{i} 1 {i} tag" for i in range(3000)]  # every query in every piece
+    lines[1000:1000] = ["", "  "]  # blank lines count in the numbering
+    lines.append("q59 Q0 d119 1 0 tag")  # d119 is q59's since line 120
+    plain = tmp_path / "run.txt"
+    plain.write_text("\n".join(lines) + "\n")
+    run = plain
+    if suffix == ".txt.gz":
+        run = tmp_path / "run.txt.gz"
+        run.write_bytes(gzip.compress(plain.read_bytes()))
+    (tmp_path / "qrels.txt").write_text("q1 0 d1 1\n")
+    with pytest.raises(FormatError) as streamed:
+        evaluate_run_file(read_trec_coded(tmp_path / "qrels.txt", "qrels"), run, memory_budget=SMALL)
+    assert str(streamed.value) == (
+        f"{run}, line 3003: duplicate run entry for query, document 'q59', 'd119' (first at line 120)"
+    )
+    with pytest.raises(FormatError) as whole:
+        read_trec_coded(run, "run")
+    assert str(whole.value) == str(streamed.value)
