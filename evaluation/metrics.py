@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -35,6 +35,7 @@ from rankscope.core.errors import RankscopeError
 from rankscope.core.params import Param, check_arguments, known
 from rankscope.core.suggest import close_names, did_you_mean
 from rankscope.evaluation import measures
+from rankscope.evaluation.metric_about import ABOUT, About, markdown_table, trec_eval_name
 from rankscope.evaluation.ranking import Judged
 
 DEFAULT_METRICS = ("ndcg@10", "recall@100", "mrr@10", "hit@10", "map", "precision@10")
@@ -73,6 +74,8 @@ class Family:
     """Word-valued parameters naming another family: ``ndcg(dcg=exp-log2)`` is ``ndcg_exp``."""
     gains: bool = False
     """Takes ir_measures' ``gains={label:gain,...}`` (a label's gain in place of the label)."""
+    about: About = About("")
+    """What it is, for people: definition, trec_eval's and ir_measures' names, source (docs/metrics.md)."""
 
 
 _RECALL = Param(float, None, "the recall level", low=0, high=1, name="recall")
@@ -103,7 +106,7 @@ def register(name: str, family: Family, aliases: Iterable[str] = (), trec_aliase
     for alias in names:
         if alias in ALIASES:
             raise RankscopeError(f"metric name {alias!r} is already registered")
-    FAMILIES[name] = family
+    FAMILIES[name] = replace(family, about=ABOUT[name]) if name in ABOUT else family
     for alias, separators in names.items():
         ALIASES[alias] = (name, separators)
 
@@ -206,6 +209,14 @@ class Metric:
     params: tuple[tuple[str, Any], ...] = ()
 
     @property
+    def trec_eval(self) -> tuple[str, str] | None:
+        """trec_eval's ``-m`` form and printed form of this metric (at its own ``rel``, trec_eval's ``-l``),
+        or None where trec_eval has no such measure."""
+        if self.threshold is not None or self.params:
+            return None
+        return trec_eval_name(FAMILIES[self.family].about, self.k)
+
+    @property
     def built_in(self) -> bool:
         """False for a measure added with :func:`define` (it exists in this process only)."""
         return self.family in _BUILT_IN
@@ -246,22 +257,30 @@ def _checked_values(name: str, values: object, n_queries: int) -> PerQuery:
     return array
 
 
+def family_forms(name: str, family: Family) -> list[str]:
+    """The canonical forms one family accepts (``ndcg``, ``ndcg@k``), for error messages and docs."""
+    params = ",".join(f"{p}=x" for p in family.params if p != family.at_param)
+    base = f"{name}({params})" if params else name
+    if family.at_param is not None:
+        return [f"{base}@{family.at_param}"]
+    forms = [base] if family.whole is not None else []
+    if family.at_k is not None:
+        forms.append(f"{base}@k")
+    if family.threshold is not None:
+        forms.append(f"{name}(threshold=x)")
+    return forms
+
+
 def known_forms() -> list[str]:
     """Every accepted canonical form, for error messages and docs."""
-    forms = []
-    for name, family in FAMILIES.items():
-        params = ",".join(f"{p}=x" for p in family.params if p != family.at_param)
-        base = f"{name}({params})" if params else name
-        if family.at_param is not None:
-            forms.append(f"{base}@{family.at_param}")
-            continue
-        if family.whole is not None:
-            forms.append(base)
-        if family.at_k is not None:
-            forms.append(f"{base}@k")
-        if family.threshold is not None:
-            forms.append(f"{name}(threshold=x)")
-    return forms
+    return [form for name, family in FAMILIES.items() for form in family_forms(name, family)]
+
+
+def measures_table() -> str:
+    """docs/metrics.md's table of the built-in measures, made from the registry."""
+    return markdown_table(
+        [(family_forms(name, FAMILIES[name]), FAMILIES[name].about) for name in FAMILIES if name in ABOUT]
+    )
 
 
 def parse_metric(name: str, *, suggest: bool = True) -> Metric:

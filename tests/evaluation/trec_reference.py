@@ -10,31 +10,13 @@ import pytrec_eval
 
 from rankscope.corpora.schema import validate
 from rankscope.evaluation import evaluate
-from rankscope.evaluation.metrics import known_forms
+from rankscope.evaluation.metrics import known_forms, parse_metric
 
-# rankscope metric -> pytrec_eval measure (parameter form) and result key
+# rankscope metric -> pytrec_eval measure (parameter form) and result key, from the registry's trec_eval names
+_PLAIN = ["ndcg@10", "ndcg@3", "ndcg", "recall@5", "recall@100", "precision@5", "precision@10", "hit@1", "hit@10"]
+_PLAIN += ["mrr", "map", "map@10", "rprec", "bpref", "infap", "precision", "recall", "f1", "num_ret", "num_rel"]
 TREC_NAMES = {
-    "ndcg@10": ("ndcg_cut.10", "ndcg_cut_10"),
-    "ndcg@3": ("ndcg_cut.3", "ndcg_cut_3"),
-    "ndcg": ("ndcg", "ndcg"),
-    "recall@5": ("recall.5", "recall_5"),
-    "recall@100": ("recall.100", "recall_100"),
-    "precision@5": ("P.5", "P_5"),
-    "precision@10": ("P.10", "P_10"),
-    "hit@1": ("success.1", "success_1"),
-    "hit@10": ("success.10", "success_10"),
-    "mrr": ("recip_rank", "recip_rank"),
-    "map": ("map", "map"),
-    "map@10": ("map_cut.10", "map_cut_10"),
-    "rprec": ("Rprec", "Rprec"),
-    "bpref": ("bpref", "bpref"),
-    "infap": ("infAP", "infAP"),
-    "precision": ("set_P", "set_P"),
-    "recall": ("set_recall", "set_recall"),
-    "f1": ("set_F", "set_F"),
-    "num_ret": ("num_ret", "num_ret"),
-    "num_rel": ("num_rel", "num_rel"),
-    "num_rel_ret": ("num_rel_ret", "num_rel_ret"),
+    **{metric: parse_metric(metric).trec_eval for metric in [*_PLAIN, "num_rel_ret"]},
     # trec_eval 9.0.8's rounding of recall levels (pytrec_eval's); trec_eval 10's: test_trec_eval_files
     **{f"iprec(trec=9)@{i / 10:g}": ("iprec_at_recall", f"iprec_at_recall_{i / 10:.2f}") for i in range(11)},
 }
