@@ -190,8 +190,9 @@ _NAME = re.compile(
 )
 _PARAM = re.compile(rf"(?P<key>[a-z_]+)=(?P<value>{_NUMBER})")
 _CUTOFF = re.compile(r"[1-9][0-9]*")
-_TREC_IPREC = re.compile(r"iprec_at_recall_(?P<level>[01]\.[0-9]+)")
-_TREC_PARAM = re.compile(rf"(?P<base>[a-z_]+)\.(?P<key>[a-z]+)=(?P<value>{_NUMBER})")
+# trec_eval writes a parameter after "." in -m and "_" in its output: iprec_at_recall.0.10 / _0.10, rbp.p=0.9 / rbp_p=0.9
+_TREC_IPREC = re.compile(r"iprec_at_recall[._](?P<level>[01]\.[0-9]+)")
+_TREC_PARAM = re.compile(rf"(?P<base>[a-z_]+)[._](?P<key>[a-z]+)=(?P<value>{_NUMBER})")
 """trec_eval's ``-m rbp.p=0.95``: a measure's parameter written after a dot."""
 _WORD_PARAM = re.compile(r"(?:^|,)(?P<key>[a-z_]+)=['\"]?(?P<value>[a-z][a-z0-9\-]*)['\"]?(?=,|$)")
 """A word-valued parameter (``dcg=exp-log2``, quoted or not, as ir_measures writes it)."""

@@ -30,6 +30,7 @@ from rankscope.evaluation.metrics import Metric, known_forms, parse_metric, pars
         ("err@20", Metric("err@20", "err", k=20)),
         ("rbp(p=0.8)", Metric("rbp(p=0.8)", "rbp", params=(("p", 0.8),))),
         ("rbp.p=0.9", Metric("rbp(p=0.9)", "rbp", params=(("p", 0.9),))),
+        ("rbp_p=0.9", Metric("rbp(p=0.9)", "rbp", params=(("p", 0.9),))),  # trec_eval's printed form
         ("RBP(p=0.8,rel=1)", Metric("rbp(p=0.8,rel=1)", "rbp", rel=1, params=(("p", 0.8),))),
         ("NumRet(rel=1)", Metric("num_rel_ret(rel=1)", "num_rel_ret", rel=1)),
         ("nDCG(dcg=exp-log2)@10", Metric("ndcg_exp@10", "ndcg_exp", k=10)),
@@ -162,6 +163,7 @@ OTHER_TOOLS = {
     "iprec_at_recall_0.00": "iprec@0",
     "iprec_at_recall_0.50": "iprec@0.5",
     "iprec_at_recall_1.00": "iprec@1",
+    "iprec_at_recall.0.10": "iprec@0.1",  # trec_eval's -m form
     "nDCG@10": "ndcg@10",
     "nDCG": "ndcg",
     "AP": "map",
