@@ -71,12 +71,16 @@ def test_diagnose_in_the_earlier_form() -> None:
         assert rs.diagnose(DATA, "bm25", depth=5, sampled_repeats=3).diagnoses[0].sampled.empty
 
 
-def test_rag_in_the_earlier_form() -> None:
-    new = rs.rag(DATA, ["words:4"], ["bm25"], Budgets((5,), "analyzer"), execution=Execution(test="t"))
-    with pytest.warns(DeprecationWarning, match="tokenizer="):
-        old = rs.rag(DATA, ["words:4"], ["bm25"], [5], tokenizer="analyzer", test="t")
-    _same(old.summary, new.summary)
-    assert old.counter == new.counter != rs.rag(DATA, ["words:4"], ["bm25"], [5]).counter
+def test_rag_refuses_the_earlier_form() -> None:
+    """The earlier keywords are refused by Python (the shim that folded them into the options is gone);
+    the options objects give what they gave."""
+    for earlier in ({"tokenizer": "analyzer"}, {"answer_mode": "regex"}, {"test": "t"}, {"seed": 1}, {"figures": []}):
+        with pytest.raises(TypeError, match=f"unexpected keyword argument '{next(iter(earlier))}'"):
+            rs.rag(DATA, ["words:4"], ["bm25"], [5], **earlier)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="positional argument"):
+        rs.rag(DATA, ["words:4"], ["bm25"], [5], None, None, 20)
+    counted = rs.rag(DATA, ["words:4"], ["bm25"], Budgets((5,), "analyzer"), execution=Execution(test="t"))
+    assert counted.counter != rs.rag(DATA, ["words:4"], ["bm25"], [5]).counter and counted.test == "t"
 
 
 def test_an_unknown_keyword_is_a_type_error_not_a_deprecation() -> None:
