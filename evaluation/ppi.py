@@ -4,7 +4,19 @@ A model (an LLM judge) labels the pool of every query; humans label a random sam
 queries. Averaging a metric under the judge's labels alone (the *naive* estimate) is precise and
 wrong by the judge's bias, whatever the number of queries. Prediction-powered inference
 (Angelopoulos, Bates, Fannjiang, Jordan, Zrnic 2023, "Prediction-powered inference", Science)
-measures that bias on the human sample and removes it:
+measures that bias on the human sample and removes it.
+
+The tables (:func:`ppi_intervals`, :func:`ppi_evaluate`, what ``rankscope judge`` and ``compare``
+print) estimate the metric's mean over the queries the sample was drawn from (the sampling frame,
+``n`` labelled of ``n + N``), without replacement: the finite-population intervals of
+:mod:`rankscope.evaluation.ppi_finite` (Student's t, finite-population correction, PPI++'s weight
+cross-fitted so it does not bias the estimate; issue 43). Each row also carries the coverage the
+simulation (:mod:`rankscope.evaluation.ppi_simulation`, docs/intervals.md) gave at that sample
+size (``ppi_simulated``, ``ppipp_simulated``: the lowest over its judges), and the result a
+warning when that is outside 93.5-96.5% or not known.
+
+The functions on arrays :func:`ppi_mean`, :func:`ppipp_mean` and :func:`power_tuned_lambda` are
+``ppi-python``'s intervals, for unlabelled queries drawn from an infinite population:
 
     estimate = mean over unlabelled queries of lam * judge  +  mean over labelled queries of (human - lam * judge)
 
@@ -13,20 +25,17 @@ variances, ``ddof=0``, as ``ppi-python`` does). ``lam = 1`` is classic PPI; PPI+
 Duchi, Zrnic 2023, "PPI++: Efficient prediction-powered inference", arXiv:2311.01453) tunes
 ``lam`` to the variance-minimising value, ``cov(human, judge) / ((1 + n/N) var(judge))`` clipped to
 [0, 1] (covariance over the labelled queries with ``ddof=0``, variance over all judge values with
-``ddof=1``, as the reference computes them), so a useless judge costs nothing (``lam = 0`` gives
-the human-only interval) and a good one narrows the interval. A judge whose values are all equal
-carries no information: ``lam = 0`` there (the reference would divide zero by zero).
+``ddof=1``, as the reference computes them); a judge whose values are all equal carries no
+information: ``lam = 0`` there (the reference would divide zero by zero). The same numbers as
+``ppi_py.ppi_mean_ci`` (``lam=None`` and ``lam=1``) and, for the naive interval,
+``ppi_py.classical_mean_ci`` of the judge values (tests/evaluation/test_ppi.py); the benchmark
+(benchmarks/ppi_coverage.py) shows where they fail.
 
-The labelled queries are the human sample and the unlabelled ones the rest (``n + N`` queries in
-all): the two sets are disjoint, as the method assumes. The judge's value on a labelled query
-must come from the same judging process as everywhere else: the labels the judge gave that
-query's pool, not the human ones, or the correction measures nothing. The estimand is the
-metric's mean over queries drawn like these (the value under complete human judgments, which a
-calibration study compares with); the difference of a system and a baseline is the same
+The labelled queries are the human sample and the unlabelled ones the rest: the two sets are
+disjoint, as the method assumes. The judge's value on a labelled query must come from the same
+judging process as everywhere else: the labels the judge gave that query's pool, not the human
+ones, or the correction measures nothing. The difference of a system and a baseline is the same
 computation on the per-query differences, which keeps the pairing.
-
-The same numbers as ``ppi_py.ppi_mean_ci`` (``lam=None`` and ``lam=1``) and, for the naive
-interval, ``ppi_py.classical_mean_ci`` of the judge values (tests/evaluation/test_ppi.py).
 """
 
 from __future__ import annotations
@@ -39,18 +48,12 @@ import numpy as np
 import pandas as pd
 
 from rankscope.core.errors import RankscopeError, SchemaError
+from rankscope.evaluation import ppi_simulation
+from rankscope.evaluation.ppi_finite import Intervals, finite_ppi_mean
 
 #: the three intervals of every table, in column order: judge alone, classic PPI, PPI++
 METHODS = ("naive", "ppi", "ppipp")
-
-
-@dataclass(frozen=True)
-class Intervals:
-    """Estimates and two-sided intervals, one per column of the values they came from."""
-
-    estimate: np.ndarray
-    low: np.ndarray
-    high: np.ndarray
+_NAMES = {"ppi": "PPI", "ppipp": "PPI++"}
 
 
 def power_tuned_lambda(human: np.ndarray, judge_labelled: np.ndarray, judge_unlabelled: np.ndarray) -> np.ndarray:
@@ -111,21 +114,26 @@ class PPIResult:
 
     Columns: ``system`` (and ``baseline`` in ``differences``), ``n_labelled``, ``n_total``, then for
     each of :data:`METHODS` ``<method>_estimate``, ``<method>_low``, ``<method>_high``, then
-    ``ppipp_lambda``; with a truth, ``truth`` and ``<method>_covered``.
+    ``ppipp_lambda`` (the mean of the cross-fitted weights), ``ppi_simulated`` and ``ppipp_simulated``
+    (the lowest coverage the simulation gave at this sample size, 1 when every query is labelled,
+    NaN below the smallest simulated one); with a truth, ``truth`` and ``<method>_covered``.
+    ``warnings``: :func:`coverage_warning`'s line, if any.
     """
 
     metric: str
     confidence: float
     means: pd.DataFrame
     differences: pd.DataFrame
+    warnings: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready: metric, confidence and one record per row of each table."""
+        """JSON-ready: metric, confidence, one record per row of each table, and the warnings."""
         return {
             "metric": self.metric,
             "confidence": self.confidence,
             "means": _records(self.means),
             "differences": _records(self.differences),
+            "warnings": list(self.warnings),
         }
 
 
@@ -141,7 +149,8 @@ def ppi_intervals(
     """Naive, PPI and PPI++ intervals per system from per-query values (index ``query_id``, a column per system).
 
     ``judge`` holds every query's value under the judge's labels, ``human`` the human-labelled
-    sample's (its queries must be among ``judge``'s; the rest are the unlabelled ones). With
+    sample's (its queries must be among ``judge``'s; the rest are the unlabelled ones; every query
+    may be labelled, which makes the PPI intervals exact). The mean is over ``judge``'s queries. With
     ``baseline``, each other system's per-query difference with it gets the same three intervals.
     ``truth`` (system -> the mean under complete human labels) adds whether each interval covered it.
     """
@@ -165,7 +174,7 @@ def ppi_intervals(
     values = judge.to_numpy()
     systems = list(judge.columns)
     truths = None if truth is None else _truths(truth, systems)
-    means = _table(systems, y, values, labelled, confidence, truths)
+    means = _table("means", systems, y, values, labelled, confidence, truths)
     if baseline is None:
         differences = means.iloc[:0].copy()
     else:
@@ -174,6 +183,7 @@ def ppi_intervals(
         keep = [systems.index(s) for s in others]
         delta_truths = None if truths is None else truths[keep] - truths[base]
         differences = _table(
+            "differences",
             others,
             y[:, keep] - y[:, [base]],
             values[:, keep] - values[:, [base]],
@@ -182,7 +192,38 @@ def ppi_intervals(
             delta_truths,
         )
     differences.insert(1, "baseline", pd.Series([baseline] * len(differences), dtype=object))
-    return PPIResult(metric, confidence, means, differences)
+    warning = coverage_warning(len(y), len(values), confidence, differences=baseline is not None)
+    return PPIResult(metric, confidence, means, differences, () if warning is None else (warning,))
+
+
+def coverage_warning(n_labelled: int, n_total: int, confidence: float, *, differences: bool = True) -> str | None:
+    """One line when the simulation (docs/intervals.md) gave intervals from ``n_labelled`` of
+    ``n_total`` queries a coverage outside 93.5-96.5%, or none at that size; None when it was within
+    (or every query is labelled: the estimate is then exact)."""
+    if n_labelled >= n_total:
+        return None
+    kinds = {"means": ppi_simulation.simulated_coverage(n_labelled, difference=False)}
+    if differences:
+        kinds["differences"] = ppi_simulation.simulated_coverage(n_labelled, difference=True)
+    level = "" if confidence == ppi_simulation.CONFIDENCE else f" (simulated at {ppi_simulation.CONFIDENCE:.0%})"
+    found = [s for s in kinds.values() if s is not None]
+    if len(found) < len(kinds):
+        return (
+            f"{n_labelled} human-labelled queries: fewer than the simulation's smallest sample, so how often "
+            f"the intervals cover the truth is not known (docs/intervals.md); label more queries"
+        )
+    if all(s.honest for s in found):
+        return None
+    parts = [
+        f"{kind} {', '.join(f'{_NAMES[m]} {low:.1%}-{high:.1%}' for m, (low, high) in s.coverage.items())}"
+        for kind, s in kinds.items()
+        if s is not None
+    ]
+    return (
+        f"{n_labelled} human-labelled queries: in simulation the 95% intervals from {found[0].labelled} covered the "
+        f"truth in {'; '.join(parts)} of collections{level}, not always 93.5-96.5% (docs/intervals.md); "
+        "label more queries for intervals to trust"
+    )
 
 
 def ppi_evaluate(
@@ -234,6 +275,7 @@ def ppi_evaluate(
 
 
 def _table(
+    kind: str,
     systems: list[str],
     human: np.ndarray,
     judge: np.ndarray,
@@ -241,23 +283,28 @@ def _table(
     confidence: float,
     truth: np.ndarray | None,
 ) -> pd.DataFrame:
-    """One row per column of ``judge``: the three intervals, PPI++'s weight and, with a truth, coverage."""
+    """One row per column of ``judge``: the three intervals, PPI++'s weight, the simulated coverage and,
+    with a truth, whether each interval covered it."""
     labelled_judge, unlabelled_judge = judge[labelled], judge[~labelled]
     found = {
         "naive": naive_mean(judge, confidence=confidence),
-        "ppi": ppi_mean(human, labelled_judge, unlabelled_judge, confidence=confidence),
+        "ppi": finite_ppi_mean(human, labelled_judge, unlabelled_judge, lam=1.0, confidence=confidence)[0],
     }
-    found["ppipp"], lam = ppipp_mean(human, labelled_judge, unlabelled_judge, confidence=confidence)
+    found["ppipp"], lam = finite_ppi_mean(human, labelled_judge, unlabelled_judge, lam=None, confidence=confidence)
     table = pd.DataFrame({"system": pd.Series(systems, dtype=object), "n_labelled": len(human), "n_total": len(judge)})
     for method in METHODS:
         table[f"{method}_estimate"] = found[method].estimate
         table[f"{method}_low"] = found[method].low
         table[f"{method}_high"] = found[method].high
     table["ppipp_lambda"] = lam
+    simulated = ppi_simulation.simulated_coverage(len(human), difference=kind == "differences")
+    for method in ("ppi", "ppipp"):
+        exact = len(human) == len(judge)
+        table[f"{method}_simulated"] = 1.0 if exact else np.nan if simulated is None else simulated.coverage[method][0]
     if truth is not None:
         table["truth"] = truth
         for method in METHODS:
-            table[f"{method}_covered"] = (found[method].low <= truth) & (truth <= found[method].high)
+            table[f"{method}_covered"] = found[method].covers(truth)
     return table
 
 
@@ -290,8 +337,13 @@ def _checked(
     return y, labelled, unlabelled
 
 
+#: the largest per-query value averaged: their squares and sums stay finite (a metric's are near 1)
+LARGEST_VALUE = 1e100
+
+
 def _frame(values: pd.DataFrame, name: str) -> pd.DataFrame:
-    """Per-query values as float64 with str query ids, each id once and every value a finite number."""
+    """Per-query values as float64 with str query ids, each id once and every value a finite number
+    within ±:data:`LARGEST_VALUE`."""
     if not isinstance(values, pd.DataFrame):
         raise SchemaError(f"{name} values: expected a DataFrame indexed by query_id, got {type(values).__name__}")
     frame = values.copy()
@@ -300,13 +352,16 @@ def _frame(values: pd.DataFrame, name: str) -> pd.DataFrame:
     if len(repeated):
         raise SchemaError(f"{name} values: query {repeated[0]!r} appears more than once")
     numeric = frame.apply(pd.to_numeric, errors="coerce").astype(np.float64)
-    bad = ~np.isfinite(numeric.to_numpy())
-    if bad.any():
-        row, column = (int(i[0]) for i in np.nonzero(bad))
-        raise SchemaError(
-            f"{name} values: system {frame.columns[column]!r}, query {frame.index[row]!r} has no finite value "
-            f"({frame.iat[row, column]!r})"
-        )
+    array = numeric.to_numpy()
+    bad = ~np.isfinite(array)
+    huge = np.abs(np.where(bad, 0.0, array)) > LARGEST_VALUE
+    for wrong, problem in ((bad, "has no finite value"), (huge, f"is beyond ±{LARGEST_VALUE:g}, too large to average")):
+        if wrong.any():
+            row, column = (int(i[0]) for i in np.nonzero(wrong))
+            raise SchemaError(
+                f"{name} values: system {frame.columns[column]!r}, query {frame.index[row]!r} {problem} "
+                f"({frame.iat[row, column]!r})"
+            )
     return numeric
 
 

@@ -97,7 +97,8 @@ HOLES_RULE = (
 INTERVALS_CAPTION = (
     "{confidence:.0%} intervals from {n_labelled} human-labelled queries of {n_total} (the human sample): "
     "naive = judge labels alone, biased by the judge; PPI = corrected by the sample; PPI++ = the judge "
-    "weighted by lambda to narrow it (docs/metrics.md). Rows 'vs' = difference with the baseline"
+    "weighted by lambda (cross-fitted) to narrow it; Student's t with the finite-population correction "
+    "(docs/intervals.md). Rows 'vs' = difference with the baseline"
 )
 
 
@@ -247,6 +248,7 @@ class CompareResult:
                 confidence=first["confidence"], n_labelled=first["n_labelled"], n_total=first["n_total"]
             )
             text = f"{text}\n\n{wrap_paragraph(caption)}\n{text_table(shown_intervals(self.intervals), index=False)}"
+            text += "".join(f"\n{wrap_paragraph(f'warning: {line}')}" for line in interval_warnings(self.intervals))
         if self.diagnostics.empty:
             return text
         diagnostics = text_table(self.diagnostics.round(4).astype(object).fillna(""))
@@ -302,6 +304,7 @@ class CompareResult:
             "significance": records(self.significance, index=False),
             "diagnostics": {spec: row.dropna().to_dict() for spec, row in self.diagnostics.iterrows()},
             "intervals": records(self.intervals, index=False),
+            "interval_warnings": interval_warnings(self.intervals),
             "tiers": records(self.tiers, index=False),
             "pairs": records(self.pairs, index=False),
             "groups": records(self.group_means, index=False),
@@ -617,6 +620,17 @@ def judge_intervals(
     table = pd.concat(frames, ignore_index=True)
     first = ["metric", "system", "baseline"]
     return table[first + [c for c in table.columns if c not in first]]
+
+
+def interval_warnings(intervals: pd.DataFrame) -> list[str]:
+    """What the simulation says of the intervals' coverage at their human sample's size (docs/intervals.md)."""
+    if intervals.empty:
+        return []
+    from rankscope.evaluation.ppi import coverage_warning
+
+    first = intervals.iloc[0]
+    line = coverage_warning(int(first["n_labelled"]), int(first["n_total"]), float(first["confidence"]))
+    return [] if line is None else [line]
 
 
 def shown_systems(systems: pd.DataFrame) -> pd.DataFrame:

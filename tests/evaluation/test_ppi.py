@@ -1,5 +1,6 @@
-"""Prediction-powered intervals equal ppi-python's (the authors' package) to 1e-12, from arrays,
-per-query tables and qrels; a constant judge falls back to the human-only interval."""
+"""Prediction-powered intervals: on arrays, ppi-python's (the authors' package) to 1e-12; in the per-query
+tables and from qrels, the finite-population intervals, equal to the formula written out query by query
+(tests/evaluation/finite_reference.py); a constant judge falls back to the human-only interval."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ from rankscope.evaluation.ppi import (
     ppi_mean,
     ppipp_mean,
 )
+from tests.evaluation.finite_reference import finite_interval
 
 
 @functools.cache
@@ -133,7 +135,7 @@ def _frames(seed: int = 11) -> tuple[pd.DataFrame, pd.DataFrame, pd.Index]:
     return human_all.loc[sample], judge, sample
 
 
-def test_intervals_per_system_and_difference_equal_ppi_python() -> None:
+def test_intervals_per_system_and_difference_equal_the_written_out_formula() -> None:
     human, judge, sample = _frames()
     truth = {"bm25": 0.4, "dense": 0.45, "tfidf": 0.36}
     result = ppi_intervals(human.iloc[::-1], judge, metric="ndcg@10", baseline="bm25", truth=truth)
@@ -144,8 +146,10 @@ def test_intervals_per_system_and_difference_equal_ppi_python() -> None:
         y = human.loc[judge.index[labelled], system].to_numpy()
         lab, unl = judge.loc[labelled, system].to_numpy(), judge.loc[~labelled, system].to_numpy()
         row = means.loc[system]
-        assert (row.ppi_low, row.ppi_high) == pytest.approx(_reference(y, lab, unl, 1), abs=TOL)
-        assert (row.ppipp_low, row.ppipp_high) == pytest.approx(_reference(y, lab, unl, None), abs=TOL)
+        assert (row.ppi_estimate, row.ppi_low, row.ppi_high) == pytest.approx(finite_interval(y, lab, unl, 1), abs=TOL)
+        assert (row.ppipp_estimate, row.ppipp_low, row.ppipp_high) == pytest.approx(
+            finite_interval(y, lab, unl, None), abs=TOL
+        )
         assert (row.naive_low, row.naive_high) == pytest.approx(
             reference().classical_mean_ci(judge[system].to_numpy(), alpha=ALPHA), abs=TOL
         )
@@ -158,8 +162,8 @@ def test_intervals_per_system_and_difference_equal_ppi_python() -> None:
         y = (human[system] - human["bm25"]).loc[judge.index[labelled]].to_numpy()
         d = judge[system] - judge["bm25"]
         row = differences.loc[system]
-        assert (row.ppipp_low, row.ppipp_high) == pytest.approx(
-            _reference(y, d[labelled].to_numpy(), d[~labelled].to_numpy(), None), abs=TOL
+        assert (row.ppipp_estimate, row.ppipp_low, row.ppipp_high) == pytest.approx(
+            finite_interval(y, d[labelled].to_numpy(), d[~labelled].to_numpy(), None), abs=TOL
         )
         assert row.truth == pytest.approx(truth[system] - truth["bm25"], abs=TOL)
     record = result.to_dict()
@@ -195,11 +199,18 @@ def test_bad_values_are_one_clear_error(change, message: str) -> None:
 
 
 def test_unknown_baseline_and_every_query_labelled() -> None:
+    """Every query labelled by humans: PPI's estimate is their mean, exact (width 0), and no warning."""
     human, judge, _ = _frames()
     with pytest.raises(SchemaError, match="baseline 'bm25x'"):
         ppi_intervals(human, judge, baseline="bm25x")
-    with pytest.raises(RankscopeError, match="1 unlabelled one; got 120 and 0"):
-        ppi_intervals(judge, judge)
+    everything = (judge * 0.5).clip(0, 1)
+    result = ppi_intervals(everything, judge, baseline="bm25")
+    means = result.means.set_index("system")
+    for method in ("ppi", "ppipp"):
+        assert list(means[f"{method}_estimate"]) == pytest.approx(list(everything.mean()), abs=TOL)
+        assert list(means[f"{method}_low"]) == list(means[f"{method}_estimate"]) == list(means[f"{method}_high"])
+        assert set(means[f"{method}_simulated"]) == {1.0}
+    assert result.warnings == ()
 
 
 def _collection(seed: int = 3) -> dict[str, object]:
@@ -229,7 +240,7 @@ def _precision_at_10(qrels: pd.DataFrame, run: pd.DataFrame, queries: list[str])
     return hits.groupby("query_id")["rel"].sum().div(10).reindex(queries)
 
 
-def test_ppi_evaluate_from_qrels_equals_ppi_python_on_hand_counted_precision() -> None:
+def test_ppi_evaluate_from_qrels_equals_the_formula_on_hand_counted_precision() -> None:
     c = _collection()
     result = ppi_evaluate(c["human"], c["judged"], c["runs"], "precision@10", baseline="bm25", truth_qrels=c["truth"])
     queries, sample = c["queries"], c["sample"]
@@ -240,8 +251,8 @@ def test_ppi_evaluate_from_qrels_equals_ppi_python_on_hand_counted_precision() -
         human = _precision_at_10(c["truth"], run, queries)
         y, lab, unl = human[sample].to_numpy(), judge[sample].to_numpy(), judge[others].to_numpy()
         row = means.loc[name]
-        assert (row.ppipp_low, row.ppipp_high) == pytest.approx(_reference(y, lab, unl, None), abs=TOL)
-        assert (row.ppi_low, row.ppi_high) == pytest.approx(_reference(y, lab, unl, 1), abs=TOL)
+        assert (row.ppipp_low, row.ppipp_high) == pytest.approx(finite_interval(y, lab, unl, None)[1:], abs=TOL)
+        assert (row.ppi_low, row.ppi_high) == pytest.approx(finite_interval(y, lab, unl, 1)[1:], abs=TOL)
         assert row.naive_estimate == pytest.approx(judge.mean(), abs=TOL)
         assert row.truth == pytest.approx(human.mean(), abs=TOL)
         assert (row.n_labelled, row.n_total) == (20, 80)

@@ -46,14 +46,14 @@ def test_judging_while_comparing_equals_judge_then_compare(tmp_path: Path) -> No
 
 def test_a_perfect_judge_gives_the_human_mean_through_either_path(tmp_path: Path) -> None:
     """The estimand: with a judge equal to the humans (qrels, no flips), the judging process equals the humans'
-    labels on every query, so the naive estimate is the mean under the human qrels over the judged queries
-    and PPI's estimate the mean over the unsampled ones (ppi-python's form). Had the sample's values come
+    labels on every query, so the naive estimate and PPI's (the judge's mean over every judged query plus the
+    sample's gap, 0 here: docs/intervals.md) are both the mean under the human qrels over the judged queries,
+    and PPI's interval is that value exactly (no residual to vary). Had the sample's values come
     from the judge's labels of the holes alone while the rest kept the human labels (the mixed process),
     PPI's estimate would be near twice the mean."""
     data = small_dataset()
     result = judge(data, SYSTEMS, "qrels:", tmp_path / "out", depth=10, judgments=tmp_path / "c",
                    study=Study(human_sample=4, metric="precision@5"), execution=Execution(seed=3))  # fmt: skip
-    sample = set(result.human_sample["query_id"])
     back = compare(data, SYSTEMS, ["precision@5"], judgments=tmp_path / "out", execution=Execution(seed=3))
     intervals = back.intervals[back.intervals["baseline"] == ""].set_index("system")
     for name, run in back.runs.items():
@@ -61,7 +61,8 @@ def test_a_perfect_judge_gives_the_human_mean_through_either_path(tmp_path: Path
         truth = truth.reindex(result.population, fill_value=0.0)
         row = intervals.loc[name]
         assert row["naive_estimate"] == pytest.approx(truth.mean(), abs=1e-12)
-        assert row["ppi_estimate"] == pytest.approx(truth[~truth.index.isin(sample)].mean(), abs=1e-12)
+        assert row["ppi_estimate"] == pytest.approx(truth.mean(), abs=1e-12)
+        assert row["ppi_high"] - row["ppi_low"] == pytest.approx(0.0, abs=1e-12)
         own = result.ppi.means.set_index("system").loc[name]
         assert own["ppi_estimate"] == pytest.approx(row["ppi_estimate"], abs=1e-12)
 

@@ -65,7 +65,8 @@ AUDIT_CAPTION = (
 
 INTERVALS_CAPTION = (
     "each system's mean under the judge's labels alone (naive) and corrected by the human sample (PPI, PPI++), "
-    "with 95% intervals; truth = the mean under the full human judgments (blind study) and whether each covered it"
+    "with 95% intervals (Student's t, finite-population corrected: docs/intervals.md); truth = the mean under "
+    "the full human judgments (blind study) and whether each covered it"
 )
 
 
@@ -287,7 +288,9 @@ def judge(
         systems=system_shares(runs, labels, min(SHARE_DEPTH, depth)),
         labels=labels,
         qrels=merged,
-        warnings=circular_warnings(resolved, judge_obj.identity) + bias_warnings(probes),
+        warnings=circular_warnings(resolved, judge_obj.identity)
+        + bias_warnings(probes)
+        + (intervals.warnings if intervals is not None else ()),
         audit=tuple(probes),
         ppi=intervals,
         agreement=agreement,
