@@ -24,6 +24,7 @@ from rankscope.corpora.dataset import Dataset
 from rankscope.corpora.jsonl import EMPTY, corpus_document, read_jsonl, string_field, write_jsonl
 from rankscope.corpora.paths import first_file
 from rankscope.corpora.query_fields import QueriesFile
+from rankscope.corpora.questions import read_questions_table
 
 QRELS_HEADER = ("query-id", "corpus-id", "score")
 _HEADER_LINE = "\t".join(QRELS_HEADER)
@@ -81,9 +82,9 @@ def read_beir_corpus(path: PathLike) -> pd.DataFrame:
 
 
 def read_beir_queries(path: PathLike) -> pd.DataFrame:
-    """``queries.jsonl``: every query of every split (``read_beir`` keeps those its qrels name)."""
-    rows = [(string_field(path, n, obj, "_id"), string_field(path, n, obj, "text")) for n, obj in _objects(path, "_id")]
-    return pd.DataFrame(rows, columns=["query_id", "text"])
+    """``queries.jsonl``: every query of every split (``read_beir`` keeps those its qrels name), read as
+    every questions file is (:mod:`rankscope.corpora.questions`), the id in ``_id``."""
+    return read_questions_table(path, {"query_id": "_id"})
 
 
 def read_beir_qrels(path: PathLike) -> pd.DataFrame:

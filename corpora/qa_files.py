@@ -1,8 +1,9 @@
 """Question/answer files users bring for answer-based relevance (NQ, TriviaQA and the like).
 
 - Questions JSONL, one object per line: ``{"query_id": "q1", "text": "who ...?",
-  "answers": ["...", ...]}``. ``answers`` is a non-empty list of non-empty strings: an answer
-  without any token would make DPR's ``has_answer`` count every passage as relevant
+  "answers": ["...", ...]}``, read as every questions file is (:mod:`rankscope.corpora.questions`:
+  the id also in ``_id``, ``id`` or ``qid``, else ``q<line>``; the text also in ``query`` or
+  ``question``). ``answers`` is a non-empty list of non-empty strings: an answer without any token would make DPR's ``has_answer`` count every passage as relevant
   (:mod:`rankscope.corpora.answers`), so it is refused with the file and line, and so is a question
   with more than :data:`MAX_ANSWERS` answers (each is looked for in every retrieved passage).
 - Retrieval results JSON as DPR's ``dense_retriever.py`` writes them (a list of
@@ -29,7 +30,7 @@ import pandas as pd
 from rankscope.core import jsonstrict as strict_json
 from rankscope.core.errors import FormatError
 from rankscope.core.fileio import PathLike, read_text
-from rankscope.corpora.jsonl import read_jsonl, string_field
+from rankscope.corpora.questions import read_questions_file
 
 MAX_ANSWERS = 1_000
 """The most answers one question may have: each is looked for in every retrieved passage (a pattern
@@ -52,20 +53,13 @@ def _answers(path: PathLike, line: int | None, where: str, value: Any) -> tuple[
 
 
 def read_questions(path: PathLike) -> pd.DataFrame:
-    """Questions JSONL as a frame ``query_id, text, answers`` (a tuple of strings per query)."""
-    rows: list[tuple[str, str, tuple[str, ...]]] = []
-    seen: dict[str, int] = {}
-    for line, obj in read_jsonl(path):
-        query_id = string_field(path, line, obj, "query_id")
-        if query_id in seen:
-            raise FormatError(path, line, f"query_id {query_id!r} already on line {seen[query_id]}")
-        seen[query_id] = line
-        text = string_field(path, line, obj, "text")
-        if "answers" not in obj:
-            raise FormatError(path, line, f"missing field 'answers'; found fields {sorted(obj)}")
-        rows.append((query_id, text, _answers(path, line, "", obj["answers"])))
-    if not rows:
-        raise FormatError(path, None, "no questions")
+    """Questions with answers as a frame ``query_id, text, answers`` (a tuple of strings per query): the
+    questions as every command reads them (:mod:`rankscope.corpora.questions`), each with ``answers``."""
+    rows = []
+    for question in read_questions_file(path):
+        if "answers" not in question.fields:
+            raise FormatError(path, question.line, f"missing field 'answers'; found fields {sorted(question.fields)}")
+        rows.append((question.query_id, question.text, _answers(path, question.line, "", question.fields["answers"])))
     return pd.DataFrame(rows, columns=["query_id", "text", "answers"])
 
 

@@ -42,7 +42,7 @@ _KEYS = {
 _OPTIONAL = {"corpus": {"title"}, "run": {"rank"}}
 ALIASES: Mapping[str, Mapping[str, tuple[str, ...]]] = {
     "corpus": {"doc_id": ("_id", "id", "docid"), "text": ("contents",)},
-    "queries": {"query_id": ("_id", "id", "qid")},
+    "queries": {"query_id": ("_id", "id", "qid"), "text": ("query", "question")},
     "qrels": {"query_id": ("q_id", "qid", "query-id"), "doc_id": ("docid", "corpus-id"), "relevance": ("score",)},
     "run": {"query_id": ("q_id", "qid"), "doc_id": ("docid",)},
 }
@@ -89,14 +89,14 @@ def table_records(
         raise FormatError(path, None, f"unknown table format {suffix!r}; {expected}")
     if not records:
         raise empty_table(path, kind)
-    return records, lines, _full_mapping(kind, columns, set().union(*records), str(path))
+    return records, lines, column_mapping(kind, columns, set().union(*records), str(path))
 
 
 def from_frame(
     frame: pd.DataFrame, kind: str, columns: Columns | None = None, source: str = "<DataFrame>"
 ) -> pd.DataFrame:
     """Rename a DataFrame's columns by ``columns`` and validate it as ``kind`` (a new frame)."""
-    mapping = _full_mapping(kind, columns, set(map(str, frame.columns)), source)
+    mapping = column_mapping(kind, columns, set(map(str, frame.columns)), source)
     present = {theirs: ours for ours, theirs in mapping.items() if theirs in frame.columns}
     optional = _OPTIONAL.get(kind, set())
     missing = [
@@ -152,7 +152,7 @@ def read_tabular_dataset(
     )
 
 
-def _full_mapping(
+def column_mapping(
     kind: str, columns: Columns | None, found: set[str] | None = None, source: str = "<table>"
 ) -> dict[str, str]:
     """Schema column -> the name it has in the table: as mapped, else its own, else the one alias in ``found``."""
@@ -195,7 +195,7 @@ def headerless_names(first: str, path: Path, suffix: str, kind: str, columns: Co
     fields = first.split("\t")
     if len(fields) != 2:
         return None
-    mapping = _full_mapping(kind, columns, set(fields), str(path))
+    mapping = column_mapping(kind, columns, set(fields), str(path))
     id_column, text_column = (mapping[col] for col in _HEADERLESS[kind])
     if id_column in fields or text_column in fields:
         return None

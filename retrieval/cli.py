@@ -69,7 +69,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "with an index alone, default: the index's own",
     )
     parser.add_argument(
-        "--queries", type=Path, metavar="FILE", help="a queries file (JSONL, TSV or CSV) instead of the dataset's"
+        "--queries",
+        type=Path,
+        metavar="FILE",
+        help="a questions file (JSONL, CSV, TSV, or one question a line) instead of the dataset's",
     )
     parser.add_argument(
         "--k", type=int, help=f"documents per query (default {RUN_DEPTH} for a run, {SHOWN_RESULTS} with --query)"
@@ -177,11 +180,11 @@ def run_search(args: argparse.Namespace) -> int:
 
 
 def _read_queries(path: Path, fields: str | None) -> pd.DataFrame:
-    """``--queries FILE``: a queries table (JSONL with query_id or _id and text; CSV/TSV)."""
+    """``--queries FILE``: a questions file, as every command reads one (:mod:`rankscope.corpora.questions`)."""
     from rankscope.corpora.cli import parsed_fields
-    from rankscope.corpora.tabular import read_table
+    from rankscope.corpora.questions import read_questions_table
 
-    return read_table(path, "queries", parsed_fields(fields).get("queries"))
+    return read_questions_table(path, parsed_fields(fields).get("queries"))
 
 
 def _indexed(

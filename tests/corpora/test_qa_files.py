@@ -29,7 +29,7 @@ def test_questions_jsonl(tmp_path):
         ('{"query_id": "q", "text": "t", "answers": []}', "line 2: 'answers' must be a non-empty list"),
         ('{"query_id": "q", "text": "t", "answers": [3]}', "line 2: answer 3 is not a string"),
         ('{"query_id": "q", "text": "t"}', "line 2: missing field 'answers'"),
-        ('{"query_id": "q0", "text": "t", "answers": ["a"]}', "line 2: query_id 'q0' already on line 1"),
+        ('{"query_id": "q0", "text": "t", "answers": ["a"]}', r"line 2: duplicate query id 'q0' \(first at line 1\)"),
     ],
 )
 def test_questions_jsonl_errors_name_file_and_line(tmp_path, line, message):

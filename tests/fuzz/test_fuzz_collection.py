@@ -217,7 +217,8 @@ BAD_IDS = {
     "newline inside": ('{"_id": "a\\nb", "text": "how to parse arguments"}', "query id 'a\\nb' contains whitespace"),
     "tab inside": ('{"id": "a\\tb", "text": "how to parse arguments"}', "query id 'a\\tb' contains whitespace"),
     "empty": ('{"_id": "", "text": "how to parse arguments"}', "query id is empty"),
-    "blank": ('{"query_id": "   ", "text": "how to parse arguments"}', "query id is empty"),
+    "blank": ('{"query_id": "   ", "text": "how to parse arguments"}', "query id '   ' contains whitespace"),
+    "two ids in one line": ('{"_id": "a", "id": "b", "text": "how"}', "line 2: columns ['_id', 'id'] could each be"),
     "quoted": ('{"_id": "\\"q\\"", "text": "how to parse arguments"}', "query id '\"q\"' is quoted"),
     "NUL": ('{"_id": "q\\u0000", "text": "how to parse arguments"}', "query id 'q\\x00' contains a NUL byte"),
     "a number as text": ('{"_id": "q", "text": 5}', "field 'text' must be a string, found 5"),
@@ -231,9 +232,8 @@ def test_question_ids_are_checked_at_init(tmp_path: Path, docs: Path, name: str)
     line, problem = BAD_IDS[name]
     questions = tmp_path / "q.jsonl"
     questions.write_text('{"_id": "q0", "text": "what does json encode"}\n' + line + "\n", encoding="utf-8")
-    check(
-        _init(tmp_path / "c", "--docs", str(docs), "--queries", str(questions)), "error", f"q.jsonl, line 2: {problem}"
-    )
+    fragment = problem if problem.startswith("line 2") else f"line 2: {problem}"
+    check(_init(tmp_path / "c", "--docs", str(docs), "--queries", str(questions)), "error", f"q.jsonl, {fragment}")
     assert not (tmp_path / "c" / "queries.jsonl").exists()
 
 
@@ -250,7 +250,7 @@ def test_csv_question_ids_are_checked_at_init(tmp_path: Path, docs: Path, cell: 
 def test_good_ids_reach_pool(tmp_path: Path, docs: Path) -> None:
     """Ids passing at init pass pool's reading of the collection too: one rule at both ends."""
     questions = tmp_path / "q.jsonl"
-    questions.write_text('{"_id": " json-1 ", "text": "what does json encode"}\n{"id": 7, "text": "decoder"}\n')
+    questions.write_text('{"_id": "json-1", "text": "what does json encode"}\n{"id": 7, "text": "decoder"}\n')
     check(_init(tmp_path / "c", "--docs", str(docs), "--queries", str(questions)), "accepted")
     outcome = run_cli(["--quiet", "collection", "pool", str(tmp_path / "c"), "--systems", "bm25"])
     check(outcome, "accepted")

@@ -145,7 +145,9 @@ def test_questions_from_lines_jsonl_and_csv(tmp_path: Path) -> None:
     with pytest.raises(FormatError, match=r"q.csv, line 3: duplicate query id 'x1' \(first at line 2\)"):
         read_queries(table)
     table.write_text("id,words\nx1,a\n")
-    with pytest.raises(FormatError, match="line 1: the header must name a column text or query or question"):
+    with pytest.raises(
+        FormatError, match="line 1: the header names no question column 'text' or 'query' or 'question'"
+    ):
         read_queries(table)
     jsonl.write_text('{"id": "a"}\n')
     with pytest.raises(FormatError, match="q.jsonl, line 1: no question"):
