@@ -8,6 +8,7 @@ leaves a half-filled folder behind.
 from __future__ import annotations
 
 import hashlib
+import http.client
 import json
 import os
 import shutil
@@ -70,8 +71,11 @@ def _download(collection: Collection, target: Path, timeout: float) -> tuple[str
                 sha256.update(chunk)
                 md5.update(chunk)
                 size += len(chunk)
-    except (urllib.error.URLError, OSError, ValueError) as exc:
-        raise DatasetNotFoundError(f"could not download {collection.name} from {collection.url}: {exc}") from None
+            if length and length.isdigit() and size != int(length):  # http.client ends a short read quietly
+                raise http.client.HTTPException(f"the connection closed after {size} of {length} bytes")
+    except (urllib.error.URLError, http.client.HTTPException, OSError, ValueError) as exc:
+        said = str(exc) or type(exc).__name__
+        raise DatasetNotFoundError(f"could not download {collection.name} from {collection.url}: {said}") from None
     return sha256.hexdigest(), md5.hexdigest(), size
 
 

@@ -4,13 +4,14 @@ The repository holds the configs ``corpus`` (``_id``, ``title``, ``text``) and `
 ``text``), and its judgments (``query-id``, ``corpus-id``, ``score``, one split each) in a config
 ``qrels`` or ``default`` (MTEB's copies) or in the companion repository ``OWNER/NAME-qrels`` (BEIR's
 own). ``datasets``' rules find it: a local folder of that name first (a clone of the repository), else
-its cache, offline when ``HF_HUB_OFFLINE=1`` and the cache has it, else a download. As with a BEIR folder,
-the split (default ``test``) holds the queries its judgments name.
+its cache, offline when ``HF_HUB_OFFLINE=1`` (or ``RANKSCOPE_OFFLINE``) and the cache has it, else a download.
+As with a BEIR folder, the split (default ``test``) holds the queries its judgments name.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import contextlib
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import pandas as pd
@@ -18,6 +19,7 @@ import pandas as pd
 from rankscope.core.errors import DatasetNotFoundError, SchemaError
 from rankscope.core.extras import require_extra
 from rankscope.corpora.dataset import Dataset
+from rankscope.corpora.remote_sources import OFFLINE, catalogue_name, downloads_off
 from rankscope.corpora.tabular import Columns
 
 _QRELS_CONFIGS = ("qrels", "default")
@@ -27,8 +29,30 @@ def load_hf(name: str, split: str | None = None, columns: Mapping[str, Columns] 
     """The Hub collection ``name`` (``OWNER/NAME``) as a Dataset, one split of its judgments (see the module doc)."""
     if any(columns.values() if columns else ()):
         raise SchemaError(f"hf:{name}: a BEIR-layout dataset has fixed fields (_id, title, text); no column mapping")
+    catalogue_name("hf:", name, "hf:OWNER/NAME (hf:BeIR/scifact), or hf:FOLDER for a clone of one")
     datasets = _library(name)
-    split = split or "test"
+    with _offline_when_asked(datasets):
+        return _loaded(datasets, name, split or "test")
+
+
+@contextlib.contextmanager
+def _offline_when_asked(datasets: Any) -> Iterator[None]:
+    """With ``RANKSCOPE_OFFLINE`` set, the Hub's offline mode for this call (what ``HF_HUB_OFFLINE=1`` sets when
+    the libraries are imported: both read it then): its cache only, no connection tried."""
+    if not downloads_off():
+        yield
+        return
+    from huggingface_hub import constants
+
+    before = constants.HF_HUB_OFFLINE, datasets.config.HF_HUB_OFFLINE
+    constants.HF_HUB_OFFLINE = datasets.config.HF_HUB_OFFLINE = True
+    try:
+        yield
+    finally:
+        constants.HF_HUB_OFFLINE, datasets.config.HF_HUB_OFFLINE = before
+
+
+def _loaded(datasets: Any, name: str, split: str) -> Dataset:
     configs = _configs(datasets, name)
     for needed in ("corpus", "queries"):
         if needed not in configs:
@@ -94,8 +118,9 @@ def _configs(datasets: Any, name: str) -> list[str]:
     try:
         return list(datasets.get_dataset_config_names(name))
     except (FileNotFoundError, ConnectionError, ValueError) as exc:
+        why = OFFLINE if downloads_off() else "not fetched"
         raise DatasetNotFoundError(
-            f"hf:{name}: not found as a local folder nor in the Hugging Face cache, and not fetched "
+            f"hf:{name}: not found as a local folder nor in the Hugging Face cache, and {why} "
             f"({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''})"
         ) from None
 

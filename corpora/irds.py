@@ -18,26 +18,34 @@ type lacks is a one-line error listing the fields it has.
 ``rankscope index --dataset irds:NAME`` streams into the bounded-memory index (docs/scale.md).
 
 While rankscope reads through ir_datasets, ir_datasets' own log lines below WARNING are left out (they
-would come before rankscope's one-line error); ``--verbose`` shows them.
+would come before rankscope's one-line error); ``--verbose`` shows them. With ``RANKSCOPE_OFFLINE`` set,
+a file ir_datasets would download is refused before any connection, in one line naming the variable
+(what its cache holds is read as usual); a download that fails is one line with its first reason,
+instead of ir_datasets' warnings and traceback.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
+import types
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, TypeVar, cast
 
 import pandas as pd
 
-from rankscope.core.errors import DatasetNotFoundError, SchemaError
+from rankscope.core.errors import DatasetNotFoundError, RankscopeError, SchemaError
 from rankscope.core.extras import require_extra
 from rankscope.core.notices import is_verbose
-from rankscope.core.progress import progress
+from rankscope.core.printable import printable
+from rankscope.core.progress import is_quiet, progress
 from rankscope.corpora.dataset import Dataset
+from rankscope.corpora.remote_sources import OFFLINE, catalogue_name, downloads_off
 from rankscope.corpora.tabular import Columns
 
 _ROLES = {"corpus": ("title", "text"), "queries": ("text",)}
+FORM = "irds:NAME, NAME as ir_datasets names it (irds:beir/scifact/test; `ir_datasets list`)"
 T = TypeVar("T")
 
 
@@ -47,9 +55,10 @@ def load_irds(name: str, split: str | None = None, columns: Mapping[str, Columns
         raise DatasetNotFoundError(
             f"irds:{name}: ir_datasets names its splits in the dataset name (irds:beir/scifact/test), not with a split"
         )
+    catalogue_name("irds:", name, FORM)
     _check_columns(name, columns or {})
     given = columns or {}
-    with _own_lines_only():
+    with _through_irds(name):
         found = _found(name, ("docs", "queries", "qrels"), "a test collection needs all three")
         read = _readers(name, found.queries_cls(), _ROLES["queries"], given.get("queries", {}), "queries")
         documents = _documents(name, found, given.get("corpus", {}))  # every field checked before any record is read
@@ -69,10 +78,11 @@ def iter_irds_documents(name: str, columns: Columns | None = None) -> Iterator[t
     its ``docs_iter`` (ir_datasets reads its files as it goes), fields chosen as :func:`load_irds` chooses
     them (``columns``: the corpus mapping, ``{"title": F, "text": G}``). The dataset and the mapping are
     checked here, before the first document is asked for."""
+    catalogue_name("irds:", name, FORM)
     _check_columns(name, {"corpus": columns or {}})
-    with _own_lines_only():
+    with _through_irds(name):
         documents = _documents(name, _found(name, ("docs",), "an index needs its documents"), columns or {})
-    return _quietly(documents)
+    return _quietly(name, documents)
 
 
 @contextlib.contextmanager
@@ -96,10 +106,85 @@ def _own_lines_only() -> Iterator[None]:
         logger.removeFilter(keep)
 
 
-def _quietly(records: Iterator[T]) -> Iterator[T]:
-    """``records`` read with :func:`_own_lines_only` on (ir_datasets opens its files when the first is asked for)."""
-    with _own_lines_only():
+def _quietly(name: str, records: Iterator[T]) -> Iterator[T]:
+    """``records`` read through :func:`_through_irds` (ir_datasets opens its files when the first is asked for)."""
+    with _through_irds(name):
         yield from records
+
+
+class _Refused(BaseException):
+    """A download ir_datasets began while downloads are off: a BaseException, so that ir_datasets' handlers
+    of Exception (which would try its other mirrors and log each failure) let it through at once."""
+
+
+@contextlib.contextmanager
+def _through_irds(name: str) -> Iterator[None]:
+    """Reading through ir_datasets: its log lines below WARNING left out (:func:`_own_lines_only`), its
+    progress bars only where rankscope's show (a terminal, not --quiet); with
+    ``RANKSCOPE_OFFLINE`` set, its first attempt at the network (every download of ir_datasets gets the
+    ``requests`` module from ``ir_datasets.lazy_libs``) refused before any connection; a failed download,
+    or a failure of ir_datasets' reading (a file it downloaded that is an error page: it does not check
+    the status), one line naming the dataset and the first reason."""
+    lazy_libs = require_extra("ir_datasets", "irds", f"irds:{name}").lazy_libs
+    asked, bars = lazy_libs.requests, lazy_libs.tqdm
+    if downloads_off():
+
+        def refused() -> Any:
+            raise _Refused
+
+        lazy_libs.requests = refused
+    if is_quiet():  # ir_datasets' own bars follow rankscope's rule: on a terminal only
+        quiet = types.SimpleNamespace(tqdm=functools.partial(bars().tqdm, disable=True))
+        lazy_libs.tqdm = lambda: quiet
+    try:
+        with _own_lines_only(), _logged_failures() as failures:
+            yield
+    except _Refused:
+        raise DatasetNotFoundError(
+            f"irds:{name}: ir_datasets would download its files (not in its cache, {_home()}), and {OFFLINE}"
+        ) from None
+    except RankscopeError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - ir_datasets' own failures, said in one line
+        downloading = bool(failures) or _is_download_error(exc)
+        reason = printable(failures[0] if failures else f"{type(exc).__name__}: {exc}")[:300]
+        what = "could not download its files" if downloading else "failed reading its files"
+        raise DatasetNotFoundError(f"irds:{name}: ir_datasets {what} ({reason}); its cache: {_home()}") from None
+    finally:
+        lazy_libs.requests, lazy_libs.tqdm = asked, bars
+
+
+def _home() -> str:
+    """ir_datasets' cache folder (``IR_DATASETS_HOME``)."""
+    from ir_datasets import util
+
+    return str(util.home_path())
+
+
+def _is_download_error(exc: Exception) -> bool:
+    """An exception of the ``requests`` library (one mirror's failure, raised as it was)."""
+    return type(exc).__module__.split(".")[0] in ("requests", "urllib3")
+
+
+@contextlib.contextmanager
+def _logged_failures() -> Iterator[list[str]]:
+    """ir_datasets' "Download failed: ..." warnings (one per mirror tried), kept from the log to be said in
+    rankscope's one line instead."""
+    failures: list[str] = []
+
+    def keep(record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        if message.startswith("Download failed: "):
+            failures.append(message.removeprefix("Download failed: "))
+            return False
+        return True
+
+    logger = logging.getLogger("ir_datasets")
+    logger.addFilter(keep)
+    try:
+        yield failures
+    finally:
+        logger.removeFilter(keep)
 
 
 def _documents(name: str, found: Any, mapping: Columns) -> Iterator[tuple[str, str, str]]:

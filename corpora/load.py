@@ -33,6 +33,7 @@ from rankscope.corpora.label_sources import folder_sources
 from rankscope.corpora.paths import cache_root, data_root, first_file
 from rankscope.corpora.query_fields import QueriesFile
 from rankscope.corpora.registry import COLLECTIONS, Collection, get_collection
+from rankscope.corpora.remote_sources import OFFLINE, downloads_off
 from rankscope.corpora.smart import SPECS, detect_smart, read_smart
 from rankscope.corpora.tabular import Columns, read_table
 from rankscope.corpora.trec import read_trec_qrels
@@ -207,8 +208,8 @@ def _load_known(collection: Collection, split: str | None) -> Dataset:
     if found.path is not None:
         return _load_checked(collection, found.path, split, cached=found.source == "cache")
     destination = cache_root() / collection.name
-    if os.environ.get("RANKSCOPE_OFFLINE", "") not in ("", "0"):
-        raise DatasetNotFoundError(_missing(collection, found, "downloads are off (RANKSCOPE_OFFLINE is set)"))
+    if downloads_off():
+        raise DatasetNotFoundError(_missing(collection, found, OFFLINE))
     try:
         from rankscope.corpora.download import fetch  # urllib and ssl load only to download
 

@@ -18,18 +18,22 @@ def judged(dataset: Dataset) -> Dataset:
     return dataclasses.replace(dataset, queries=kept.reset_index(drop=True), warnings=(), notes=())
 
 
-def register(name: str, folder: Path) -> None:
-    """The BEIR folder ``folder`` registered in ir_datasets as ``name``."""
+def register(name: str, folder: Path, corpus_url: str | None = None) -> None:
+    """The BEIR folder ``folder`` registered in ir_datasets as ``name``; ``corpus_url``: its corpus downloaded
+    from there instead, by ir_datasets' own downloader, into its cache (``IR_DATASETS_HOME``)."""
     import ir_datasets
     from ir_datasets.datasets.base import Dataset as IrdsDataset
     from ir_datasets.datasets.beir import BeirDocs, BeirQrels, BeirQueries, BeirTitleDoc
     from ir_datasets.formats import GenericQuery
-    from ir_datasets.util import LocalDownload
+    from ir_datasets.util import Download, LocalDownload, RequestsDownload, home_path
 
+    corpus = LocalDownload(folder / "corpus.jsonl")
+    if corpus_url is not None:
+        corpus = Download([RequestsDownload(corpus_url)], cache_path=str(home_path() / name / "corpus.jsonl"))
     ir_datasets.registry.register(
         name,
         IrdsDataset(
-            BeirDocs(name, LocalDownload(folder / "corpus.jsonl"), BeirTitleDoc),
+            BeirDocs(name, corpus, BeirTitleDoc),
             BeirQueries(name, LocalDownload(folder / "queries.jsonl"), GenericQuery),
             BeirQrels(LocalDownload(folder / "qrels" / "test.tsv"), {}),
         ),

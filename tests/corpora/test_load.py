@@ -17,6 +17,7 @@ from rankscope.corpora import download, registry
 from rankscope.corpora.load import load_dataset, locate
 from rankscope.corpora.paths import cache_root
 from rankscope.corpora.registry import Collection
+from tests.corpora.http_files import serving
 
 DOCS = ".I 1\n.T\nwing\n.W\nwing lift\n.I 2\n.T\nslab\n.W\nheat slab\n"
 QUERIES = ".I 001\n.W\nlift of a wing\n.I 004\n.W\nheat\n"
@@ -192,3 +193,26 @@ def test_real_collections_by_name(data_dir: Path, monkeypatch: pytest.MonkeyPatc
     monkeypatch.setenv("RANKSCOPE_DATA", str(data_dir))
     assert corpora.load_dataset("cranfield").stats()["judgments"] == 1837
     assert corpora.load_dataset("cisi").stats()["judged_queries"] == 76
+
+
+@pytest.mark.parametrize("behaviour", ["cut", "chunked-cut", "500"])
+def test_a_download_cut_short_or_refused_is_one_line_and_leaves_no_file(
+    places: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, behaviour: str
+) -> None:
+    """A real server closing the connection halfway through its chunk: before, http.client's IncompleteRead
+    escaped as a traceback; halfway through its Content-Length: the half was unpacked (a gzip archive then
+    failed as "not a readable tar file", a plain one could lose its last files)."""
+    archive = _archive(tmp_path, {"cran.all.1400": DOCS * 200, "cran.qry": QUERIES, "cranqrel": QRELS})
+    with serving({"/cran.tar.gz": (behaviour, archive.read_bytes())}) as served:
+        fake = Collection("cranfield", "test", served.url("/cran.tar.gz"), "cranfield")
+        monkeypatch.setitem(registry.COLLECTIONS, "cranfield", fake)
+        with pytest.raises(DatasetNotFoundError) as info:
+            load_dataset("cranfield")
+    message = str(info.value)
+    assert "\n" not in message
+    reason = {"cut": "the connection closed after ", "chunked-cut": "IncompleteRead(", "500": "HTTP Error 500"}[
+        behaviour
+    ]
+    assert f"could not download cranfield from {served.url('/cran.tar.gz')}: {reason}" in message
+    assert served.asked["/cran.tar.gz"] == 1
+    assert [p.name for p in places["cache"].iterdir()] == []  # no archive, folder or temporary left

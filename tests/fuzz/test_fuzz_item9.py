@@ -22,6 +22,7 @@ import pytest
 from harness import check, run_call, run_cli  # tests/fuzz/harness.py
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "workflows"))
+sys.path.insert(0, str(Path(__file__).parents[1] / "corpora"))
 import frameworks_cisi as built  # noqa: E402
 from tiny_collection import small_dataset  # noqa: E402
 
@@ -143,3 +144,61 @@ def test_streamed_parquet_run_not_grouped_with_a_repeated_pair(tmp_path: Path) -
     streamed = run_cli([*argv, "--memory-budget", "1M"])
     check(streamed, "error", f"error: {run}: row 3000: duplicate query, document 'q59', 'd119'")
     assert streamed.err == run_cli(argv).err
+
+
+# --- datasets from elsewhere: empty catalogue names, RANKSCOPE_OFFLINE, downloads cut short -------------------
+
+CATALOGUE_NAMES = ["irds:", "irds:  ", "irds:/", "irds:\x1b[2J", "hf:", "hf:/", "hf://", "hf: /", "hf:a\nb"]
+
+
+@pytest.mark.parametrize("name", CATALOGUE_NAMES)
+def test_catalogue_prefix_naming_nothing(name: str) -> None:
+    check(run_cli(["compare", "--dataset", name, "--retrievers", "bm25", "tfidf"]), "error", "names no dataset: write")
+
+
+@pytest.fixture
+def offline_caches(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Empty caches of rankscope, ir_datasets and the Hub; RANKSCOPE_OFFLINE set."""
+    monkeypatch.setenv("IR_DATASETS_HOME", str(tmp_path / "irds"))
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    monkeypatch.setenv("RANKSCOPE_DATA", str(tmp_path))
+    monkeypatch.setenv("RANKSCOPE_OFFLINE", "1")
+    return tmp_path
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["compare", "--dataset", "irds:cranfield", "--retrievers", "bm25", "tfidf"],
+        ["compare", "--dataset", "irds:beir/scifact/test", "--retrievers", "bm25", "tfidf"],
+        ["index", "--dataset", "irds:cranfield", "--index-dir", "IX"],
+        ["compare", "--dataset", "cranfield", "--retrievers", "bm25", "tfidf"],
+    ],
+)
+def test_offline_dataset_that_would_download(argv: list[str], offline_caches: Path) -> None:
+    pytest.importorskip("ir_datasets")
+    argv = [str(offline_caches / "ix") if a == "IX" else a for a in argv]
+    check(run_cli(argv), "error", "downloads are off (RANKSCOPE_OFFLINE is set)")
+
+
+@pytest.mark.parametrize("behaviour", ["cut", "chunked-cut", "500", "404"])
+def test_download_of_a_known_collection_failing(
+    behaviour: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from http_files import serving  # tests/corpora/http_files.py
+
+    from rankscope.corpora import registry
+    from rankscope.corpora.registry import Collection
+
+    monkeypatch.setenv("RANKSCOPE_DATA", str(tmp_path / "data"))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    monkeypatch.delenv("RANKSCOPE_OFFLINE", raising=False)
+    with serving({"/cran.tar.gz": (behaviour, gzip.compress(b"x" * 300_000))}) as served:
+        monkeypatch.setitem(
+            registry.COLLECTIONS, "cranfield", Collection("cranfield", "t", served.url("/cran.tar.gz"), "cranfield")
+        )
+        outcome = run_cli(["compare", "--dataset", "cranfield", "--retrievers", "bm25", "tfidf"])
+    check(outcome, "error", f"could not download cranfield from {served.url('/cran.tar.gz')}: ")
+    assert not (tmp_path / "xdg" / "rankscope" / "cranfield").exists()
+    assert list((tmp_path / "xdg" / "rankscope").iterdir()) == []  # nothing half-written left
