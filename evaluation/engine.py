@@ -19,25 +19,21 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
-from typing import Any, NamedTuple, overload
+from typing import Any, NamedTuple, Unpack, overload
 
 import numpy as np
 import pandas as pd
 
 from rankscope.core.errors import RankscopeError, SchemaError
-from rankscope.core.params import Param, check_arguments
 from rankscope.core.phases import phase
 from rankscope.corpora.foreign import as_table, named_runs
 from rankscope.corpora.schema import validate
 from rankscope.corpora.trec import CodedTable, coded_table
 from rankscope.evaluation.coverage import Table, coverage_notes, warn_coverage
 from rankscope.evaluation.metrics import DEFAULT_METRICS, Metric, parse_metrics
+from rankscope.evaluation.options import EvaluationOptions, EvaluationSettings, evaluation_options
 from rankscope.evaluation.ranking import Judged, judge_coded, judge_run
 from rankscope.evaluation.results import EvaluationResult
-
-RELEVANCE_LEVEL = Param(int, low=1, name="relevance_level")
-"""Relevant means a label >= this; labels <= 0 mean non-relevant or unjudged (trec_eval), and
-pytrec_eval refuses levels < 1 too."""
 
 
 @overload
@@ -46,12 +42,9 @@ def evaluate(
     run: Mapping[str, Any],
     metrics: str | Iterable[str] = ...,
     *,
-    relevance_level: int = ...,
-    judged_only: bool = ...,
-    exclude_unjudged: bool = ...,
-    ignore_self: bool = ...,
+    options: EvaluationOptions | None = ...,
     scheduler: Any = ...,
-    allow_disjoint: bool = ...,
+    **settings: Unpack[EvaluationSettings],
 ) -> dict[str, EvaluationResult]: ...  # several named runs (a single dict-of-dicts run is typed so too)
 @overload
 def evaluate(
@@ -59,26 +52,19 @@ def evaluate(
     run: Any,
     metrics: str | Iterable[str] = ...,
     *,
-    relevance_level: int = ...,
-    judged_only: bool = ...,
-    exclude_unjudged: bool = ...,
-    ignore_self: bool = ...,
+    options: EvaluationOptions | None = ...,
     scheduler: Any = ...,
-    allow_disjoint: bool = ...,
+    **settings: Unpack[EvaluationSettings],
 ) -> EvaluationResult: ...
-@check_arguments(relevance_level=RELEVANCE_LEVEL)
 @phase("evaluate")
 def evaluate(
     qrels: Any,
     run: Any,
     metrics: str | Iterable[str] = DEFAULT_METRICS,
     *,
-    relevance_level: int = 1,
-    judged_only: bool = False,
-    exclude_unjudged: bool = False,
-    ignore_self: bool = False,
+    options: EvaluationOptions | None = None,
     scheduler: Any = None,
-    allow_disjoint: bool = False,
+    **settings: Unpack[EvaluationSettings],
 ) -> EvaluationResult | dict[str, EvaluationResult]:
     """Score ``run`` (``query_id, doc_id, score[, rank]``) against ``qrels`` (``query_id, doc_id, relevance``).
 
@@ -91,11 +77,11 @@ def evaluate(
     :class:`~rankscope.corpora.trec.CodedTable` (``read_run(path, coded=True)`` of a TREC file) is
     scored on its integer codes, which is several times faster on large runs.
 
-    Documents are ranked by score descending, ties by doc_id descending (byte
-    order); the ``rank`` column is ignored. A document is relevant when its label
-    is >= ``relevance_level``; nDCG uses the graded labels. ``ignore_self`` drops run
-    rows whose doc_id equals their query_id (BEIR does so silently for ArguAna and
-    Quora, where queries are documents of the corpus). Neither frame is modified.
+    Documents are ranked by score descending, ties by doc_id descending (byte order); the ``rank``
+    column is ignored. ``options`` (an :class:`~rankscope.evaluation.options.EvaluationOptions`) or its
+    fields as keywords (``relevance_level=2``, ``judged_only``, ``exclude_unjudged``, ``ignore_self``,
+    ``allow_disjoint``) set what relevant means and which queries count; nDCG uses the graded labels.
+    Neither frame is modified.
 
     A run sharing no query with the qrels is a :class:`~rankscope.evaluation.coverage.DisjointRunError`
     (every query would score 0: ids written otherwise, or another collection's run) unless
@@ -104,62 +90,47 @@ def evaluate(
     ``scheduler`` (``local:N``, a Dask scheduler's address or a connected ``distributed.Client``)
     scores partitions of the queries there as tasks (:mod:`rankscope.evaluation.query_partitions`);
     the result is the same, bit for bit.
+
+    >>> qrels = {"q1": {"d1": 1, "d2": 0}, "q2": {"d3": 2}}
+    >>> run = {"q1": {"d1": 0.9, "d2": 0.5}, "q2": {"d4": 0.8, "d3": 0.7}}
+    >>> evaluate(qrels, run, ["mrr", "precision@1"]).mean
+    {'mrr': 0.75, 'precision@1': 0.5}
+    >>> evaluate(qrels, run, "mrr", relevance_level=2).mean
+    {'mrr': 0.25}
     """
+    chosen = evaluation_options(options, settings, "evaluate")
     parsed = parse_metrics(metrics)
     several = named_runs(run)
     if several is not None:
-        settings = {"exclude_unjudged": exclude_unjudged, "ignore_self": ignore_self, "scheduler": scheduler}
-        return {
-            name: _evaluate_one(qrels, one, parsed, relevance_level, judged_only, allow_disjoint, **settings)
-            for name, one in several.items()
-        }
-    return _evaluate_one(
-        qrels,
-        run,
-        parsed,
-        relevance_level,
-        judged_only,
-        allow_disjoint,
-        exclude_unjudged=exclude_unjudged,
-        ignore_self=ignore_self,
-        scheduler=scheduler,
-    )
+        return {name: _evaluate_one(qrels, one, parsed, chosen, scheduler) for name, one in several.items()}
+    return _evaluate_one(qrels, run, parsed, chosen, scheduler)
 
 
 def _evaluate_one(
-    qrels: Any,
-    run: Any,
-    parsed: Sequence[Metric],
-    relevance_level: int,
-    judged_only: bool,
-    allow_disjoint: bool,
-    *,
-    exclude_unjudged: bool,
-    ignore_self: bool,
-    scheduler: Any,
+    qrels: Any, run: Any, parsed: Sequence[Metric], options: EvaluationOptions, scheduler: Any
 ) -> EvaluationResult:
     """One run scored (:func:`evaluate`'s body)."""
-    options: dict[str, Any] = {"relevance_level": relevance_level, "judged_only": judged_only}
+    levels: dict[str, Any] = {"relevance_level": options.relevance_level, "judged_only": options.judged_only}
     if isinstance(run, CodedTable) and scheduler is None:
         qrels = _coded_qrels(qrels)
-        _check_coverage(qrels, run, allow_disjoint)
-        query_ids, values, unjudged = _scored(_judge_coded(qrels, run, ignore_self, **options), parsed)
+        _check_coverage(qrels, run, options.allow_disjoint)
+        query_ids, values, unjudged = _scored(_judge_coded(qrels, run, options.ignore_self, **levels), parsed)
     else:
-        columns = _columns(qrels, run, ignore_self)
+        columns = _columns(qrels, run, options.ignore_self)
         _check_coverage(
             {"query_id": columns.qrels_query, "doc_id": columns.qrels_doc},
             {"query_id": columns.run_query, "doc_id": columns.run_doc},
-            allow_disjoint,
+            options.allow_disjoint,
         )
         if scheduler is None:
-            query_ids, values, unjudged = score_queries(columns, parsed, **options)
+            query_ids, values, unjudged = score_queries(columns, parsed, **levels)
         else:
             from rankscope.core.scheduler import using
             from rankscope.evaluation.query_partitions import partitioned_scores
 
             with using(scheduler) as client:
-                query_ids, values, unjudged = partitioned_scores(columns, parsed, client=client, **options)
-    if exclude_unjudged:
+                query_ids, values, unjudged = partitioned_scores(columns, parsed, client=client, **levels)
+    if options.exclude_unjudged:
         query_ids, values = query_ids[~unjudged], values[~unjudged]
         if len(query_ids) == 0:
             raise RankscopeError("exclude_unjudged: no evaluated query has a relevant judgment")

@@ -33,9 +33,9 @@ from rankscope.core.errors import SchemaError
 from rankscope.core.params import Param, check_arguments
 from rankscope.corpora.schema import validate
 from rankscope.evaluation import evaluate
-from rankscope.evaluation.engine import RELEVANCE_LEVEL
 from rankscope.evaluation.loo import checked_scores
 from rankscope.evaluation.metrics import parse_metric
+from rankscope.evaluation.options import RELEVANCE_LEVEL
 from rankscope.evaluation.ranking import find_sorted
 from rankscope.evaluation.results import wide_table
 

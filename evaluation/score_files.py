@@ -8,6 +8,7 @@ import argparse
 import json
 import sys
 import warnings
+from dataclasses import fields
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -29,6 +30,7 @@ from rankscope.evaluation.engine import evaluate
 from rankscope.evaluation.holes import BANDS_CAPTION, band_metrics, hole_warnings, shares_from, shown_shares
 from rankscope.evaluation.marks import ALPHA, legend, mark_summary
 from rankscope.evaluation.metrics import DEFAULT_METRICS, parse_metric, parse_metrics
+from rankscope.evaluation.options import EvaluationOptions
 from rankscope.evaluation.results import EvaluationResult, wide_table
 from rankscope.evaluation.significance import compare_results
 from rankscope.evaluation.streaming import stream_evaluate
@@ -148,7 +150,7 @@ def _evaluate_file(
     _report(coverage_notes(qrels, run, allow_disjoint=args.allow_disjoint), path, args, named)  # evaluate()'s check
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", CoverageWarning)  # its warnings are among the notes printed
-        result = evaluate(qrels, run, _with_bands(metrics), scheduler=client, **_options(args))
+        result = evaluate(qrels, run, _with_bands(metrics), options=_options(args), scheduler=client)
     return _banded(result, metrics)
 
 
@@ -169,16 +171,15 @@ def _stream_file(
         )
     budget, client, workers = where
     result, notes = stream_evaluate(
-        qrels, path, _with_bands(metrics), memory_budget=budget, client=client, workers=workers, **_options(args)
+        qrels, path, _with_bands(metrics), options=_options(args), memory_budget=budget, client=client, workers=workers
     )
     _report(notes, path, args, named)
     return _banded(result, metrics)
 
 
-def _options(args: argparse.Namespace) -> dict[str, Any]:
+def _options(args: argparse.Namespace) -> EvaluationOptions:
     """The options of evaluate that the command line sets."""
-    names = ("relevance_level", "judged_only", "exclude_unjudged", "ignore_self", "allow_disjoint")
-    return {name: getattr(args, name) for name in names}
+    return EvaluationOptions(**{field.name: getattr(args, field.name) for field in fields(EvaluationOptions)})
 
 
 def _report(notes: list[str], path: str, args: argparse.Namespace, named: bool) -> None:

@@ -37,14 +37,14 @@ import zlib
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Unpack
 
 import numpy as np
 import pandas as pd
 
 from rankscope.core.errors import FormatError, RankscopeError
 from rankscope.core.fileio import PathLike, require_file
-from rankscope.core.params import WORKERS, check_arguments
+from rankscope.core.params import WORKERS
 from rankscope.core.scheduler import using, worker_count
 from rankscope.core.workers import forked_map
 from rankscope.corpora.formats import refuse_repeated_pairs, sniff
@@ -52,9 +52,10 @@ from rankscope.corpora.parquet_pieces import parquet_pieces, parquet_table, row_
 from rankscope.corpora.trec import RUN_LAYOUT, CodedTable, coded_table, scanned_bytes, table_of_lines
 from rankscope.corpora.trec_pieces import empty_run, piece_table, query_starts, raw_pieces, run_pieces
 from rankscope.evaluation.coverage import coverage_notes, warn_coverage
-from rankscope.evaluation.engine import RELEVANCE_LEVEL, _coded_qrels, _judge_coded, _scored
+from rankscope.evaluation.engine import _coded_qrels, _judge_coded, _scored
 from rankscope.evaluation.judged_scan import INTERLEAVED, Judgments
 from rankscope.evaluation.metrics import DEFAULT_METRICS, Metric, parse_metrics
+from rankscope.evaluation.options import EvaluationOptions, EvaluationSettings, evaluation_options
 from rankscope.evaluation.query_partitions import refuse_defined
 from rankscope.evaluation.ranking import evaluated_queries
 from rankscope.evaluation.results import EvaluationResult
@@ -76,47 +77,37 @@ class _NotGrouped(Exception):
     """A query's rows appear in two places of the file."""
 
 
-@check_arguments(relevance_level=RELEVANCE_LEVEL)
 def evaluate_run_file(
     qrels: Any,
     path: PathLike,
     metrics: str | Iterable[str] = DEFAULT_METRICS,
     *,
-    relevance_level: int = 1,
-    judged_only: bool = False,
-    exclude_unjudged: bool = False,
-    ignore_self: bool = False,
-    allow_disjoint: bool = False,
+    options: EvaluationOptions | None = None,
     memory_budget: int = DEFAULT_BUDGET,
     workers: int = 1,
     scheduler: Any = None,
+    **settings: Unpack[EvaluationSettings],
 ) -> EvaluationResult:
     """:func:`~rankscope.evaluation.evaluate` of the TREC run file at ``path``, read in pieces so that
     memory stays near ``memory_budget`` bytes whatever the file's size (the options are evaluate's, and
     so are its coverage warnings). ``workers``: forked processes scoring spans of a plain file of
     :data:`SPLIT_BYTES` or more; ``scheduler`` (``local:N``, an address or a Dask client): spans scored
     as tasks there instead. The budget is shared among the workers; the numbers are the same."""
-    options = {"judged_only": judged_only, "exclude_unjudged": exclude_unjudged, "ignore_self": ignore_self}
+    chosen = evaluation_options(options, settings, "evaluate_run_file")
     with using(scheduler) as client:
         result, notes = stream_evaluate(
-            qrels, path, metrics, relevance_level=relevance_level, allow_disjoint=allow_disjoint,
-            memory_budget=memory_budget, client=client, workers=workers, **options,
-        )  # fmt: skip
-    warn_coverage(notes, allow_disjoint=allow_disjoint, stacklevel=2)
+            qrels, path, metrics, options=chosen, memory_budget=memory_budget, client=client, workers=workers
+        )
+    warn_coverage(notes, allow_disjoint=chosen.allow_disjoint, stacklevel=2)
     return result
 
 
-@check_arguments(relevance_level=RELEVANCE_LEVEL)
 def stream_evaluate(
     qrels: Any,
     path: PathLike,
     metrics: str | Iterable[str],
     *,
-    relevance_level: int,
-    judged_only: bool,
-    exclude_unjudged: bool,
-    ignore_self: bool,
-    allow_disjoint: bool,
+    options: EvaluationOptions,
     memory_budget: int,
     client: Any = None,
     workers: int = 1,
@@ -130,10 +121,10 @@ def stream_evaluate(
     coded = _coded_qrels(qrels)
     path = require_file(path, "run file")
     piece_bytes = max(memory_budget // PIECE_OVERHEAD, 1 << 12)
-    scorer = _Scorer(coded, parsed, relevance_level, ignore_self)
+    scorer = _Scorer(coded, parsed, options.relevance_level, options.ignore_self)
     if sniff(path, "run").name == "parquet":
         scorer = _parquet(scorer, path, memory_budget // PARQUET_ROW_BYTES)
-        return scorer.result(judged_only, exclude_unjudged), scorer.notes(allow_disjoint)
+        return scorer.result(options.judged_only, options.exclude_unjudged), scorer.notes(options.allow_disjoint)
     try:
         read = min(piece_bytes, READ_BYTES)
         plain = path.suffix != ".gz"  # a gzip stream cannot be entered in the middle
@@ -141,7 +132,7 @@ def stream_evaluate(
             refuse_defined(parsed)
             workers = worker_count(client)
             scorer.merge(_partials(client, coded, path, parsed, max(read // workers, 1 << 12), (
-                relevance_level, ignore_self, workers * SPANS_PER_WORKER)), path, read)  # fmt: skip
+                options.relevance_level, options.ignore_self, workers * SPANS_PER_WORKER)), path, read)  # fmt: skip
         elif workers > 1 and plain and path.stat().st_size >= SPLIT_BYTES:
             scorer.merge(_forked_partials(scorer, path, min(piece_bytes // workers, READ_BYTES), workers), path, read)
         else:
@@ -152,8 +143,8 @@ def stream_evaluate(
             scorer.add_all(_bucketed(path, piece_bytes, Path(folder)))
     if scorer.rows == 0:
         raise empty_run(path)
-    notes = scorer.notes(allow_disjoint)
-    return scorer.result(judged_only, exclude_unjudged), notes
+    notes = scorer.notes(options.allow_disjoint)
+    return scorer.result(options.judged_only, options.exclude_unjudged), notes
 
 
 PARQUET_ROW_BYTES = 1000
