@@ -76,6 +76,12 @@ def load_dataset(
 
     ``columns`` maps the corpus' and queries' columns of a TREC-style folder's table files
     (``{"corpus": {"doc_id": "id", "text": "contents"}}``); other formats have fixed fields.
+
+    >>> cranfield = load_dataset("cranfield")  # RANKSCOPE_DATA names the folder holding cranfield/
+    >>> cranfield
+    Dataset('cranfield', split='test': 1400 documents, 225 queries, 1837 judgments, 0 warnings)
+    >>> list(cranfield.qrels.columns)
+    ['query_id', 'doc_id', 'relevance']
     """
     text = str(name_or_path)
     if text.startswith(IRDS):  # ir_datasets' catalogue, imported only here

@@ -160,7 +160,19 @@ def parse_spec(spec: str) -> tuple[str, dict[str, str]]:
 
 
 def make_retriever(spec: str) -> Retriever:
-    """Build the retriever a spec describes, e.g. ``make_retriever("bm25:k1=0.9,b=0.4")``."""
+    """Build the retriever a spec describes; parameters left out keep their defaults, and the spec of the
+    result names every one, so a saved run says exactly what made it.
+
+    >>> import pandas as pd
+    >>> bm25 = make_retriever("bm25:k1=0.9,b=0.4")
+    >>> bm25.spec()
+    'bm25:variant=lucene,k1=0.9,b=0.4,...'
+    >>> corpus = pd.DataFrame({"doc_id": ["d1", "d2", "d3"], "title": "",
+    ...                        "text": ["the cat sat on the mat", "dogs bark at cats", "a quiet afternoon"]})
+    >>> run = bm25.index(corpus).search(pd.DataFrame({"query_id": ["q1"], "text": ["cat"]}), k=2)
+    >>> run[["doc_id", "rank"]].values.tolist()  # equal scores: doc_id descending, as trec_eval
+    [['d2', 1], ['d1', 2]]
+    """
     name, raw = parse_spec(spec)
     cls = retriever_class(name)
     return cls(**parse_values(cls.parameters, raw, name))
