@@ -3,12 +3,10 @@ unbiased estimates (Horvitz-Thompson; statAP's idea of sampling the top ranks mo
 
 Each unlabelled pooled pair belongs to one stratum: the band of its best rank over the systems
 (1, 2-3, 4-7, 8-15, ...: powers of two) and the system that gave it that rank (the first system
-listed when two tie). The budget is shared out one pair at a time to the stratum with the highest
-``weight / (drawn + 1)`` (proportional allocation, D'Hondt), with ``weight = size / log2(1 + top
-rank of the band)`` so top ranks are sampled more, every stratum first getting one pair when the
-budget allows and none more pairs than it has; ties go to the stratum listed first. Within a stratum
-the pairs are drawn by simple random sampling without replacement with the seed, so a pair's
-inclusion probability is exactly ``drawn / size`` of its stratum. Pairs anyone labelled before are
+listed when two tie). The budget is shared out by :func:`rankscope.evaluation.strata.allocate`
+(D'Hondt, top bands weighted more); within a stratum the pairs are drawn by simple random sampling
+without replacement with the seed, so a pair's inclusion probability is exactly ``drawn / size`` of
+its stratum. Pairs anyone labelled before are
 never drawn again: they enter the sample file with probability 1 (a take-all stratum, ``labelled``),
 so ``sum(label / probability)`` over the file stays unbiased for the pool's total, whatever was
 labelled before.
@@ -16,8 +14,6 @@ labelled before.
 
 from __future__ import annotations
 
-import heapq
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -27,6 +23,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from rankscope.evaluation.strata import allocate
 from rankscope.workflows.collection.labels import all_labels, is_human
 from rankscope.workflows.collection.layout import (
     SAMPLE,
@@ -87,26 +84,6 @@ def stratify(ranks: pd.DataFrame, systems: Sequence[str]) -> pd.DataFrame:
     return best.assign(band=best["best_rank"].map(band_of)).reset_index(drop=True)
 
 
-def allocate(sizes: Sequence[int], tops: Sequence[int], budget: int) -> list[int]:
-    """Pairs drawn per stratum (see the module doc); ``tops`` is each stratum's band's top rank."""
-    drawn = [0] * len(sizes)
-    left = min(budget, sum(sizes))
-    if left >= sum(1 for size in sizes if size):
-        for i, size in enumerate(sizes):
-            drawn[i] = 1 if size else 0
-        left -= sum(drawn)
-    weights = [size / math.log2(1 + top) for size, top in zip(sizes, tops)]
-    queue = [(-weights[i] / (drawn[i] + 1), i) for i in range(len(sizes)) if drawn[i] < sizes[i]]
-    heapq.heapify(queue)
-    while left > 0 and queue:
-        _, i = heapq.heappop(queue)
-        drawn[i] += 1
-        left -= 1
-        if drawn[i] < sizes[i]:
-            heapq.heappush(queue, (-weights[i] / (drawn[i] + 1), i))
-    return drawn
-
-
 @dataclass(frozen=True)
 class Design:
     """The strata of a :func:`stratify` frame and the pairs each gives: ``codes[i]`` is row i's stratum,
@@ -151,11 +128,6 @@ def draw_sample(frame: pd.DataFrame, budget: int, seed: int) -> tuple[pd.DataFra
     positions = draw(plan, seed)
     rows = frame.iloc[positions].assign(inclusion_probability=plan.probability[plan.codes[positions]])
     return rows.reset_index(drop=True), plan.strata
-
-
-def horvitz_thompson(values: np.ndarray, probabilities: np.ndarray) -> float:
-    """The Horvitz-Thompson estimate of a population total from a sample's values and inclusion probabilities."""
-    return float(np.sum(np.asarray(values, dtype=float) / np.asarray(probabilities, dtype=float)))
 
 
 def sample_collection(folder: str | Path, budget: int = 100, seed: int = 0) -> SampleResult:

@@ -11,6 +11,7 @@ import pandas as pd
 import pytest
 
 from rankscope.cli import main
+from rankscope.evaluation.strata import allocate, horvitz_thompson
 from rankscope.judging.base import Pair
 from rankscope.judging.cache import JudgmentCache
 from rankscope.retrieval.registry import make_retriever
@@ -18,12 +19,10 @@ from rankscope.workflows.collection.ingest import init_collection
 from rankscope.workflows.collection.labels import person, save_label
 from rankscope.workflows.collection.layout import collection_dataset
 from rankscope.workflows.collection.sample import (
-    allocate,
     band_of,
     design,
     draw,
     draw_sample,
-    horvitz_thompson,
     stratify,
 )
 from tests.workflows.tiny_collection import QUERIES, TEXTS
