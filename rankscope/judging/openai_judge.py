@@ -108,7 +108,7 @@ class OpenAIJudge(Judge):
         try:
             reply = self._client.create(body)
         except REQUEST_ERRORS as exc:
-            return Judgment(None, FAILED, self._kept(f"{type(exc).__name__}: {exc}"))
+            return Judgment(None, FAILED, self._kept(str(exc)))  # the reason, naming the server
         text, tokens = _reply_text(reply), _tokens(reply)
         if text is None:
             return Judgment(None, INVALID, self._kept(repr(reply)), tokens)

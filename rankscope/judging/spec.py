@@ -11,10 +11,12 @@ A Python function is a judge through :class:`~rankscope.judging.callable_judge.C
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from rankscope.judging.base import Judge, JudgeError
+from rankscope.judging.endpoint import checked_base_url
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -22,13 +24,15 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class Option:
-    """One ``key=value`` a judge kind takes: its type, default (None: required) and lowest value."""
+    """One ``key=value`` a judge kind takes: its type, default (None: required), lowest and highest
+    value, and a ``check`` raising ``ValueError`` (its message said) for a value no request could use."""
 
     name: str
     kind: type
     default: Any
     low: float | None = None
     high: float | None = None
+    check: Callable[[str], object] | None = None
 
     def read(self, text: str, spec: str) -> Any:
         value: Any
@@ -47,6 +51,11 @@ class Option:
             raise JudgeError(
                 f"judge spec {spec!r}: {self.name}={text} is not allowed; {self.name} must be {self.allowed()}"
             )
+        if self.check is not None:
+            try:
+                self.check(value)
+            except ValueError as exc:
+                raise JudgeError(f"judge spec {spec!r}: {exc}") from None
         return value
 
     def allowed(self) -> str:
@@ -61,7 +70,7 @@ class Option:
 OPTIONS: dict[str, tuple[Option, ...]] = {
     "openai": (
         Option("model", str, None),
-        Option("base_url", str, "https://api.openai.com/v1"),
+        Option("base_url", str, "https://api.openai.com/v1", check=checked_base_url),
         Option("key_env", str, ""),
         Option("temperature", float, 0.0, low=0.0, high=2.0),
         Option("seed", int, 0),

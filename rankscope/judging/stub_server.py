@@ -29,11 +29,16 @@ from typing import Any
 
 @dataclass(frozen=True)
 class Response:
-    """An answer other than a chat completion: a status, a raw body and headers (errors, junk)."""
+    """An answer other than a chat completion: a status, a raw body and headers (errors, junk, a gzip
+    bomb with ``Content-Encoding: gzip``). ``trickle`` > 0 sends the answer one byte every ``trickle``
+    seconds from byte ``trickle_from`` on (0: from the status line; the bytes before go at once), as a
+    hostile or broken server does."""
 
     status: int
     body: bytes
     headers: tuple[tuple[str, str], ...] = ()
+    trickle: float = 0.0
+    trickle_from: int = 0
 
 
 @dataclass(frozen=True)
@@ -157,6 +162,9 @@ def _handler(stub: StubServer) -> type[BaseHTTPRequestHandler]:
                 answer = stub.reply(request)
                 if isinstance(answer, str):
                     answer = Response(200, completion(request, answer))
+                if answer.trickle:
+                    self.trickle(answer)
+                    return
                 self.send_response(answer.status)
                 self.send_header("Content-Type", "application/json")
                 for name, value in answer.headers:
@@ -166,5 +174,16 @@ def _handler(stub: StubServer) -> type[BaseHTTPRequestHandler]:
                 self.wfile.write(answer.body)
             finally:
                 stub._left()
+
+        def trickle(self, answer: Response) -> None:
+            """The whole answer, one byte every ``answer.trickle`` seconds from byte ``trickle_from`` on."""
+            reason = self.responses.get(answer.status, ("",))[0]
+            headers = [("Content-Type", "application/json"), *answer.headers, ("Content-Length", str(len(answer.body)))]
+            head = f"HTTP/1.1 {answer.status} {reason}\r\n" + "".join(f"{k}: {v}\r\n" for k, v in headers) + "\r\n"
+            whole = head.encode("latin-1") + answer.body
+            self.wfile.write(whole[: answer.trickle_from])
+            for at in range(answer.trickle_from, len(whole)):
+                time.sleep(answer.trickle)
+                self.wfile.write(whole[at : at + 1])
 
     return Handler
