@@ -32,6 +32,7 @@ from rankscope.corpora.integrity import check_counts, check_files, record_checks
 from rankscope.corpora.label_sources import folder_sources
 from rankscope.corpora.paths import cache_root, data_root, first_file
 from rankscope.corpora.query_fields import QueriesFile
+from rankscope.corpora.questions import read_questions_table
 from rankscope.corpora.registry import COLLECTIONS, Collection, get_collection
 from rankscope.corpora.remote_sources import OFFLINE, downloads_off
 from rankscope.corpora.smart import SPECS, detect_smart, read_smart
@@ -139,7 +140,7 @@ def _read_folder(folder: Path, split: str | None, name: str | None, columns: Map
         return Dataset(
             name=name,
             corpus=read_table(corpus, "corpus", columns.get("corpus")),
-            queries=read_table(queries, "queries", columns.get("queries")),
+            queries=read_questions_table(queries, columns.get("queries")),
             qrels=read_trec_qrels(qrels),
             queries_file=QueriesFile(queries, "table", dict(columns.get("queries") or {})),
         )

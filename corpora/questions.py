@@ -1,7 +1,7 @@
 """A questions file, read one way by every command that takes one: ``collection init --queries``,
-``rag --answers``, ``search --queries``, and a BEIR ``queries.jsonl`` (a collection's, which
-``judge``, ``compare`` and ``diagnose`` load), so one file gives the same questions, or the same
-error, wherever it is given.
+``rag --answers``, ``search --queries``, and a dataset folder's queries (a BEIR ``queries.jsonl``,
+a collection's among them, or a queries table), which ``judge``, ``compare`` and ``diagnose`` load:
+one file gives the same questions, or the same error, wherever it is given.
 
 - Formats by suffix (each optionally ``.gz``): ``.jsonl`` one object a line; ``.csv``/``.tsv`` with
   a header (a two-column headerless ``.tsv`` is MS MARCO's ``id<TAB>text``); any other suffix

@@ -140,12 +140,15 @@ def read_tabular_dataset(
     columns: Mapping[str, Columns] | None = None,
     split: str = "test",
 ) -> Dataset:
-    """A Dataset from three table files (any mix of JSONL/CSV/TSV)."""
+    """A Dataset from three table files (any mix of JSONL/CSV/TSV); the queries read as every questions
+    file is (:mod:`rankscope.corpora.questions`, which reads its tables through this module)."""
+    from rankscope.corpora.questions import read_questions_table
+
     columns = columns or {}
     return Dataset(
         name=name,
         corpus=read_table(corpus, "corpus", columns.get("corpus")),
-        queries=read_table(queries, "queries", columns.get("queries")),
+        queries=read_questions_table(queries, columns.get("queries")),
         qrels=read_table(qrels, "qrels", columns.get("qrels")),
         split=split,
         queries_file=QueriesFile(Path(queries), "table", dict(columns.get("queries") or {})),

@@ -126,3 +126,21 @@ def test_two_ids_in_one_line_are_ambiguous(tmp_path: Path) -> None:
     path = _write(tmp_path / "q.jsonl", [{"id": "a", "_id": "b", "text": "t"}])
     with pytest.raises(RankscopeError, match=r"q.jsonl, line 1: columns \['_id', 'id'\] could each be"):
         read_questions_file(path)
+
+
+def test_a_folder_of_tables_reads_its_queries_the_same_way(tmp_path: Path) -> None:
+    """A TREC-style folder (corpus, queries table, TREC qrels), what ``judge --dataset DIR`` loads."""
+    from rankscope.corpora.load import load_dataset
+
+    folder = tmp_path / "tables"
+    folder.mkdir()
+    modules = ("json", "csv", "heapq", "textwrap")
+    _write(folder / "corpus.jsonl", [{"_id": m, "text": pydoc.plain(pydoc.render_doc(m))} for m in modules])
+    _write(folder / "queries.jsonl", MIXED)
+    (folder / "qrels").write_text("json-1 0 json 1\ncsv-2 0 csv 1\n7 0 heapq 1\nq4 0 textwrap 1\n")
+    queries = load_dataset(str(folder)).queries
+    assert list(zip(queries["query_id"], queries["text"])) == EXPECTED
+    _write(folder / "queries.jsonl", [MIXED[0], {"id": "a b", "text": "t"}])
+    with pytest.raises(FormatError) as raised:
+        load_dataset(str(folder))
+    assert str(raised.value) == f"{folder / 'queries.jsonl'}, line 2: query id 'a b' contains whitespace{TREC}"
