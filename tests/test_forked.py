@@ -175,7 +175,7 @@ def test_no_child_when_asked_or_when_another_thread_runs(tmp_path: Path, monkeyp
 
 @pytest.mark.slow
 def test_a_report_folder_is_the_same_with_and_without_the_child(tmp_path: Path, monkeypatch, one_thread: None) -> None:
-    from rankscope.reporting.plots import FIGURE_MODULES
+    from rankscope.reporting.rendering import FIGURE_MODULES
     from rankscope.workflows import compare
     from tests.workflows.tiny_collection import small_dataset
 
@@ -199,7 +199,7 @@ def test_the_child_is_handed_the_reports_plots_not_the_workflows_result(tmp_path
     import pickle
 
     from rankscope.reporting import finish
-    from rankscope.reporting.plots import Plot
+    from rankscope.reporting.rendering import Plot
     from rankscope.workflows import compare
     from tests.workflows.tiny_collection import small_dataset
 

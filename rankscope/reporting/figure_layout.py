@@ -49,7 +49,7 @@ def place(fig: Figure, title: Text | None) -> None:
     """Lay ``fig`` out: ``title`` (the figure's, wrapped if wider than the canvas) at the top, the figure's
     legend at the bottom (the figure made taller by it), the panels in their grid cells between, each gap
     as wide as the texts that must fit in it."""
-    renderer = cast("FigureCanvasAgg", fig.canvas).get_renderer()  # the canvas plots._new_figure gives it
+    renderer = cast("FigureCanvasAgg", fig.canvas).get_renderer()  # the canvas panels.new_figure gives it
     _plain_numbers(fig)
     legend_top = 0.0
     if fig.legends:  # one, below the panels ("lower center"): the canvas grown by its height

@@ -9,7 +9,7 @@ in place.
 
 The work is shared by both cores: a forked child (:mod:`rankscope.core.forked`) draws the figures and
 writes their files, while this process writes the tables, report.md and report.html with a mark where
-each figure goes (the report's plots are drawn only when first needed, :class:`~rankscope.reporting.plots.Plot`,
+each figure goes (the report's plots are drawn only when first needed, :class:`~rankscope.reporting.rendering.Plot`,
 so this process never imports matplotlib), then fills the marks with the SVGs the child sends back.
 """
 
@@ -24,7 +24,7 @@ from rankscope.core import forked
 from rankscope.core.outputs import write_folder
 from rankscope.core.phases import phase
 from rankscope.reporting import provenance
-from rankscope.reporting.plots import DEFAULT_FIGURES
+from rankscope.reporting.rendering import DEFAULT_FIGURES
 from rankscope.reporting.report import Report, page_without_figures, to_markdown, write_figures, write_text
 from rankscope.reporting.tables import to_json
 

@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 
 from rankscope.core.fileio import PathLike, atomic_write
-from rankscope.reporting.plots import DEFAULT_FIGURES, Plot
+from rankscope.reporting.rendering import DEFAULT_FIGURES, Plot
 from rankscope.reporting.tables import cell, markdown_table, md_block, md_escape
 
 _STYLE = """

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from rankscope.core.errors import RankscopeError
 from rankscope.core.outputs import check_output_folder
 from rankscope.core.params import SEED, WORKERS
-from rankscope.reporting.plots import DEFAULT_FIGURES, check_formats
+from rankscope.reporting.rendering import DEFAULT_FIGURES, check_formats
 
 if TYPE_CHECKING:
     import argparse

@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from rankscope.reporting import plots
+from rankscope.reporting import plots, rendering
 
 LONG = [f"sentences:{n} / bm25:k1=0.{k},b=0.4" for n in (100, 200, 300, 400) for k in range(4)]
 TWO = ["tfidf", "bm25"]
@@ -85,7 +85,7 @@ def groups(names: list[str], count: int) -> pd.DataFrame:
     return means.assign(n_queries=[10 * (j + 1) for j in range(count)])
 
 
-QUICK: dict[str, Callable[[], plots.Plot]] = {
+QUICK: dict[str, Callable[[], rendering.Plot]] = {
     "cutoff curves, 2 systems": lambda: plots.cutoff_curves(curves(TWO), dataset="cranfield", reference="bm25"),
     "per-query difference, 1 query": lambda: plots.per_query_difference(
         differences(["tfidf"], 1), "ndcg@10", "bm25", dataset="cranfield"
@@ -102,7 +102,7 @@ QUICK: dict[str, Callable[[], plots.Plot]] = {
     ),
     "misses, 1 system (a title wider than the canvas)": lambda: plots.miss_bars(misses(["bm25"]), dataset="cranfield"),
 }
-SLOW: dict[str, Callable[[], plots.Plot]] = {
+SLOW: dict[str, Callable[[], rendering.Plot]] = {
     "cutoff curves, 1 system": lambda: plots.cutoff_curves(curves(["bm25"]), dataset="cranfield"),
     "cutoff curves, 4 long names": lambda: plots.cutoff_curves(curves(LONG[:4]), dataset="cranfield"),
     "cutoff curves, 8 long names": lambda: plots.cutoff_curves(curves(LONG[:8]), dataset="cranfield"),
@@ -172,7 +172,7 @@ def layout_problems(fig) -> list[str]:  # type: ignore[no-untyped-def]
     return problems
 
 
-def check(make: Callable[[], plots.Plot]) -> None:
+def check(make: Callable[[], rendering.Plot]) -> None:
     plot = make()
     plot.render("svg")  # as the file shows it (the SVG is drawn at 72 dpi, the canvas measures at 110)
     fig = plot.figure

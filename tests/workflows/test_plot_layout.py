@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from rankscope.reporting import plots
+from rankscope.reporting import panels, plots, rendering
 
 KS = [1, 3, 5, 10, 20, 50, 100]
 
@@ -21,7 +21,7 @@ def curves(n: int) -> dict[str, pd.DataFrame]:
     return out
 
 
-def laid_out(plot: plots.Plot):
+def laid_out(plot: rendering.Plot):
     """The figure after its layout is solved (as every saved file shows it)."""
     plot.figure.draw_without_rendering()
     return plot.figure
@@ -94,10 +94,10 @@ def test_per_query_panels_share_y_and_leave_no_empty_slot() -> None:
 
 
 def test_grid_shape_is_even() -> None:
-    assert plots.grid_shape(7, 3) == [3, 2, 2]
-    assert plots.grid_shape(8, 4) == [4, 4]
-    assert plots.grid_shape(5, 4) == [3, 2]
-    assert plots.grid_shape(1, 3) == [1]
+    assert panels.grid_shape(7, 3) == [3, 2, 2]
+    assert panels.grid_shape(8, 4) == [4, 4]
+    assert panels.grid_shape(5, 4) == [3, 2]
+    assert panels.grid_shape(1, 3) == [1]
 
 
 @pytest.mark.slow
@@ -170,8 +170,8 @@ def test_per_query_bars_are_each_query_sorted_wins_green_losses_red() -> None:
     (ax,) = fig.axes
     wins, losses = ax.patches  # one outline each, every query a bar one unit wide at its sorted position
     for patch, colour, heights in (
-        (wins, plots.WIN, [0.3, 0.1, 0, 0, 0]),
-        (losses, plots.LOSS, [0, 0, 0, -0.05, -0.2]),
+        (wins, panels.WIN, [0.3, 0.1, 0, 0, 0]),
+        (losses, panels.LOSS, [0, 0, 0, -0.05, -0.2]),
     ):
         data = patch.get_data()
         np.testing.assert_allclose(data.values, heights)

@@ -12,12 +12,12 @@ import pandas as pd
 import pytest
 
 from rankscope.core.printable import printable
-from rankscope.reporting import plots
+from rankscope.reporting import panels, plots, rendering
 
 HOSTILE = ["a\x1b[31mred\x07", "b\u202eevil", "c\x00d\te", "plain"]
 
 
-def texts(plot: plots.Plot) -> list[str]:
+def texts(plot: rendering.Plot) -> list[str]:
     """Every text of the drawn figure, tick labels included."""
     from matplotlib.text import Text
 
@@ -35,9 +35,9 @@ def drawn_without_warnings(make):  # type: ignore[no-untyped-def]
 
 
 def test_shown_is_printable_per_line() -> None:
-    assert plots.shown("sys\x1b[1mbold\nsecond\x07 line") == "sysbold\nsecond\ufffd line"
-    assert plots.shown("tab\there") == printable("tab\there") == "tab here"
-    assert plots.shown("plain\ntwo lines") == "plain\ntwo lines"
+    assert panels.shown("sys\x1b[1mbold\nsecond\x07 line") == "sysbold\nsecond\ufffd line"
+    assert panels.shown("tab\there") == printable("tab\there") == "tab here"
+    assert panels.shown("plain\ntwo lines") == "plain\ntwo lines"
 
 
 @pytest.mark.parametrize("count", [3, 6])  # one panel per measure; small multiples with wrapped titles
@@ -49,11 +49,11 @@ def test_system_names_with_control_characters_are_drawn_as_the_terminal_shows_th
     drawn = texts(plot)
     assert plot.title == "Hit@K and Recall@K - cranfield" and plot.title in drawn
     legend = [t.get_text() for t in plot.figure.legends[0].get_texts()]
-    if count <= plots.OVERLAY_MAX:
+    if count <= panels.OVERLAY_MAX:
         assert legend == [printable(n) for n in names]
     else:  # one panel per system, each titled with its (wrapped) name
         titles = [ax.get_title() for ax in plot.figure.axes]
-        assert titles == [plots.shown(plots.panel_title(n)) for n in names]
+        assert titles == [panels.shown(panels.panel_title(n)) for n in names]
         assert [t.replace("\n", " ") for t in titles] == [printable(n) for n in names]
     assert not any(c in text for text in drawn for c in "\x1b\x07\x00\u202e\t")
 

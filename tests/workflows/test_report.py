@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 
 from rankscope.core.errors import RankscopeError
-from rankscope.reporting import plots
+from rankscope.reporting import plots, rendering
 from rankscope.reporting.report import Report, image_block, table_block, to_html, to_markdown, write_report
 from rankscope.reporting.tables import markdown_table, records, text_table, to_json
 
@@ -100,10 +100,10 @@ def test_report_html_inlines_svg_and_markdown_links_files(tmp_path) -> None:
 
 
 def test_figure_formats_are_checked() -> None:
-    assert plots.check_formats(["svg", "png"]) == ("svg", "png")
+    assert rendering.check_formats(["svg", "png"]) == ("svg", "png")
     for bad in ([], ["jpg"], ["png", "png"]):
         with pytest.raises(RankscopeError, match="figure formats"):
-            plots.check_formats(bad)
+            rendering.check_formats(bad)
 
 
 @pytest.mark.slow

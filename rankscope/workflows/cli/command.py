@@ -170,7 +170,7 @@ class Command:
         function = self.function()
         if out is None:
             return present(self.call(args, function), args, out)
-        from rankscope.reporting.plots import FIGURE_MODULES
+        from rankscope.reporting.rendering import FIGURE_MODULES
 
         forked.warm(FIGURE_MODULES)  # the figures' imports on the second core while the workflow computes
         try:

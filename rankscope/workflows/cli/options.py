@@ -43,7 +43,7 @@ FIGURES = Option(
     "(default: %(default)s)",
     settings={
         "nargs": "+",
-        "choices": Late("rankscope.reporting.plots:FIGURE_FORMATS"),
+        "choices": Late("rankscope.reporting.rendering:FIGURE_FORMATS"),
         "metavar": "FORMAT",
         "default": Late("rankscope.workflows.options:Output.figures"),
     },

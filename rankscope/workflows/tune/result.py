@@ -16,6 +16,7 @@ import pandas as pd
 from rankscope.core.errors import RankscopeError
 from rankscope.reporting import plots, provenance
 from rankscope.reporting.provenance import Provenance
+from rankscope.reporting.rendering import Plot
 from rankscope.reporting.report import Report, write_csv
 from rankscope.reporting.tables import records, terminal_width, text_table
 from rankscope.workflows.common.fanout import Timing
@@ -282,7 +283,7 @@ def _point(values: Mapping[str, object], names: Sequence[str]) -> str:
     return " ".join(f"{n}={values[n]:g}" if isinstance(values[n], float) else f"{n}={values[n]}" for n in shown)
 
 
-def heatmap_plot(result: TuneResult) -> plots.Plot | None:
+def heatmap_plot(result: TuneResult) -> Plot | None:
     """The metric over the first two tuned parameters, when exactly two numeric ones were tuned."""
     names = result.params
     if len(names) != 2 or not all(pd.api.types.is_numeric_dtype(result.grid[n]) for n in names):
