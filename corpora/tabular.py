@@ -237,6 +237,9 @@ def _delimited_records(
         header = next(reader, None) if names is None else names
         if header is None:
             return [], []
+        repeated = sorted({name for name in header if header.count(name) > 1})
+        if repeated:  # a row would keep one of the two values, silently
+            raise FormatError(path, 1, f"the header names {', '.join(map(repr, repeated))} twice or more")
         shape = f"as in the header {header}" if names is None else f"'{'<TAB>'.join(names)}' (a headerless TSV)"
         records, lines = [], []
         for row in reader:

@@ -304,3 +304,44 @@ def test_binary_files_of_unknown_suffixes_stay_unreadable(tmp_path: Path, docs: 
     assert found[str(docs / "blob.Debian.gz")] == (
         "unsupported file type '.Debian' and not text: binary content (NUL byte at offset 0), not text"
     )
+
+
+HOSTILE_QUESTIONS = {
+    "deep.jsonl": (
+        '{"_id": "a", "text": ' + "[" * 100_000 + "]" * 100_000 + "}\n",
+        "deep.jsonl, line 1: invalid JSON (arrays or objects nested deeper",
+    ),
+    "huge_int.jsonl": ('{"_id": ' + "9" * 5000 + ', "text": "t"}\n', "huge_int.jsonl, line 1: invalid JSON"),
+    "list.jsonl": ("[1, 2]\n", "list.jsonl, line 1: expected a JSON object, found list"),
+    "object_id.jsonl": ('{"_id": {"x": 1}, "text": "t"}\n', "object_id.jsonl, line 1: field '_id' must be a string"),
+    "open_quote.csv": ('id,text\n"a,b\n', "open_quote.csv, line 2: malformed CSV"),
+    "two_ids.csv": ("id,id,text\na,b,t\n", "two_ids.csv, line 1: the header names 'id' twice or more"),
+    "no_text.tsv": ("id\twords\na\tb\n", "no_text.tsv, line 1: the header names no question column"),
+    "empty.jsonl": ("", "empty.jsonl: empty queries file: no rows"),
+    "blank.txt": ("\n  \n\n", "blank.txt: empty queries file: no rows"),
+    "latin.txt": (b"caf\xe9?\n", "latin.txt, line 1: invalid UTF-8 byte 0xe9"),
+    "cut.jsonl.gz": (gzip.compress(b'{"_id": "a", "text": "t"}\n' * 100)[:50], "cut.jsonl.gz: not a valid gzip file"),
+}
+
+
+@pytest.mark.parametrize("command", ["collection", "search"])
+@pytest.mark.parametrize("name", sorted(HOSTILE_QUESTIONS))
+def test_hostile_questions_files(tmp_path: Path, docs: Path, command: str, name: str) -> None:
+    """One reader, one error: ``collection init --queries`` and ``search --queries`` alike."""
+    content, fragment = HOSTILE_QUESTIONS[name]
+    path = tmp_path / name
+    if isinstance(content, bytes):
+        path.write_bytes(content)
+    else:
+        path.write_text(content, encoding="utf-8")
+    if command == "collection":
+        argv = ["--quiet", "collection", "init", str(tmp_path / "c"), "--docs", str(docs), "--queries", str(path)]
+    else:
+        dataset = tmp_path / "d"
+        (dataset / "qrels").mkdir(parents=True)
+        (dataset / "corpus.jsonl").write_text(json.dumps({"_id": "json", "text": REAL[:5000]}) + "\n")
+        (dataset / "queries.jsonl").write_text('{"_id": "x", "text": "parser"}\n')
+        (dataset / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\nx\tjson\t1\n")
+        argv = ["--quiet", "search", "--dataset", str(dataset), "--retriever", "bm25", "--queries", str(path)]
+        argv += ["--out", str(tmp_path / "r")]
+    check(run_cli(argv), "error", fragment)
