@@ -13,8 +13,8 @@ Three answer matchers, named by ``mode``:
   such answers, see :mod:`rankscope.corpora.qa_files`).
 - ``"regex"``: DPR's regex mode. The NFD answer is a pattern searched in the NFD passage,
   case-insensitively, with ``^``/``$`` at line breaks; a pattern that does not compile matches
-  nothing (a syntax error, flags that contradict the Unicode mode such as ``(?a)`` or ``(?L)``,
-  nesting too deep to compile). A pattern still searching one passage after
+  nothing, as in DPR (a syntax error, flags that contradict the Unicode mode such as ``(?a)`` or
+  ``(?L)``, nesting too deep to compile), and a warning names it once. A pattern still searching one passage after
   :data:`PATTERN_SECONDS` (catastrophic backtracking, ``(.*){1,32000}[!?]``) is refused with an
   :class:`AnswerPatternError` naming it: a time limit per search, so no pattern hangs a run.
 - ``"substring"``: the looser rule FlashRAG's retrieval recall and KILT use: both texts are
@@ -32,6 +32,7 @@ import itertools
 import re
 import string
 import unicodedata
+import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from functools import lru_cache
 from typing import Any
@@ -40,6 +41,7 @@ import pandas as pd
 
 from rankscope.core.errors import RankscopeError
 from rankscope.core.extras import require_extra
+from rankscope.core.printable import printable
 
 MODES = ("string", "regex", "substring")
 
@@ -120,12 +122,26 @@ class AnswerMatcher:
 
 
 def _compiled(answer: str) -> Any:
-    """The compiled answer pattern, or None for one that does not compile (it matches nothing)."""
+    """The compiled answer pattern, or None for one that does not compile: it matches nothing (DPR's numbers),
+    and a warning names it, once per pattern in a process (:data:`_WARNED`; a forked worker inherits it)."""
     regex = _regex()
     try:
         return regex.compile(_nfd(answer), flags=regex.IGNORECASE | regex.UNICODE | regex.MULTILINE)
-    except (regex.error, ValueError, RecursionError, OverflowError, MemoryError):
-        return None  # ValueError: (?a) or (?L) against the Unicode flag; RecursionError: nested too deep
+    except (regex.error, ValueError, RecursionError, OverflowError, MemoryError) as exc:
+        # ValueError: (?a) or (?L) against the Unicode flag; RecursionError: nested too deep
+        if answer not in _WARNED:
+            _WARNED.add(answer)
+            reason = printable(str(exc).splitlines()[0] if str(exc) else type(exc).__name__)[:120]
+            warnings.warn(
+                f"answer pattern {printable(answer[:60])!r} does not compile ({reason}): it matches no passage, "
+                "as in DPR's regex mode",
+                stacklevel=3,
+            )
+        return None
+
+
+_WARNED: set[str] = set()
+"""The answer patterns already said not to compile (each system of a rag run compiles its questions' again)."""
 
 
 def _searched(answer: str, pattern: Any, text: str) -> bool:

@@ -69,12 +69,16 @@ def test_any_of_several_answers_and_none():
     assert not has_answer([], "Paris")
 
 
-def test_regex_mode():
+def test_regex_mode(monkeypatch: pytest.MonkeyPatch):
+    from rankscope.corpora import answers
+
     assert has_answer([r"\d{4}"], "born in 1984", "regex")
     assert has_answer(["paris"], "PARIS", "regex")  # case-insensitive
     assert has_answer(["^York"], "New\nYork", "regex")  # multiline
-    assert has_answer(["(", "Yo+rk"], "New Yoork", "regex")  # the bad pattern matches nothing, the next one does
-    assert not has_answer(["("], "(", "regex")
+    monkeypatch.setattr(answers, "_WARNED", set())
+    with pytest.warns(UserWarning, match=r"^answer pattern '\(' does not compile"):
+        assert has_answer(["(", "Yo+rk"], "New Yoork", "regex")  # the bad pattern matches nothing, the next one does
+        assert not has_answer(["("], "(", "regex")
     assert has_answer(["cafe\u0301"], "Caf\u00e9", "regex")  # both sides in NFD
     assert has_answer(["art"], "party", "regex")  # a pattern is searched anywhere
 
@@ -119,3 +123,22 @@ def test_span_matches_with_thresholds():
     assert span_matches(touching, chunks)["doc_id"].tolist() == ["d#1"]  # d#0 ends at 10: no shared character
     with pytest.raises(RankscopeError, match="empty or reversed"):
         span_matches(pd.DataFrame([("q", "d", 5, 5)], columns=["query_id", "doc_id", "start", "end"]), chunks)
+
+
+def test_a_pattern_that_does_not_compile_is_warned_once_by_name(monkeypatch: pytest.MonkeyPatch) -> None:
+    """It still matches nothing (DPR's numbers), but no longer silently; each rag system compiles the
+    questions' patterns again, so the warning is once per pattern, not once per compiling."""
+    from rankscope.corpora import answers
+
+    monkeypatch.setattr(answers, "_WARNED", set())
+    with pytest.warns(UserWarning) as caught:
+        assert not has_answer(["(wing"], "wing flow", "regex")
+        assert has_answer(["(wing", "w.ng"], "wing flow", "regex")  # the others still count
+        assert not has_answer(["(?a)flow"], "wing flow", "regex")
+        assert not has_answer(["(wing", "(?a)flow"], "wing flow", "regex")
+    assert [str(w.message) for w in caught] == [
+        "answer pattern '(wing' does not compile (missing ) at position 5): it matches no passage, as in DPR's "
+        "regex mode",
+        "answer pattern '(?a)flow' does not compile (ASCII, LOCALE and UNICODE flags are mutually incompatible): "
+        "it matches no passage, as in DPR's regex mode",
+    ]

@@ -69,3 +69,19 @@ def test_length_bands_and_the_groups_file(tmp_path: Path) -> None:
         read_groups(path)
     with pytest.raises(RankscopeError, match="needs the queries' text"):
         length_groups(queries.iloc[:0])
+
+
+def test_baselines_that_are_all_the_systems_test_each_pair_once() -> None:
+    """Before: the last baseline was left no other system and compare_systems refused ("need at least two
+    systems to compare, got 1"), so compare --groups refused --baseline base --baseline good --baseline same."""
+    table = long_table()
+    groups = pd.Series({f"q{q}": ("odd" if q % 2 else "even") for q in range(24)})
+    _, tests = group_tables(table, groups, ["base", "good", "same"], test="t")
+    assert sorted(set(zip(tests["baseline"], tests["system"]))) == [
+        ("base", "good"),
+        ("base", "same"),
+        ("good", "same"),
+    ]
+    assert len(tests) == 3 * 2 * 2  # three pairs x two groups x two metrics: each pair once
+    _, two = group_tables(table, groups, ["base", "good"], test="t")  # the same three pairs, the same correction
+    pd.testing.assert_frame_equal(tests, two)

@@ -9,6 +9,13 @@ Streamed ``evaluate`` (``--memory-budget``) of runs not grouped by query, spread
 files: a pair repeated in two pieces (plain, CRLF, gzip, blank lines, tabs, several repeats, Parquet) was
 named at the bucket file and its line (Parquet: accepted, silently wrong numbers); now the error of the
 whole-file read, naming the user's file and line.
+
+Datasets from elsewhere: ``irds:``/``hf:`` naming nothing (``hf:`` was an IndexError), ``RANKSCOPE_OFFLINE``
+with a dataset ir_datasets would download (it downloaded), a download cut short or refused (IncompleteRead
+was a traceback). Options: a retriever listed twice (``rag`` accepted it), depths of other names
+(``--pool-bias 0`` was refused as ``--depth``), baselines that are all the systems with ``--groups``
+(refused). Answer patterns that do not compile (``rag --answers --answer-mode regex``): DPR's numbers,
+now with one warning per pattern naming it (they matched nothing silently).
 """
 
 from __future__ import annotations
@@ -19,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from harness import check, run_call, run_cli  # tests/fuzz/harness.py
+from harness import check, run_call, run_cli, timeless  # tests/fuzz/harness.py
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "workflows"))
 sys.path.insert(0, str(Path(__file__).parents[1] / "corpora"))
@@ -202,3 +209,113 @@ def test_download_of_a_known_collection_failing(
     check(outcome, "error", f"could not download cranfield from {served.url('/cran.tar.gz')}: ")
     assert not (tmp_path / "xdg" / "rankscope" / "cranfield").exists()
     assert list((tmp_path / "xdg" / "rankscope").iterdir()) == []  # nothing half-written left
+
+
+# --- options: names listed twice, depths of other names, baselines that are all the systems -------------------
+
+
+@pytest.fixture(scope="module")
+def small_beir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """tests/workflows/tiny_collection.py's small dataset (40 documents, 12 queries) as a BEIR folder."""
+    from rankscope.corpora.beir import write_beir
+
+    root = tmp_path_factory.mktemp("item9") / "data"
+    write_beir(small_dataset(), root)
+    return root
+
+
+REPEATS = {
+    "rag bm25 bm25": (["rag", "--retrievers", "bm25", "bm25"], "retriever 'bm25' is listed twice"),
+    "rag tfidf bm25 tfidf": (["rag", "--retrievers", "tfidf", "bm25", "tfidf"], "retriever 'tfidf' is listed twice"),
+    "rag two spellings": (["rag", "--retrievers", "bm25:k1=0.9", "bm25: k1=0.9"], "would share output file names"),
+    "compare bm25 bm25": (["compare", "--retrievers", "bm25", "bm25"], "system 'bm25' is listed twice"),
+    "compare a spec and a run of its name": (
+        ["compare", "--retrievers", "bm25", "--run", "bm25=RUN"],
+        "system 'bm25' is listed twice",
+    ),
+    "poolbias tfidf tfidf": (["poolbias", "--retrievers", "tfidf", "tfidf"], "system 'tfidf' is listed twice"),
+    "diagnose bm25 --vs bm25": (["diagnose", "--retriever", "bm25", "--vs", "bm25"], "listed twice"),
+}
+
+
+@pytest.mark.parametrize("case", list(REPEATS))
+def test_a_system_listed_twice(case: str, small_beir: Path, tmp_path: Path) -> None:
+    argv, fragment = REPEATS[case]
+    run = tmp_path / "run.trec"
+    run.write_text("q0 Q0 d0 1 1.0 r\n")
+    argv = [f"bm25={run}" if a == "bm25=RUN" else a for a in argv]
+    check(run_cli([argv[0], "--dataset", str(small_beir), *argv[1:]]), "error", fragment)
+
+
+DEPTHS = {
+    "--pool-bias 0": (["--pool-bias", "0"], "--pool-bias must be at least 1, got 0"),
+    "--pool-bias -5": (["--pool-bias", "-5"], "--pool-bias must be at least 1, got -5"),
+    "--pool-bias 2**63": (["--pool-bias", str(2**63)], "--pool-bias must be at most 9223372036854775807"),
+    "--pool-depth 0": (["--judge", "qrels", "--pool-depth", "0"], "--pool-depth must be at least 1, got 0"),
+    "--depth 0": (["--depth", "0"], "--depth must be at least 1, got 0"),
+}
+
+
+@pytest.mark.parametrize("case", list(DEPTHS))
+def test_a_depth_of_each_name(case: str, small_beir: Path) -> None:
+    extra, fragment = DEPTHS[case]
+    check(
+        run_cli(["compare", "--dataset", str(small_beir), "--retrievers", "bm25", "tfidf", *extra]), "error", fragment
+    )
+
+
+@pytest.mark.parametrize(
+    "baselines",
+    [["bm25", "tfidf"], ["tfidf", "bm25"], ["bm25", "tfidf", "bm25:k1=0.5"]],
+    ids=["two", "reversed", "three"],
+)
+def test_groups_with_baselines_that_are_all_the_systems(baselines: list[str], small_beir: Path) -> None:
+    systems = sorted(set(baselines), key=baselines.index)
+    argv = ["compare", "--dataset", str(small_beir), "--retrievers", *systems, "--groups", "length"]
+    given = [word for name in baselines for word in ("--baseline", name)]
+    outcome = run_cli([*argv, *given])
+    check(outcome, "accepted")
+    assert "1-3 terms" in outcome.out  # the groups' table, tested against each baseline
+
+
+# --- answer patterns that do not compile: DPR's numbers, one warning per pattern -------------------------------
+
+PATTERNS = {
+    "unclosed group": ("(wing", "missing )"),
+    "(?a)": ("(?a)flow", "mutually incompatible"),
+    "(?L)": ("(?L)flow", "mutually incompatible"),
+    "nested 5,000 deep": ("(" * 5000 + "wing" + ")" * 5000, "does not compile"),
+    "bad escape": ("wing\\", "does not compile"),
+    "terminal escapes": ("\x1b[2J(", "does not compile"),
+}
+
+
+@pytest.mark.parametrize("case", list(PATTERNS))
+def test_rag_answer_pattern_that_does_not_compile(
+    case: str, small_beir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pytest.importorskip("regex")
+    import json
+
+    from rankscope.corpora import answers
+
+    pattern, reason = PATTERNS[case]
+    queries = small_dataset().queries
+
+    def questions(path: Path, extra: list[str]) -> Path:
+        rows = [
+            {"query_id": query_id, "text": text, "answers": [text.split()[0], *extra]}
+            for query_id, text in zip(queries["query_id"], queries["text"])
+        ]
+        path.write_text("".join(json.dumps(row) + "\n" for row in rows))
+        return path
+
+    argv = ["rag", "--dataset", str(small_beir), "--chunking", "words:4", "--retrievers", "bm25", "tfidf"]
+    argv += ["--budget", "20", "--answer-mode", "regex", "--answers"]
+    monkeypatch.setattr(answers, "_WARNED", set())
+    outcome = run_cli([*argv, str(questions(tmp_path / "bad.jsonl", [pattern]))])
+    clean = run_cli([*argv, str(questions(tmp_path / "clean.jsonl", ["zzzz-matches-nothing"]))])  # a valid pattern
+    check(outcome, "warning", "does not compile (")
+    assert len(outcome.err.splitlines()) == 1 and reason in outcome.err  # once, for 12 questions x 4 systems
+    assert "\x1b" not in outcome.err
+    assert timeless(outcome.out).replace("bad.jsonl", "clean.jsonl") == timeless(clean.out)  # DPR: it matches nothing

@@ -51,4 +51,4 @@ def test_the_cli_writes_what_poolbias_writes(tmp_path: Path, capsys: pytest.Capt
     document = json.loads(capsys.readouterr().out)
     assert document["pool_bias"]["flagged"] == flagged and document["pool_bias"]["depth"] == 5
     assert main([*argv[:-1], "0"]) == 2
-    assert "depth" in capsys.readouterr().err
+    assert capsys.readouterr().err == "rankscope compare: error: --pool-bias must be at least 1, got 0\n"  # was --depth

@@ -35,3 +35,37 @@ def test_compare_refuses_the_collision_before_reading_the_collection(tmp_path: P
     argv = ["compare", "--dataset", str(tmp_path / "absent"), "--retrievers", "bm25:k1=0.9", "bm25: k1=0.9"]
     assert main([*argv, "--baseline", "bm25:k1=0.9"]) == 2
     assert "would share output file names" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("command", "retrievers", "said"),
+    [
+        ("rag", ["bm25", "bm25"], "retriever 'bm25' is listed twice"),  # was accepted: the dict kept one
+        ("rag", ["bm25", "tfidf", "bm25"], "retriever 'bm25' is listed twice"),
+        ("compare", ["bm25", "bm25"], "system 'bm25' is listed twice"),
+        ("poolbias", ["tfidf", "tfidf"], "system 'tfidf' is listed twice"),
+    ],
+)
+def test_a_retriever_listed_twice_is_refused_before_reading_the_collection(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], command: str, retrievers: list[str], said: str
+) -> None:
+    argv = [command, "--dataset", str(tmp_path / "absent"), "--retrievers", *retrievers]
+    assert main(argv) == 2
+    assert capsys.readouterr().err == f"rankscope {command}: error: {said}\n"
+
+
+def test_rag_in_python_refuses_a_spec_listed_twice(tmp_path: Path) -> None:
+    from rankscope.workflows.rag import rag
+
+    with pytest.raises(RankscopeError, match=r"^retriever 'bm25' is listed twice$"):
+        rag(str(tmp_path / "absent"), retrievers=["bm25", "bm25"])
+
+
+@pytest.mark.parametrize(("option", "value"), [("--pool-bias", "0"), ("--pool-depth", "-3")])
+def test_a_depth_of_another_name_is_refused_by_its_name(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], option: str, value: str
+) -> None:
+    """One check for every depth (check_depth), naming the option given: --pool-bias 0 was refused as --depth."""
+    argv = ["compare", "--dataset", str(tmp_path / "absent"), "--retrievers", "bm25", "tfidf", option, value]
+    assert main([*argv, "--judge", "qrels"] if option == "--pool-depth" else argv) == 2
+    assert capsys.readouterr().err == f"rankscope compare: error: {option} must be at least 1, got {value}\n"

@@ -63,8 +63,9 @@ def call(args: argparse.Namespace, compare: Callable[..., Finished]) -> Finished
 
     specs = default_specs(args.retrievers, args.run, defaults(compare)["retrievers"])
     judgments = judgments_from(args)
-    if args.pool_bias is not None:
-        check_depth(args.pool_bias)  # before any work
+    check_depth(args.pool_bias, "--pool-bias")  # before any work
+    if args.judge is not None:
+        check_depth(args.pool_depth, "--pool-depth")
     grouping = Grouping(args.groups)  # a bad file is said before any work, a bad column once the dataset loads
     result = compare(
         grouping.loading(dataset_or_qrels(args)),

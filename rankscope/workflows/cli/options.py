@@ -152,6 +152,7 @@ def systems_from_args(
     added to each that takes one), then ``--run NAME=PATH`` files (as paths, with the ``--fields``
     run mapping if any), then the ``after`` specs (diagnose's ``--vs``), refusing a name given twice."""
     from rankscope.retrieval.registry import with_analyzer
+    from rankscope.workflows.common.runs import check_names
     from rankscope.workflows.common.systems import RunFile
 
     columns = parsed_fields(fields).get("run")
@@ -162,10 +163,7 @@ def systems_from_args(
             raise RankscopeError(f"--run expects NAME=PATH, got {item!r}")
         pairs.append((name, RunFile(Path(path), columns) if columns else Path(path)))
     pairs += [(spec, with_analyzer(spec, analyzer)) for spec in after]
-    names = [name for name, _ in pairs]
-    repeated = [name for name in names if names.count(name) > 1]
-    if repeated:
-        raise RankscopeError(f"system {repeated[0]!r} is listed twice")
+    check_names([name for name, _ in pairs], "system")
     return dict(pairs)
 
 

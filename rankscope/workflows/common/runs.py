@@ -77,33 +77,40 @@ def qrels_file_dataset(path: str | os.PathLike, columns: Mapping[str, str] | Non
 
 
 def check_specs(specs: Sequence[str]) -> None:
-    """Refuse an empty list, repeated specs (their results would overwrite each other) and any spec
+    """Refuse what :func:`check_names` refuses of the specs and any spec
     :func:`retrieval.registry.make_retriever` refuses, all before the first retriever is indexed."""
     from rankscope.retrieval.registry import make_retriever
 
-    if not specs:
-        raise RankscopeError("no retrievers given")
-    seen = set()
-    for spec in specs:
-        if spec in seen:
-            raise RankscopeError(f"retriever {spec!r} is listed twice")
-        seen.add(spec)
-    names = [file_stem(s) for s in specs]
-    if len(set(names)) != len(names):
-        raise RankscopeError(f"retrievers {list(specs)} would share output file names {names}")
+    check_names(specs, "retriever")
     for spec in specs:
         make_retriever(spec)  # builds without indexing: cheap, and refuses bad names and values
 
 
-def check_depth(depth: int | None) -> None:
+def check_names(names: Sequence[object], what: str) -> None:
+    """The one rule for the names of the systems a workflow is given (``what``: ``system``, ``retriever``):
+    refuse none, a name that is not a non-empty string, a name given twice (its results would overwrite
+    the other's, or one would silently go) and names that would share an output file name."""
+    if not names:
+        raise RankscopeError(f"no {what}s given")
+    for name in names:
+        if not isinstance(name, str) or not name:
+            raise RankscopeError(f"{what} names are non-empty strings, got {name!r}")
+        if names.count(name) > 1:
+            raise RankscopeError(f"{what} {name!r} is listed twice")
+    stems = [file_stem(cast(str, name)) for name in names]
+    if len(set(stems)) != len(stems):
+        raise RankscopeError(f"{what}s {list(names)} would share output file names {stems}")
+
+
+def check_depth(depth: int | None, option: str = "--depth") -> None:
     """Refuse a depth below 1 (or beyond what a search can take) before any indexing, so the mistake costs
-    no time (None: no depth given)."""
+    no time (None: no depth given); ``option`` names it (``--pool-bias``, ``--pool-depth`` are depths too)."""
     from rankscope.retrieval.base import MAX_K
 
     if depth is not None and depth < 1:
-        raise RankscopeError(f"--depth must be at least 1, got {depth}")
+        raise RankscopeError(f"{option} must be at least 1, got {depth}")
     if depth is not None and depth > MAX_K:
-        raise RankscopeError(f"--depth must be at most {MAX_K}, got {depth}")
+        raise RankscopeError(f"{option} must be at most {MAX_K}, got {depth}")
 
 
 def cutoff_table(

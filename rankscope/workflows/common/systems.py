@@ -37,8 +37,8 @@ from rankscope.core.phases import phase
 from rankscope.corpora.dataset import Dataset
 from rankscope.corpora.foreign import as_table
 from rankscope.corpora.schema import sort_run, validate
-from rankscope.reporting.report import file_stem
 from rankscope.workflows.common.frameworks import Adapted, adapt, framework_of, framework_run
+from rankscope.workflows.common.runs import check_names
 
 SystemLike = Any  # str | Retriever | pd.DataFrame | os.PathLike
 _HASH_CHUNK = 1 << 20
@@ -135,17 +135,7 @@ def named_systems(pairs: Sequence[tuple[str, SystemLike]]) -> dict[str, System]:
 
     Refuses no systems, a name given twice, and names that would share an output file name.
     """
-    if not pairs:
-        raise RankscopeError("no systems given")
-    names = [name for name, _ in pairs]
-    for name in names:
-        if not isinstance(name, str) or not name:
-            raise RankscopeError(f"system names are non-empty strings, got {name!r}")
-        if names.count(name) > 1:
-            raise RankscopeError(f"system {name!r} is listed twice")
-    stems = [file_stem(n) for n in names]
-    if len(set(stems)) != len(stems):
-        raise RankscopeError(f"systems {names} would share output file names {stems}")
+    check_names([name for name, _ in pairs], "system")
     return {name: resolve_system(name, system) for name, system in pairs}
 
 

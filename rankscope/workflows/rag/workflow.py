@@ -29,7 +29,13 @@ from rankscope.reporting import provenance
 from rankscope.reporting.finish import finish
 from rankscope.reporting.provenance import Provenance
 from rankscope.workflows.common.fanout import run_tasks
-from rankscope.workflows.common.runs import check_depth, check_specs, resolve_corpus, resolve_dataset
+from rankscope.workflows.common.runs import (
+    check_depth,
+    check_names,
+    check_specs,
+    resolve_corpus,
+    resolve_dataset,
+)
 from rankscope.workflows.common.systems import sha256_of
 from rankscope.workflows.options import Execution, Output
 from rankscope.workflows.rag.findings import rag_findings
@@ -314,6 +320,7 @@ def _retrievers(retrievers: Sequence[str] | Mapping[str, object]) -> tuple[dict[
     if isinstance(retrievers, str) or not isinstance(retrievers, (Sequence, Mapping)):
         raise RankscopeError(f"retrievers: expected specs or a mapping name -> system, got {type(retrievers).__name__}")
     pairs = list(retrievers.items()) if isinstance(retrievers, Mapping) else [(spec, spec) for spec in retrievers]
+    check_names([name for name, _ in pairs], "retriever")
     specs: dict[str, str] = {}
     asked: dict[str, Adapted] = {}
     for name, system in pairs:
