@@ -11,7 +11,9 @@ chunks, each a task (:func:`ask_chunk`) that opens the same cache file and commi
 there as they arrive, so the one cache is shared (the workers must see its folder: one machine
 or a shared file system), a killed run loses only the calls in flight, and each key is asked
 once, by one task. A key's label does not depend on which task asked it, so the labels are the
-same on 1 or N workers.
+same on 1 or N workers. Several processes judging at once through one cache share it the same way
+(:meth:`~rankscope.judging.cache.JudgmentCache.share`): each key is asked by the first to claim it,
+and the others count its answer as a cache hit.
 """
 
 from __future__ import annotations
@@ -66,7 +68,6 @@ def judge_pairs(judge: Judge, pairs: Sequence[Pair], cache: JudgmentCache, sched
     answers = cache.lookup(first)
     hits = len(answers)
     todo = [key for key in first if key not in answers]
-    asked = [first[key] for key in todo]
     estimated = reported = calls = 0
     started = time.perf_counter()
 
@@ -75,13 +76,23 @@ def judge_pairs(judge: Judge, pairs: Sequence[Pair], cache: JudgmentCache, sched
         spent = f"{reported:,} tokens" if reported else f"~{estimated:,} tokens"
         return f"{rate:.0f} calls/s, cache hits {hits}, {spent}"
 
-    made = judge.stream(asked) if scheduler is None else _tasks(judge, asked, todo, cache.folder.resolve(), scheduler)
-    for position, judgment in progress(made, desc="judging", total=len(asked), unit="call", label=status):
-        if scheduler is None:  # a task has committed its answers itself
-            cache.record(identity.key, todo[position], judgment)
-        answers[todo[position]] = judgment
+    def ask(keys: list[str]) -> Iterator[tuple[str, Judgment]]:
+        chosen = [first[key] for key in keys]
+        made = (
+            judge.stream(chosen)
+            if scheduler is None
+            else _tasks(judge, chosen, keys, cache.folder.resolve(), scheduler)
+        )
+        return ((keys[position], judgment) for position, judgment in made)
+
+    shared = cache.share(identity.key, todo, ask, commit=scheduler is None)  # a task commits its answers itself
+    for key, judgment, asked in progress(shared, desc="judging", total=len(todo), unit="call", label=status):
+        answers[key] = judgment
+        if not asked:  # another process sharing the cache asked it meanwhile
+            hits += 1
+            continue
         calls += 1
-        estimated += judge.estimate_tokens(asked[position])
+        estimated += judge.estimate_tokens(first[key])
         reported += judgment.tokens
     seconds = time.perf_counter() - started if calls else 0.0
     cache.link(identity.key, [(pair.query_id, pair.doc_id, key) for key, pair in zip(keys, pairs)])

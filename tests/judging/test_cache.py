@@ -7,6 +7,7 @@ import sqlite3
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 from pathlib import Path
 
@@ -17,7 +18,7 @@ from rankscope.corpora.trec import read_trec_qrels
 from rankscope.judging import FAILED, INVALID, OK, Judgment, Pair, make_judge
 from rankscope.judging.cache import FILE_NAME, JudgmentCache, pair_key
 from rankscope.judging.callable_judge import CallableJudge
-from rankscope.judging.pairs import judge_pairs
+from rankscope.judging.pairs import Outcome, judge_pairs
 
 
 class Counting:
@@ -158,7 +159,7 @@ from pathlib import Path
 from rankscope.judging import Pair
 from rankscope.judging.cache import JudgmentCache
 from rankscope.judging.callable_judge import CallableJudge
-from rankscope.judging.pairs import judge_pairs
+from rankscope.judging.pairs import Outcome, judge_pairs
 
 log = Path(sys.argv[2])
 
@@ -200,3 +201,62 @@ def test_kill_9_mid_run_loses_no_label_and_judges_no_pair_twice(tmp_path: Path) 
     assert len(counts) == 150 and set(counts.values()) == {1}  # from the cache: no pair judged twice
     asked = log.read_text().splitlines()
     assert len(asked) - 150 == asked_before - kept <= 1  # only a call in flight at the kill was made again
+
+
+def _judging(cache: JudgmentCache, judge: CallableJudge, pairs: list[Pair]) -> dict[str, object]:
+    """judge_pairs in a thread (another process sharing the file, as far as the claims go); its outcome when done."""
+    found: dict[str, object] = {}
+    thread = threading.Thread(target=lambda: found.update(outcome=judge_pairs(judge, pairs, cache)))
+    thread.start()
+    found["thread"] = thread
+    return found
+
+
+def test_a_key_another_run_claimed_is_waited_for_not_asked(tmp_path: Path) -> None:
+    function = Counting()
+    judge = CallableJudge(function, name="stub")
+    pairs = make_pairs(3)
+    keys = [pair_key(judge.identity, pair, False) for pair in pairs]
+    with JudgmentCache(tmp_path) as first, JudgmentCache(tmp_path) as second:
+        first.add_judge(judge.identity)
+        assert first.claim(keys[:2]) == keys[:2] and second.claim(keys[:2]) == []  # taken: not for another
+        running = _judging(second, judge, pairs)
+        time.sleep(0.3)
+        assert function.calls == [(pairs[2].query, pairs[2].document)]  # only the free key was asked
+        first.record(judge.identity.key, keys[0], Judgment(2, OK, "2"))
+        first.record(judge.identity.key, keys[1], Judgment(None, FAILED, "HTTP 500 from the server"))
+        running["thread"].join(10)  # type: ignore[attr-defined]
+        outcome = running["outcome"]
+        assert isinstance(outcome, Outcome)
+        assert (outcome.calls, outcome.cache_hits, len(function.calls)) == (1, 2, 1)
+        assert outcome.judgments[:2] == (Judgment(2, OK, "2"), Judgment(None, FAILED, "HTTP 500 from the server"))
+        again = judge_pairs(judge, pairs, second)  # a later run asks the failed key again
+        assert (again.calls, function.calls[-1]) == (1, (pairs[1].query, pairs[1].document))
+        assert first.call_counts() == {keys[0]: 1, keys[1]: 2, keys[2]: 1}
+
+
+def test_a_claim_no_longer_renewed_is_taken_over_after_its_lease(tmp_path: Path, monkeypatch) -> None:
+    from rankscope.judging import cache as cache_module
+
+    monkeypatch.setattr(cache_module, "LEASE_SECONDS", 0.5)
+    function = Counting()
+    judge = CallableJudge(function, name="stub")
+    pairs = make_pairs(2)
+    with JudgmentCache(tmp_path) as stalled, JudgmentCache(tmp_path) as other:
+        stalled.claim([pair_key(judge.identity, pair, False) for pair in pairs])  # and never answers nor renews
+        started = time.monotonic()
+        outcome = judge_pairs(judge, pairs, other)
+    assert (outcome.calls, len(function.calls)) == (2, 2) and 0.4 < time.monotonic() - started < 10
+
+
+def test_claims_are_given_up_when_a_run_stops_in_an_error(tmp_path: Path) -> None:
+    def broken(query: str, document: str) -> int:
+        if document.endswith("3"):
+            raise KeyboardInterrupt
+        return 1
+
+    with JudgmentCache(tmp_path) as cache:
+        with pytest.raises(KeyboardInterrupt):
+            judge_pairs(CallableJudge(broken, name="stub"), make_pairs(6), cache)
+        assert cache._db.execute("SELECT COUNT(*) FROM claims").fetchone() == (0,)
+        assert len(cache.lookup(cache.call_counts())) == 3  # the answers before the stop are kept

@@ -48,7 +48,7 @@ def all_labels(folder: Path) -> pd.DataFrame:
     """Every ``ok`` label in the collection: ``query_id, doc_id, relevance, source, raw`` (source
     ``human:NAME`` or the judge's identity, e.g. ``openai:MODEL``), sorted by source and ids."""
     rows: list[tuple[Any, ...]] = []
-    if (folder / FILE_NAME).is_file():
+    if (folder / FILE_NAME).exists():  # a folder or a damaged file there is an error, not no labels
         with JudgmentCache(folder) as cache:
             for key, identity in cache.judges().items():
                 source = f"{identity['kind']}:{identity['model']}"
