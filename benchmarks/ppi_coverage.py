@@ -10,6 +10,10 @@ difference, with the finite-population PPI and cross-fitted PPI++ intervals rank
 ``ppipp_mean``: normal quantiles, no finite-population correction, PPI++'s weight fitted on the same
 queries).
 
+Then pair samples (:mod:`rankscope.evaluation.pair_sample`): one collection of 50 queries (1,000
+pooled pairs, A's and B's top 10) per judge, and ``--collections`` stratified samples of each budget
+(50-1,000 labels): how often the 95% precision@10 interval covers the value under the people's labels.
+
     nice -n 10 python benchmarks/ppi_coverage.py [--collections 2000] [--seed 43] [--no-write]
 """
 
@@ -31,6 +35,9 @@ POPULATIONS = (52, 225)
 SAMPLES = (5, 10, 20, 30)
 DOCS = Path(__file__).resolve().parent.parent / "docs" / "intervals.md"
 BEGIN, END = "<!-- ppi_coverage table: begin -->", "<!-- ppi_coverage table: end -->"
+PAIR_BEGIN, PAIR_END = "<!-- pair_coverage table: begin -->", "<!-- pair_coverage table: end -->"
+BUDGETS = (50, 100, 200, 500, 1000)
+POOL_QUERIES = 50
 
 
 def old_coverage(found: sim.Collections, labelled: int) -> dict[tuple[str, str], float]:
@@ -112,6 +119,34 @@ def markdown(cells: list[dict[str, Any]], old: dict[tuple[int, str, int, str, st
     return "\n".join(lines)
 
 
+def pair_table(samples: int, seed: int) -> str:
+    """Per judge and budget, A, B and B - A: coverage (share warned of; coverage of the rest)."""
+    lines = [
+        "| judge | labels | " + " | ".join(sim.QUANTITIES) + " |",
+        "|---|---|" + "---|" * len(sim.QUANTITIES),
+    ]
+    for j, judge in enumerate(sim.JUDGES):
+        pool = sim.synthetic_pool(POOL_QUERIES, judge, seed + j)
+        for budget in BUDGETS:
+            cells = []
+            for cell in sim.pair_coverage(pool, budget, samples, seed + 100 * j + budget):
+                if budget >= len(pool.human):  # every pair labelled: the estimate is the value itself
+                    cells.append("exact")
+                    continue
+                rest = cell["coverage_not_warned"]
+                cells.append(
+                    f"{cell['coverage']:.1%} ({cell['warned']:.0%} warned"
+                    + ("" if rest is None or cell["warned"] == 0 else f"; {rest:.1%} of the rest")
+                    + ")"
+                )
+            lines.append(f"| {judge} | {budget} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def _replace(text: str, begin: str, end: str, table: str) -> str:
+    return re.sub(re.escape(begin) + ".*?" + re.escape(end), lambda _: f"{begin}\n{table}\n{end}", text, flags=re.S)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--collections", type=int, default=2000)
@@ -121,19 +156,19 @@ def main() -> None:
     started = time.process_time()
     cells, old = run(args.collections, args.seed)
     table = markdown(cells, old)
+    pairs = pair_table(args.collections, args.seed)
     seconds = time.process_time() - started
     print(table)
+    print()
+    print(pairs)
     print(f"\n{len(cells)} cells, {args.collections} collections each, seed {args.seed}, {seconds:.1f} s CPU")
     if args.no_write:
         return
     head = json.dumps({"collections": args.collections, "seed": args.seed, "confidence": sim.CONFIDENCE})
     rows = ",\n".join(json.dumps(cell) for cell in cells)  # one cell a line
     sim.TABLE.write_text(f'{head[:-1]}, "cells": [\n{rows}\n]}}\n', encoding="utf-8")
-    text = DOCS.read_text(encoding="utf-8")
-    block = f"{BEGIN}\n{table}\n{END}"
-    DOCS.write_text(
-        re.sub(re.escape(BEGIN) + ".*?" + re.escape(END), lambda _: block, text, flags=re.S), encoding="utf-8"
-    )
+    text = _replace(DOCS.read_text(encoding="utf-8"), BEGIN, END, table)
+    DOCS.write_text(_replace(text, PAIR_BEGIN, PAIR_END, pairs), encoding="utf-8")
 
 
 if __name__ == "__main__":

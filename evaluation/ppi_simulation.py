@@ -54,9 +54,20 @@ class Collections:
 
 def synthetic_collections(collections: int, queries: int, judge: str, seed: int) -> Collections:
     """``collections`` synthetic collections of ``queries`` queries judged by ``judge`` (one of :data:`JUDGES`)."""
+    a, b, unretrieved, judged_a, judged_b = _graded(collections, queries, judge, np.random.default_rng(seed))
+    known = np.concatenate([a, b, (np.arange(DEPTH) < unretrieved[..., None]).astype(np.int64)], axis=-1)
+    human = {"A": _ndcg(a, known), "B": _ndcg(b, known)}
+    pool = np.concatenate([judged_a, judged_b], axis=-1)
+    judged = {"A": _ndcg(judged_a, pool), "B": _ndcg(judged_b, pool)}
+    for values in (human, judged):
+        values["B - A"] = values["B"] - values["A"]
+    return Collections({k: v.T.copy() for k, v in human.items()}, {k: v.T.copy() for k, v in judged.items()})
+
+
+def _graded(collections: int, queries: int, judge: str, rng: np.random.Generator) -> tuple[np.ndarray, ...]:
+    """Human grades of A's and B's top 10, the relevant documents neither retrieved, the judge's grades."""
     if judge not in JUDGES:
         raise ValueError(f"judge must be one of {JUDGES}, got {judge!r}")
-    rng = np.random.default_rng(seed)
     shape = (collections, queries, DEPTH)
     ease = rng.beta(1.2, 2.5, size=(collections, queries, 1))
     decay = 1 / np.sqrt(np.arange(1, DEPTH + 1))
@@ -67,14 +78,7 @@ def synthetic_collections(collections: int, queries: int, judge: str, seed: int)
 
     a, b = labels(0.8 * ease * decay), labels(np.clip(0.6 * ease * decay + 0.15, 0, 1))
     unretrieved = np.minimum(rng.poisson(3 * ease[..., 0]), DEPTH)
-    known = np.concatenate([a, b, (np.arange(DEPTH) < unretrieved[..., None]).astype(np.int64)], axis=-1)
-    human = {"A": _ndcg(a, known), "B": _ndcg(b, known)}
-    judged_a, judged_b = _judged(a, b, judge, rng)
-    pool = np.concatenate([judged_a, judged_b], axis=-1)
-    judged = {"A": _ndcg(judged_a, pool), "B": _ndcg(judged_b, pool)}
-    for values in (human, judged):
-        values["B - A"] = values["B"] - values["A"]
-    return Collections({k: v.T.copy() for k, v in human.items()}, {k: v.T.copy() for k, v in judged.items()})
+    return (a, b, unretrieved, *_judged(a, b, judge, rng))
 
 
 def _judged(a: np.ndarray, b: np.ndarray, judge: str, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
@@ -159,3 +163,88 @@ def simulated_coverage(labelled: int, difference: bool) -> Simulated | None:
     kind = [c for c in cells if c["labelled"] == nearest and (c["quantity"] == "B - A") == difference]
     found = {m: [c["coverage"] for c in kind if c["method"] == m] for m in METHODS}
     return Simulated(nearest, {m: (min(values), max(values)) for m, values in found.items()})
+
+
+#: the rank bands of a pair sample's strata (with the system): ranks 1, 2-3, 4-7, 8-10
+BANDS = (1, 3, 7)
+
+
+@dataclass(frozen=True)
+class SyntheticPool:
+    """One synthetic collection's pooled pairs (A's top 10 and B's, per query) as the arrays of
+    :class:`~rankscope.evaluation.pair_sample.Pairs`, every pair labelled by people, and each system's
+    ranks and the pairs' strata (rank band by system)."""
+
+    query: np.ndarray
+    human: np.ndarray
+    judge: np.ndarray
+    ranks: dict[str, np.ndarray]
+    stratum: np.ndarray
+    queries: int
+
+
+def synthetic_pool(queries: int, judge: str, seed: int) -> SyntheticPool:
+    """The pool of one collection of :func:`synthetic_collections`' kind (queries, judge)."""
+    a, b, _, judged_a, judged_b = _graded(1, queries, judge, np.random.default_rng(seed))
+    ranks = np.arange(1, DEPTH + 1)
+    own = np.zeros(DEPTH, dtype=np.int64)
+    band = np.searchsorted(BANDS, np.concatenate([ranks, ranks]))
+    system = np.repeat([0, 1], DEPTH)
+    return SyntheticPool(
+        query=np.repeat(np.arange(queries), 2 * DEPTH),
+        human=np.concatenate([a[0], b[0]], axis=-1).ravel().astype(float),
+        judge=np.concatenate([judged_a[0], judged_b[0]], axis=-1).ravel().astype(float),
+        ranks={
+            "A": np.tile(np.concatenate([ranks, own]), queries),
+            "B": np.tile(np.concatenate([own, ranks]), queries),
+        },
+        stratum=np.tile(band + (len(BANDS) + 1) * system, queries),
+        queries=queries,
+    )
+
+
+def pair_coverage(pool: SyntheticPool, budget: int, samples: int, seed: int) -> list[dict[str, Any]]:
+    """Per quantity (A, B, B - A), over ``samples`` stratified samples of ``budget`` pairs (shared out
+    in proportion to the strata's sizes, at least 2 each): the share whose 95% precision@10 interval
+    covers the value under the people's labels, the share warned of (too few disagreements), and the
+    coverage of those not warned of."""
+    from scipy.stats import t
+
+    from rankscope.evaluation.pair_sample import FEW_DISAGREEMENTS, Pairs, disagreements, estimate_system, variance
+
+    rng = np.random.default_rng(seed)
+    everything = Pairs(pool.query, pool.judge, pool.human, np.ones(len(pool.human)), pool.stratum, pool.queries)
+    truth = {s: estimate_system(everything, r, DEPTH).per_query.mean() for s, r in pool.ranks.items()}
+    truth["B - A"] = truth["B"] - truth["A"]
+    sizes = np.bincount(pool.stratum)
+    drawn = np.minimum(sizes, np.maximum(2, np.round(budget * sizes / sizes.sum()).astype(int)))
+    members = [np.flatnonzero(pool.stratum == h) for h in range(len(sizes))]
+    found: dict[str, list[tuple[bool, bool]]] = {q: [] for q in truth}
+    for _ in range(samples):
+        chosen = np.concatenate([rng.choice(m, n, replace=False) for m, n in zip(members, drawn) if n])
+        probability = np.full(len(pool.human), np.nan)
+        probability[chosen] = (drawn / np.maximum(sizes, 1))[pool.stratum[chosen]]
+        human = np.where(np.isnan(probability), np.nan, pool.human)
+        pairs = Pairs(pool.query, pool.judge, human, probability, pool.stratum, pool.queries)
+        a, b = (estimate_system(pairs, pool.ranks[s], DEPTH) for s in ("A", "B"))
+        for quantity, per_query, influence in (
+            ("A", a.per_query, a.influence),
+            ("B", b.per_query, b.influence),
+            ("B - A", b.per_query - a.per_query, b.influence - a.influence),
+        ):
+            var, df = variance(pairs, influence)
+            half = t.ppf(0.5 + CONFIDENCE / 2, df) * np.sqrt(var)
+            covered = abs(per_query.mean() - truth[quantity]) <= half + 1e-12
+            found[quantity].append((bool(covered), disagreements(pairs, influence) < FEW_DISAGREEMENTS))
+    cells = []
+    for quantity, outcomes in found.items():
+        covered, warned = np.array(outcomes).T
+        cells.append(
+            {
+                "quantity": quantity,
+                "coverage": float(covered.mean()),
+                "warned": float(warned.mean()),
+                "coverage_not_warned": float(covered[~warned].mean()) if (~warned).any() else None,
+            }
+        )
+    return cells

@@ -106,3 +106,68 @@ def test_human_sample_sizes(folder: Path, tmp_path: Path, monkeypatch, sample: s
     argv = ["judge", "--dataset", str(folder), "--systems", "bm25", "--judge", "qrels:flip=0.1",
             "--human-sample", sample, "--metric", "precision@5", "--quiet", "--format", "json"]  # fmt: skip
     check(run_cli(argv), expect, fragment)
+
+
+def _pool() -> tuple[pd.DataFrame, pd.DataFrame, dict[str, pd.DataFrame]]:
+    rng = np.random.default_rng(1)
+    judge = pd.DataFrame(
+        [(f"q{q}", f"d{d}", int(rng.integers(0, 3))) for q in range(5) for d in range(8)],
+        columns=["query_id", "doc_id", "relevance"],
+    )
+    sample = judge.iloc[::3].assign(inclusion_probability=0.4, relevance=lambda s: 2 - s["relevance"])
+    run = judge.assign(score=rng.random(len(judge)))[["query_id", "doc_id", "score"]]
+    return judge, sample, {"a": run, "b": run.assign(score=-run["score"])}
+
+
+PAIR_ERRORS = {
+    "NaN probability": (
+        lambda s: s.assign(inclusion_probability=np.nan),
+        "precision@5",
+        "has inclusion probability nan",
+    ),
+    "text probability": (
+        lambda s: s.assign(inclusion_probability="half"),
+        "precision@5",
+        "inclusion probability 'half'",
+    ),
+    "negative probability": (lambda s: s.assign(inclusion_probability=-0.1), "precision@5", "probability -0.1"),
+    "infinite label": (lambda s: s.assign(relevance=np.inf), "precision@5", "label inf"),
+    "pair outside the pool": (
+        lambda s: s.assign(query_id=s["query_id"] + "x"),
+        "precision@5",
+        "pair (q0x, d0) is not in the pool",
+    ),
+    "pair twice": (lambda s: pd.concat([s, s.iloc[:1]]), "precision@5", "pair (q0, d0) appears more than once"),
+    "no probability column": (lambda s: s.drop(columns="inclusion_probability"), "precision@5", "no column"),
+    "nDCG": (lambda s: s, "ndcg@10", "a pair sample estimates precision@k"),
+    "precision@0": (lambda s: s, "precision@0", "a pair sample estimates precision@k"),
+    "precision@x": (lambda s: s, "precision@x", "a pair sample estimates precision@k"),
+}
+
+
+@pytest.mark.parametrize("name", list(PAIR_ERRORS))
+def test_bad_pair_samples_are_one_line(name: str) -> None:
+    from rankscope.evaluation.pair_sample import pair_sample_evaluate
+
+    change, metric, fragment = PAIR_ERRORS[name]
+    judge, sample, runs = _pool()
+    check(run_call(lambda: pair_sample_evaluate(judge, change(sample), runs, metric)), "error", fragment)
+
+
+@pytest.mark.parametrize("rows", [0, 1, 40])
+def test_pair_samples_of_any_size_give_finite_intervals(rows: int) -> None:
+    """No pair drawn (the judge's numbers, warned of), one, every pair (exact): finite, ordered bounds."""
+    from rankscope.evaluation.pair_sample import pair_sample_evaluate
+
+    judge, _, runs = _pool()
+    sample = judge.iloc[:rows].assign(inclusion_probability=1.0 if rows == 40 else 0.3)
+    found: dict[str, object] = {}
+    check(
+        run_call(lambda: found.setdefault("r", pair_sample_evaluate(judge, sample, runs, "precision@5", baseline="a"))),
+        "accepted",
+    )
+    result = found["r"]
+    for table in (result.means, result.differences):
+        assert np.isfinite(table[["estimate", "low", "high"]].to_numpy()).all()
+        assert (table["low"] <= table["estimate"]).all() and (table["estimate"] <= table["high"]).all()
+    assert (len(result.warnings) == 0) == (rows == 40)
