@@ -72,3 +72,22 @@ def without_provenance(path: Path) -> bytes:
     if path.name in ("report.md", "report.html"):
         return path.read_bytes().split(b"Provenance")[0]
     return path.read_bytes()
+
+
+def test_warnings_a_task_gives_on_a_worker_are_given_here_once(dask_client) -> None:
+    """Before: a warning given on a worker went to the worker's log, once per worker, unformatted (rag's
+    answer pattern that does not compile: two raw UserWarnings of two lines each for local:2); now each
+    text once, here, where the command prints it as its one warning line."""
+    import warnings
+
+    from rankscope.workflows.common.fanout import run_tasks
+
+    calls = [("pattern '(' does not compile", UserWarning)] * 3 + [("an overflow", RuntimeWarning)]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        results = list(run_tasks(warnings.warn, calls, dask_client))
+    assert results == [None] * 4
+    assert [(w.category, str(w.message)) for w in caught] == [
+        (UserWarning, "pattern '(' does not compile"),
+        (RuntimeWarning, "an overflow"),
+    ]

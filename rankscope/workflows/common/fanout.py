@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
+import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
@@ -222,7 +223,9 @@ def _forked_scores(
 def run_tasks(task: Callable[..., T], calls: Sequence[tuple[Any, ...]], scheduler: Any = None) -> Iterator[T]:
     """``task(*args)`` for each ``args`` of ``calls``, in order: one after another in this process, or with
     ``scheduler`` (``local:N``, an address or a connected client) all submitted as tasks at once, then
-    yielded in order (the inputs are in the task graph: a lost worker's tasks are computed again)."""
+    yielded in order (the inputs are in the task graph: a lost worker's tasks are computed again). The
+    warnings a task gives on a worker are given here, each text once, as if it had run here (a worker's
+    own would go to its log, once per worker; on a worker of several threads one may still go there)."""
     if scheduler is None:
         for args in calls:
             yield task(*args)
@@ -230,8 +233,22 @@ def run_tasks(task: Callable[..., T], calls: Sequence[tuple[Any, ...]], schedule
     from rankscope.core.scheduler import using
 
     with using(scheduler) as client:
-        made = client.gather([client.submit(task, *args, pure=False) for args in calls])
-    yield from made
+        made = client.gather([client.submit(_warnings_kept, task, *args, pure=False) for args in calls])
+    said: set[str] = set()
+    for result, caught in made:
+        for category, text in caught:
+            if text not in said:
+                said.add(text)
+                warnings.warn(text, category, stacklevel=2)
+        yield result
+
+
+def _warnings_kept(task: Callable[..., T], *args: Any) -> tuple[T, list[tuple[type[Warning], str]]]:
+    """On a worker: ``task(*args)`` and the warnings it gave (those its filters let through), for
+    :func:`run_tasks` to give in the process that asked."""
+    with warnings.catch_warnings(record=True) as caught:
+        result = task(*args)
+    return result, [(found.category, str(found.message)) for found in caught]
 
 
 def produce_runs(
