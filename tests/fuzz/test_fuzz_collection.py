@@ -33,6 +33,15 @@ def _init(folder: Path, *argv: str) -> Outcome:
     return run_cli(["--quiet", "collection", "init", str(folder), *argv])
 
 
+def _init_traced(folder: Path, *argv: str) -> tuple[Outcome, int]:
+    """``collection init`` and the peak of the memory Python allocated while it ran."""
+    tracemalloc.start()
+    try:
+        return _init(folder, *argv), tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
 def _corpus(folder: Path) -> dict[str, dict]:
     rows = [json.loads(line) for line in (folder / "corpus.jsonl").read_text(encoding="utf-8").splitlines()]
     return {row["_id"]: row for row in rows}
@@ -71,12 +80,7 @@ def _bomb(path: Path, inflated: int) -> None:
 def test_a_gzip_bomb_is_listed_and_inflated_no_further_than_the_bound(tmp_path: Path, docs: Path) -> None:
     _bomb(docs / "bomb.txt.gz", 1_000_000_000)
     assert (docs / "bomb.txt.gz").stat().st_size < 30_000_000
-    tracemalloc.start()
-    try:
-        outcome = _init(tmp_path / "c", "--docs", str(docs))
-        peak = tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
+    outcome, peak = _init_traced(tmp_path / "c", "--docs", str(docs))
     check(outcome, "accepted")
     assert "1 unreadable" in outcome.out and "inflates to more than" in outcome.out
     assert _unreadable(tmp_path / "c") == {
@@ -84,6 +88,19 @@ def test_a_gzip_bomb_is_listed_and_inflated_no_further_than_the_bound(tmp_path: 
     }
     assert list(_corpus(tmp_path / "c")) == ["docs/json.txt"]
     assert peak < 400_000_000  # the bound and its buffers, not the gigabyte
+
+
+def test_a_huge_text_is_refused_before_it_is_read(tmp_path: Path, docs: Path) -> None:
+    """A 200 MB log (sparse: no disk used) is listed by its size; its bytes are never read into memory."""
+    with (docs / "huge.log.txt").open("wb") as out:
+        out.write(REAL.encode())
+        out.truncate(200_000_000)
+    outcome, peak = _init_traced(tmp_path / "c", "--docs", str(docs))
+    check(outcome, "accepted")
+    assert _unreadable(tmp_path / "c") == {
+        str(docs / "huge.log.txt"): "more than 75,000,000 bytes (the bound on one file's text), not read"
+    }
+    assert peak < 50_000_000
 
 
 def test_a_gzip_under_the_bound_is_read_whole(tmp_path: Path, docs: Path) -> None:

@@ -31,7 +31,7 @@ from rankscope.workflows.collection.layout import (
     write_state,
 )
 from rankscope.workflows.collection.queries import merge_queries, read_queries
-from rankscope.workflows.collection.readers import Extracted, TextRules, Unreadable, extract
+from rankscope.workflows.collection.readers import Extracted, TextRules, Unreadable, extract, most_bytes
 from rankscope.workflows.collection.walk import read_file, walk_docs
 
 
@@ -114,7 +114,7 @@ def init_collection(
     for found in walked.files:
         source = found.source
         try:
-            data = read_file(found)
+            data = read_file(found, most_bytes(Path(source), text))
         except Unreadable as exc:
             unreadable[source] = str(exc)
             continue

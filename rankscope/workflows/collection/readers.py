@@ -82,6 +82,13 @@ def kind_of(path: Path, rules: TextRules = TextRules()) -> str | None:
     return "text" if suffix in rules.suffixes else KINDS.get(suffix)
 
 
+def most_bytes(path: Path, rules: TextRules = TextRules()) -> int | None:
+    """The most bytes of ``path`` worth reading: a text's bound (a ``.gz``'s too), or None for a PDF,
+    which pypdf bounds stream by stream."""
+    inner = path.with_suffix("") if path.suffix.lower() == ".gz" else path
+    return None if kind_of(inner, rules) == "pdf" else MAX_TEXT_BYTES
+
+
 def extract(path: Path, data: bytes, rules: TextRules = TextRules()) -> list[Extracted]:
     """The documents of one file whose bytes are ``data``; :class:`Unreadable` says why there are none."""
     if path.suffix.lower() == ".gz":  # Debian's /usr/share/doc keeps most of its texts gzipped

@@ -17,6 +17,7 @@ import stat
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import BinaryIO
 
 from rankscope.workflows.collection.readers import Unreadable
 
@@ -116,18 +117,38 @@ def _link(path: Path, inside: list[Path]) -> str:
     return f"link to a file outside --docs, refused ({shown_path(target)})"
 
 
-def read_file(found: DocFile) -> bytes:
+def read_file(found: DocFile, most: int | None = None) -> bytes:
     """The file's bytes, opened without following a link (unless the user named it) and only if it is a
-    regular file, as the walk saw it; :class:`Unreadable` says why not."""
+    regular file, as the walk saw it, and no more than ``most`` of them (a 5 GB log is refused before it
+    is read, not after); :class:`Unreadable` says why not."""
     flags = os.O_RDONLY | os.O_NONBLOCK | (0 if found.named else os.O_NOFOLLOW)
     try:
         descriptor = os.open(found.path, flags)
     except OSError as exc:
         raise Unreadable(f"cannot be read ({exc.strerror})") from None
     with open(descriptor, "rb") as handle:
-        if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+        status = os.fstat(descriptor)
+        if not stat.S_ISREG(status.st_mode):
             raise Unreadable("not a regular file (a device, FIFO or socket)")
+        if most is not None and status.st_size > most:
+            raise _too_big(most)
         try:
-            return handle.read()
+            return handle.read() if most is None else _read_at_most(handle, most)
         except OSError as exc:
             raise Unreadable(f"cannot be read ({exc.strerror})") from None
+
+
+def _read_at_most(handle: BinaryIO, most: int) -> bytes:
+    """The rest of ``handle`` in pieces of 1 MiB (``read(most + 1)`` would set ``most`` bytes aside for
+    a file of 11), refused once it passes ``most``: a file growing after the look at its size."""
+    pieces, size = [], 0
+    while piece := handle.read(1 << 20):
+        size += len(piece)
+        if size > most:
+            raise _too_big(most)
+        pieces.append(piece)
+    return b"".join(pieces)
+
+
+def _too_big(most: int) -> Unreadable:
+    return Unreadable(f"more than {most:,} bytes (the bound on one file's text), not read")
