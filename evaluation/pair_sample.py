@@ -236,7 +236,14 @@ def _pairs(pool: pd.DataFrame, sample: pd.DataFrame) -> tuple[Pairs, pd.MultiInd
     human[position], pi[position] = label, probability
     stratum = np.full(len(keys), -1, dtype=np.int64)
     if "stratum" in drawn.columns:
-        stratum[position] = pd.factorize(drawn["stratum"].astype(str))[0]
+        names = drawn["stratum"].astype(str)
+        mixed = pd.Series(probability).groupby(names.to_numpy()).nunique()
+        if (mixed > 1).any():
+            raise SchemaError(
+                f"pair sample: stratum {mixed.index[mixed > 1][0]!r} has pairs with different inclusion "
+                "probabilities; a stratum's pairs are drawn alike (drawn / size), so one probability each"
+            )
+        stratum[position] = pd.factorize(names)[0]
     query_codes = pd.factorize(pool["query_id"])[0]
     judge = pool["relevance"].to_numpy(dtype=float)
     return Pairs(query_codes, judge, human, pi, stratum, int(query_codes.max()) + 1 if len(pool) else 0), keys

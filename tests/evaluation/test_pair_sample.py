@@ -155,6 +155,10 @@ def test_a_judge_that_agrees_is_exact_and_warned_of() -> None:
         (lambda s: s.drop(columns="inclusion_probability"), "no column 'inclusion_probability'"),
         (lambda s: pd.concat([s, s.iloc[:1]]), "appears more than once"),
         (lambda s: s.assign(doc_id=s["doc_id"] + "x"), "pair (q0, d0x) is not in the pool the judge labelled"),
+        (
+            lambda s: s.assign(inclusion_probability=[0.5] * (len(s) - 1) + [0.25], stratum="top"),
+            "stratum 'top' has pairs with different inclusion probabilities",
+        ),
     ],
 )
 def test_bad_samples_are_one_clear_error(change, message: str) -> None:
