@@ -104,3 +104,36 @@ def test_a_repository_neither_local_nor_cached_is_one_line(hub: tuple[Path, Data
         load_dataset("hf:nobody/nothing")
     assert str(excinfo.value).startswith("hf:nobody/nothing: not found as a local folder nor in the Hugging Face cache")
     assert "\n" not in str(excinfo.value)
+
+
+def test_rankscope_offline_reads_the_local_folder_and_tries_no_connection(
+    hub: tuple[Path, Dataset], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """RANKSCOPE_OFFLINE alone (no HF_HUB_OFFLINE when the libraries were imported): before, the Hub was
+    asked five times with back-off ("Retrying in 8s [Retry 5/5]") and the line did not name the variable."""
+    import socket
+
+    from huggingface_hub import constants
+
+    root, beir = hub
+    (root / "owner" / "cisi").mkdir(parents=True)
+    _write_repository(beir, root / "owner" / "cisi", companion=False)
+    import datasets
+
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)  # as imported without HF_HUB_OFFLINE
+    monkeypatch.setattr(datasets.config, "HF_HUB_OFFLINE", False)
+    monkeypatch.setenv("RANKSCOPE_OFFLINE", "1")
+    tried: list[object] = []
+    connect = socket.socket.connect
+    monkeypatch.setattr(socket.socket, "connect", lambda self, address: tried.append(address) or connect(self, address))
+    monkeypatch.setattr(socket, "getaddrinfo", lambda *args, **kwargs: tried.append(args) or [])
+    assert len(load_dataset("hf:owner/cisi").corpus) == 1460  # a local folder: read
+    with pytest.raises(DatasetNotFoundError) as excinfo:
+        load_dataset("hf:nobody/nothing")
+    message = str(excinfo.value)
+    assert message.startswith(
+        "hf:nobody/nothing: not found as a local folder nor in the Hugging Face cache, and downloads are off "
+        "(RANKSCOPE_OFFLINE is set)"
+    )
+    assert tried == []  # no connection tried
+    assert constants.HF_HUB_OFFLINE is False and datasets.config.HF_HUB_OFFLINE is False  # restored after

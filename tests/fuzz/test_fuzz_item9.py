@@ -181,10 +181,12 @@ def offline_caches(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
         ["compare", "--dataset", "irds:beir/scifact/test", "--retrievers", "bm25", "tfidf"],
         ["index", "--dataset", "irds:cranfield", "--index-dir", "IX"],
         ["compare", "--dataset", "cranfield", "--retrievers", "bm25", "tfidf"],
+        ["compare", "--dataset", "hf:nobody/nothing", "--retrievers", "bm25", "tfidf"],
     ],
 )
 def test_offline_dataset_that_would_download(argv: list[str], offline_caches: Path) -> None:
     pytest.importorskip("ir_datasets")
+    pytest.importorskip("datasets")
     argv = [str(offline_caches / "ix") if a == "IX" else a for a in argv]
     check(run_cli(argv), "error", "downloads are off (RANKSCOPE_OFFLINE is set)")
 
