@@ -61,14 +61,15 @@ def test_tune_refuses_the_earlier_form() -> None:
             rs.tune(DATA, "bm25", **earlier)  # type: ignore[arg-type]
 
 
-def test_diagnose_in_the_earlier_form() -> None:
-    new = rs.diagnose(DATA, "bm25", depth=5, sampled=Sampled(2, 2), seed=4)
-    with pytest.warns(DeprecationWarning, match="sampled_negatives=, sampled_repeats="):
-        old = rs.diagnose(DATA, "bm25", depth=5, sampled=True, sampled_negatives=2, sampled_repeats=2, seed=4)
-    _same(old.diagnoses[0].sampled, new.diagnoses[0].sampled)
-    assert old.sampled_settings == "2 negatives, 2 repeats, seed 4"
-    with pytest.warns(DeprecationWarning):  # the counts alone never switched the protocol on
-        assert rs.diagnose(DATA, "bm25", depth=5, sampled_repeats=3).diagnoses[0].sampled.empty
+def test_diagnose_refuses_the_earlier_form() -> None:
+    """``sampled_negatives=``, ``sampled_repeats=`` and ``figures=`` are refused by Python (the shim is gone);
+    ``sampled=Sampled(negatives, repeats)`` gives the counts."""
+    for earlier in ({"sampled_negatives": 2}, {"sampled_repeats": 2}, {"figures": ["svg"]}):
+        with pytest.raises(TypeError, match=f"unexpected keyword argument '{next(iter(earlier))}'"):
+            rs.diagnose(DATA, "bm25", depth=5, sampled=True, **earlier)  # type: ignore[arg-type]
+    assert rs.diagnose(DATA, "bm25", depth=5, sampled=Sampled(2, 2), seed=4).sampled_settings == (
+        "2 negatives, 2 repeats, seed 4"
+    )
 
 
 def test_rag_refuses_the_earlier_form() -> None:
@@ -97,13 +98,10 @@ def test_tune_refuses_a_test_it_does_not_run() -> None:
         rs.tune(DATA, "bm25", execution=Execution(test="t"))
 
 
-def test_diagnose_runs_takes_the_earlier_system_class() -> None:
-    from rankscope.retrieval.registry import make_retriever
-    from rankscope.workflows.common.systems import SystemRun
+def test_the_earlier_system_class_of_diagnose_runs_is_gone() -> None:
+    """``rankscope.workflows.diagnose.System`` (an alias of SystemRun with a DeprecationWarning) is gone."""
+    import rankscope.workflows.diagnose as room
 
-    run = make_retriever("bm25").index(DATA.corpus).search(DATA.queries, k=5)
-    with pytest.warns(DeprecationWarning, match="use SystemRun"):
-        from rankscope.workflows.diagnose import System
-    assert System is SystemRun
-    old = workflows.diagnose_runs(DATA, [System("prod", run)], depth=5)
-    assert old.diagnoses[0].retriever == "prod" and old.provenance.systems["prod"].startswith("run given in Python")
+    with pytest.raises(ImportError):
+        from rankscope.workflows.diagnose import System  # noqa: F401
+    assert not hasattr(room, "System")

@@ -124,7 +124,8 @@ def test_compare_report_with_eight_systems_stays_narrow_and_shares_axes() -> Non
 
 
 def test_diagnose_report_puts_each_plot_beside_its_table() -> None:
-    from rankscope.workflows.diagnose.workflow import build_report, diagnose
+    from rankscope.workflows.diagnose.result import build_report
+    from rankscope.workflows.diagnose.workflow import diagnose
     from tests.workflows.tiny_collection import DATA
 
     report = build_report(diagnose(DATA, "bm25", vs="tfidf", depth=5))

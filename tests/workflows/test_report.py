@@ -202,9 +202,10 @@ def test_diagnose_report_makes_its_drill_down_only_when_written(monkeypatch) -> 
     from tests.workflows.tiny_collection import DATA
 
     workflow = importlib.import_module("rankscope.workflows.diagnose.workflow")
+    result = importlib.import_module("rankscope.workflows.diagnose.result")
     calls: list[str] = []
-    real = workflow.drilldown_html
-    monkeypatch.setattr(workflow, "drilldown_html", lambda *args: calls.append("html") or real(*args))
-    report = workflow.build_report(workflow.diagnose(DATA, "bm25", vs="tfidf", depth=5))
+    real = result.drilldown_html
+    monkeypatch.setattr(result, "drilldown_html", lambda *args: calls.append("html") or real(*args))
+    report = result.build_report(workflow.diagnose(DATA, "bm25", vs="tfidf", depth=5))
     assert calls == []  # building the report (as the child drawing its figures does) makes no drill-down
     assert 'id="drilldown"' in to_html(report) and calls == ["html"]

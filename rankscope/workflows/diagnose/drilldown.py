@@ -27,7 +27,7 @@ from rankscope.workflows.diagnose.analysed import Analysed
 from rankscope.workflows.diagnose.misses import rank_label
 
 if TYPE_CHECKING:
-    from rankscope.workflows.diagnose.workflow import DiagnoseResult
+    from rankscope.workflows.diagnose.result import DiagnoseResult
 
 TOP = 5
 """Top results shown per system and query."""
