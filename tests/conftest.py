@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -44,6 +45,18 @@ def _cache_in_tmp(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
 @pytest.fixture(autouse=True)
 def _no_progress_bars(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("RANKSCOPE_QUIET", "1")
+
+
+@pytest.fixture
+def forkable(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Forking allowed as in a command's process before it loads an OpenMP runtime: no other Python thread
+    (an earlier test may have left an idle one) and no OpenMP runtime (an earlier test may have imported
+    faiss; the children of the tests using this never run its parallel regions)."""
+    from rankscope.core import forked
+
+    monkeypatch.setattr(forked.threading, "active_count", lambda: 1)
+    monkeypatch.setattr(forked.threading, "enumerate", lambda: [threading.main_thread()])
+    monkeypatch.setattr(forked, "openmp_loaded", lambda: False)
 
 
 @pytest.fixture(scope="session")

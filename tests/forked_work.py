@@ -29,3 +29,23 @@ def logged_sum(calls: Path, numbers: list[int], warn: bool = False) -> int:
     if not numbers:
         raise ValueError("nothing to add")
     return sum(numbers)
+
+
+def state(pid: int) -> str:
+    """The process state of ``pid`` (``Z``: a zombie, dead but not yet reaped), or ``gone``."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0]
+    except FileNotFoundError:
+        return "gone"
+
+
+def living(pids: set[int], seconds: float) -> set[int]:
+    """Those of ``pids`` still alive (neither gone nor a zombie) after waiting up to ``seconds`` for them to end."""
+    import time
+
+    deadline = time.monotonic() + seconds
+    while pids and time.monotonic() < deadline:
+        pids = {pid for pid in pids if state(pid) not in ("gone", "Z")}
+        time.sleep(0.05)
+    return pids

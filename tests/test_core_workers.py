@@ -9,12 +9,12 @@ import signal
 import subprocess
 import sys
 import textwrap
-import time
 from collections.abc import Iterator
 
 import pytest
 
 from rankscope.core.workers import WorkerLost, forked_map
+from tests.forked_work import living, state
 
 HELD: list[int] = []
 """What each worker's set-up saw (inherited from the parent at the fork, never pickled)."""
@@ -100,17 +100,5 @@ def test_bounded_workers_die_with_their_parent_killed(tmp_path) -> None:
     parent.wait()
     assert all(line.strip().isdigit() for line in started), (started, parent.stderr.read())
     workers = {int(line) for line in started}
-    deadline = time.monotonic() + 60  # a bound for a loaded machine, not a timing
-    while workers and time.monotonic() < deadline:
-        workers = {pid for pid in workers if _state(pid) not in ("gone", "Z")}
-        time.sleep(0.05)
-    assert workers == set(), {pid: _state(pid) for pid in workers}
-
-
-def _state(pid: int) -> str:
-    """The process state of ``pid`` (``Z``: a zombie, dead but not yet reaped), or ``gone``."""
-    try:
-        with open(f"/proc/{pid}/stat", encoding="ascii") as stat:
-            return stat.read().rsplit(")", 1)[1].split()[0]
-    except FileNotFoundError:
-        return "gone"
+    still = living(workers, 60)  # a bound for a loaded machine, not a timing
+    assert still == set(), {pid: state(pid) for pid in still}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 import threading
 from pathlib import Path
@@ -10,16 +11,9 @@ from pathlib import Path
 import pytest
 
 from rankscope.core import forked
-from tests.forked_work import logged_sum, write_pid
+from tests.forked_work import living, logged_sum, state, write_pid
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="forks only on Linux")
-
-
-@pytest.fixture
-def one_thread(monkeypatch) -> None:
-    """As in a command's process: no other Python thread (an earlier test may have left an idle one)."""
-    monkeypatch.setattr(forked.threading, "active_count", lambda: 1)
-    monkeypatch.setattr(forked.threading, "enumerate", lambda: [threading.main_thread()])
 
 
 def writer(folder: Path, calls: Path, fail: bool = False):
@@ -31,7 +25,7 @@ def writer(folder: Path, calls: Path, fail: bool = False):
     return work
 
 
-def test_the_work_runs_in_a_child_and_its_paths_come_back(tmp_path: Path, one_thread: None) -> None:
+def test_the_work_runs_in_a_child_and_its_paths_come_back(tmp_path: Path, forkable: None) -> None:
     calls = tmp_path / "calls"
     wait = forked.start(writer(tmp_path, calls))
     assert wait() == [tmp_path / "figure.svg", tmp_path / "report.md"]
@@ -39,7 +33,7 @@ def test_the_work_runs_in_a_child_and_its_paths_come_back(tmp_path: Path, one_th
     assert int((tmp_path / "figure.svg").read_text()) != os.getpid()  # written by another process
 
 
-def test_a_failing_child_is_redone_here_so_its_error_is_raised_here(tmp_path: Path, one_thread: None) -> None:
+def test_a_failing_child_is_redone_here_so_its_error_is_raised_here(tmp_path: Path, forkable: None) -> None:
     calls = tmp_path / "calls"
     wait = forked.start(writer(tmp_path, calls, fail=True))
     with pytest.raises(ValueError, match="no space left"):
@@ -56,7 +50,7 @@ def alive(pid: int) -> bool:
     return True
 
 
-def test_a_warm_child_imports_first_then_does_the_work_it_is_handed(tmp_path: Path, one_thread: None) -> None:
+def test_a_warm_child_imports_first_then_does_the_work_it_is_handed(tmp_path: Path, forkable: None) -> None:
     forked.warm(["rankscope.reporting.report"])
     warm_pid = forked._warm[0].pid
     wait = forked.start(write_pid, tmp_path, tmp_path / "calls")
@@ -66,7 +60,7 @@ def test_a_warm_child_imports_first_then_does_the_work_it_is_handed(tmp_path: Pa
     assert not alive(warm_pid)  # and was waited for
 
 
-def test_a_failing_warm_child_is_redone_here(tmp_path: Path, one_thread: None) -> None:
+def test_a_failing_warm_child_is_redone_here(tmp_path: Path, forkable: None) -> None:
     forked.warm([])
     warm_pid = forked._warm[0].pid
     wait = forked.start(write_pid, tmp_path, tmp_path / "calls", True)
@@ -75,9 +69,7 @@ def test_a_failing_warm_child_is_redone_here(tmp_path: Path, one_thread: None) -
     assert (tmp_path / "calls").read_text().split() == [str(warm_pid), str(os.getpid())]
 
 
-def test_work_that_does_not_pickle_goes_to_a_fresh_child_and_the_warm_one_goes(
-    tmp_path: Path, one_thread: None
-) -> None:
+def test_work_that_does_not_pickle_goes_to_a_fresh_child_and_the_warm_one_goes(tmp_path: Path, forkable: None) -> None:
     forked.warm([])
     warm_pid = forked._warm[0].pid
     calls = tmp_path / "calls"
@@ -87,9 +79,7 @@ def test_work_that_does_not_pickle_goes_to_a_fresh_child_and_the_warm_one_goes(
     assert calls.read_text().split()[0] not in (str(warm_pid), str(os.getpid()))
 
 
-def test_beside_computes_in_a_child_forked_now_and_the_warm_child_keeps_waiting(
-    tmp_path: Path, one_thread: None
-) -> None:
+def test_beside_computes_in_a_child_forked_now_and_the_warm_child_keeps_waiting(tmp_path: Path, forkable: None) -> None:
     forked.warm([])
     warm_pid = forked._warm[0].pid
     calls = tmp_path / "calls"
@@ -100,7 +90,7 @@ def test_beside_computes_in_a_child_forked_now_and_the_warm_child_keeps_waiting(
     forked.cool()
 
 
-def test_beside_redoes_here_work_that_fails_or_warns_in_the_child(tmp_path: Path, one_thread: None) -> None:
+def test_beside_redoes_here_work_that_fails_or_warns_in_the_child(tmp_path: Path, forkable: None) -> None:
     failing = tmp_path / "failing"
     with pytest.raises(ValueError, match="nothing to add"):
         forked.beside(logged_sum, failing, [])()
@@ -122,7 +112,7 @@ def test_beside_without_a_child_computes_here_when_waited_for(tmp_path: Path, mo
     assert wait() == 4 and calls.read_text().split() == [str(os.getpid())]
 
 
-def test_a_warm_child_given_no_work_goes_when_cooled(one_thread: None) -> None:
+def test_a_warm_child_given_no_work_goes_when_cooled(forkable: None) -> None:
     forked.warm(["json"])
     pid = forked._warm[0].pid
     forked.warm(["json"])  # at most one
@@ -131,7 +121,7 @@ def test_a_warm_child_given_no_work_goes_when_cooled(one_thread: None) -> None:
     assert not forked._warm and not alive(pid)
 
 
-def test_a_failing_command_leaves_no_warm_child(tmp_path: Path, one_thread: None, monkeypatch, capsys) -> None:
+def test_a_failing_command_leaves_no_warm_child(tmp_path: Path, forkable: None, monkeypatch, capsys) -> None:
     from rankscope.cli import main
 
     started = []
@@ -174,7 +164,7 @@ def test_no_child_when_asked_or_when_another_thread_runs(tmp_path: Path, monkeyp
 
 
 @pytest.mark.slow
-def test_a_report_folder_is_the_same_with_and_without_the_child(tmp_path: Path, monkeypatch, one_thread: None) -> None:
+def test_a_report_folder_is_the_same_with_and_without_the_child(tmp_path: Path, monkeypatch, forkable: None) -> None:
     from rankscope.reporting.rendering import FIGURE_MODULES
     from rankscope.workflows import compare
     from tests.workflows.tiny_collection import small_dataset
@@ -225,6 +215,7 @@ def test_the_child_is_handed_the_reports_plots_not_the_workflows_result(tmp_path
 
 def test_tqdms_monitor_thread_does_not_stop_the_child(monkeypatch) -> None:
     monkeypatch.delenv(forked.FORK_ENV, raising=False)
+    monkeypatch.setattr(forked, "openmp_loaded", lambda: False)
     stop = threading.Event()
     monitor = threading.Thread(target=stop.wait, name="tqdm_monitor")  # a terminal's progress bars start it
     monkeypatch.setattr(forked.threading, "enumerate", lambda: [threading.main_thread(), monitor])
@@ -258,3 +249,80 @@ def test_the_command_draws_in_the_child_and_writes_the_text_itself(tmp_path: Pat
     for svg in sorted(out.glob("*.svg")):  # each figure in the page, its ids prefixed with its name
         assert f'id="{svg.stem}-' in page, svg.name
     assert page.count("<svg") == len(list(out.glob("*.svg"))) >= 3 and 'id="drilldown"' in page
+
+
+def _without_fork_setting() -> dict[str, str]:
+    return {name: value for name, value in os.environ.items() if name != forked.FORK_ENV}
+
+
+OPENMP_RAN = """
+import os
+import numpy as np
+import faiss
+from rankscope.core import forked
+
+vectors = np.random.default_rng(0).random((2000, 32), dtype=np.float32)
+index = faiss.IndexFlatL2(32)
+index.add(vectors)
+index.search(vectors, 5)  # GNU OpenMP's threads have run in this process
+
+
+def search() -> int:
+    index.search(vectors, 5)  # a parallel region: in a child forked now it would wait for ever
+    return os.getpid()
+
+
+print(forked.beside(search)() == os.getpid(), forked.openmp_loaded(), forked.can_fork())
+"""
+
+
+def test_after_openmp_threads_ran_the_work_is_done_here_and_ends() -> None:
+    """faiss (GNU OpenMP, as torch's encoders) searched here: a child forked now hangs in its first
+    parallel region (the previous forked.py forked it, and this never ended: timeout), so beside
+    computes here."""
+    pytest.importorskip("faiss")
+    done = subprocess.run(
+        [sys.executable, "-c", OPENMP_RAN], capture_output=True, text=True, env=_without_fork_setting(), timeout=90
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["True", "True", "False"]
+
+
+def test_openmp_loaded_sees_faiss_runtime_once_imported() -> None:
+    pytest.importorskip("faiss")
+    script = "from rankscope.core import forked; before = forked.openmp_loaded(); import faiss; print(before, forked.openmp_loaded())"
+    found = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    assert found.stdout.split() == ["False", "True"]
+
+
+DYING_PARENT = """
+import os
+import time
+from rankscope.core import forked
+
+forked.warm([])
+forked.start(time.sleep, 600)  # the warm child's work
+forked.beside(time.sleep, 600)  # a child forked now
+with open(f"/proc/self/task/{os.getpid()}/children") as children:
+    print(children.read(), flush=True)
+time.sleep(600)
+"""
+
+
+def test_every_child_dies_with_its_parent_killed() -> None:
+    """A parent killed (SIGKILL: no clean-up of its own) takes its warm child and the child beside it
+    along, as the worker pool's workers (before, both went on with their work for nobody)."""
+    parent = subprocess.Popen(
+        [sys.executable, "-c", DYING_PARENT], stdout=subprocess.PIPE, text=True, env=_without_fork_setting()
+    )
+    assert parent.stdout is not None
+    children = {int(pid) for pid in parent.stdout.readline().split()}
+    parent.kill()
+    parent.wait()
+    try:
+        assert len(children) == 2
+        still = living(children, 60)  # a bound for a loaded machine, not a timing
+        assert still == set(), {pid: state(pid) for pid in still}
+    finally:
+        for pid in living(children, 0):
+            os.kill(pid, 9)

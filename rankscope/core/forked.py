@@ -2,10 +2,13 @@
 process writes the others (``finish`` has the child draw and save the figures, which also keeps
 matplotlib's import off this process).
 
-Only where forking is safe: Linux, and no other Python thread running but tqdm's monitor (a thread
-holding a lock at the fork would leave it locked in the child forever; Jupyter and Dask clients start
-threads, and then the work is done here, one part after the other). The monitor, which a progress bar
-on a terminal starts, only ever takes tqdm's own lock, which the child never uses. The child sends what the work
+Only where forking is safe (:func:`can_fork`, the one rule every forked child of the package obeys): Linux,
+no other Python thread running but tqdm's monitor (a thread holding a lock at the fork would leave it locked
+in the child forever; Jupyter and Dask clients start threads), and no OpenMP runtime loaded (GNU OpenMP is
+not fork-safe: a child forked after its threads ran hangs for ever in its next parallel region, as torch's
+encoders and faiss's searches would); else the work is done here, one part after the other. The monitor,
+which a progress bar on a terminal starts, only ever takes tqdm's own lock, which the child never uses.
+Every child dies with this process, killed or not (Linux's parent-death signal, :func:`die_with_parent`). The child sends what the work
 returned (the paths it wrote, say) through a pipe, pickled (this process reads only what its own child
 wrote), and leaves with ``os._exit`` (no exit handlers, no flushing of buffers it
 inherited). If it fails in any way, the work is done again in this process, so an error (a full disk,
@@ -23,6 +26,7 @@ diagnoses its second system there while this process diagnoses the first), and l
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import os
 import pickle
@@ -39,17 +43,51 @@ IDLE_THREADS = frozenset({"tqdm_monitor"})
 """Threads that may run at the fork: they take no lock the child's work needs."""
 
 FORK_ENV = "RANKSCOPE_FORK"
-"""``RANKSCOPE_FORK=0`` keeps every write in this process (for debugging; the files are the same)."""
+"""``RANKSCOPE_FORK=0`` forks no child: every write and computation in this process (the files are the same)."""
+_PR_SET_PDEATHSIG = 1
 
 
 def can_fork() -> bool:
-    """True where :func:`start` runs its work in a child process."""
+    """True where a child forked now is safe and wanted (:func:`warm`, :func:`start` and :func:`beside` fork
+    only then); a workflow adds only its own conditions (what may run beside it)."""
     return (
         sys.platform.startswith("linux")
         and hasattr(os, "fork")
-        and threading.active_count() == 1 + sum(t.name in IDLE_THREADS for t in threading.enumerate())
         and os.environ.get(FORK_ENV, "1") != "0"
+        and threading.active_count() == 1 + sum(t.name in IDLE_THREADS for t in threading.enumerate())
+        and not openmp_loaded()
     )
+
+
+def openmp_loaded() -> bool:
+    """Whether an OpenMP runtime is loaded in this process (torch's, faiss's): a command's process has none
+    when it forks its first children; one that made a dense system or searched a faiss index has."""
+    from threadpoolctl import threadpool_info
+
+    return any(library["user_api"] == "openmp" for library in threadpool_info())
+
+
+def die_with_parent(parent: int) -> None:
+    """A forked child ends when the process that forked it does, even killed (it would otherwise compute or
+    wait on its pipe or task queue for nobody): Linux's parent-death signal. Run first in every child."""
+    import ctypes
+
+    with contextlib.suppress(AttributeError, OSError):
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+    if os.getppid() != parent:  # the parent died before the signal was asked for
+        os._exit(1)
+
+
+def _fork() -> int:
+    """``os.fork()``, the child set to die with this process; the buffered output flushed first (else the
+    child's copy would be written twice)."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    parent = os.getpid()
+    pid = os.fork()
+    if pid == 0:
+        die_with_parent(parent)
+    return pid
 
 
 @dataclass(frozen=True)
@@ -75,12 +113,10 @@ def warm(modules: Sequence[str]) -> None:
     :func:`start` (or for this process to close its pipe: :func:`cool`, or its exit)."""
     if _warm or not can_fork():
         return
-    sys.stdout.flush()
-    sys.stderr.flush()
     work_read, work_write = os.pipe()
     answer_read, answer_write = os.pipe()
     shared = os.memfd_create("rankscope-work")
-    pid = os.fork()
+    pid = _fork()
     if pid == 0:  # the child: import, wait for the work, do it, say what was written
         code = 1
         try:
@@ -163,10 +199,8 @@ def _fresh(work: Callable[[], T], here: Callable[[], T]) -> Callable[[], T]:
     """``work`` in a child forked now (``here`` when it fails, or here alone when :func:`can_fork` is False)."""
     if not can_fork():
         return here
-    sys.stdout.flush()
-    sys.stderr.flush()
     read, write = os.pipe()
-    pid = os.fork()
+    pid = _fork()
     if pid == 0:  # the child: do the work, say what was written, leave without exit handlers
         code = 1
         try:
@@ -203,7 +237,7 @@ def _waiting(pid: int, answer: int, here: Callable[[], T]) -> Callable[[], T]:
         with os.fdopen(answer, "rb") as pipe:
             data = pipe.read()
         _, status = os.waitpid(pid, 0)
-        if os.waitstatus_to_exitcode(status) != 0:
+        if os.waitstatus_to_exitcode(status) != 0 or not data:  # failed, killed, or left without answering
             return here()  # the same work here: its error, if any, is raised in this process
         return cast(T, pickle.loads(data))  # noqa: S301 - written by this process's own child
 

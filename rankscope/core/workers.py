@@ -9,20 +9,17 @@ start and background work while they run, which on a machine of two cores is mor
 from __future__ import annotations
 
 import collections
-import contextlib
 import os
-import signal
 from collections.abc import Callable, Generator, Iterable
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from rankscope.core.errors import RankscopeError
+from rankscope.core.forked import die_with_parent
 
 if TYPE_CHECKING:
     from concurrent.futures import Future
 
 T = TypeVar("T")
-
-_PR_SET_PDEATHSIG = 1
 
 
 def default_count() -> int:
@@ -43,17 +40,6 @@ def checked_count(given: int | None) -> int:
 
 class WorkerLost(RankscopeError):
     """A worker process ended without giving its result (killed, out of memory): no result is given."""
-
-
-def die_with_parent(parent: int) -> None:
-    """A worker process ends when the one that started it does, even killed (it would otherwise wait
-    on its task queue for ever): Linux's parent-death signal. Run first in each worker."""
-    import ctypes
-
-    with contextlib.suppress(AttributeError, OSError):
-        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
-    if os.getppid() != parent:  # the parent died before the signal was asked for
-        os._exit(1)
 
 
 def _start(parent: int, setup: Callable[..., None], arguments: tuple[Any, ...]) -> None:

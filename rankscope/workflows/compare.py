@@ -419,7 +419,6 @@ def comparison(
         and all(s.framework is None for s in systems.values())
         and len(systems) > 1
         and forked.can_fork()
-        and not openmp_loaded()
     ):
         # the second half of the systems made and scored on the second core (a child forked now) while the first
         # half is made here; without a child, one after the other
@@ -511,15 +510,6 @@ def scored_run(produced: SystemRun, qrels: CodedTable, metrics: Sequence[str], c
         cutoff_table(qrels, run, cutoffs, ("hit", "recall")),
         evaluate(qrels, run, [f"iprec@{level:g}" for level in IPREC_LEVELS]).mean,
     )
-
-
-def openmp_loaded() -> bool:
-    """Whether an OpenMP runtime is loaded here (faiss's, torch's): GNU OpenMP is not fork-safe, a child forked
-    after its threads started can hang in its next parallel region, so the systems are then all made here (a
-    command's process has none loaded when it forks; a notebook that ran faiss before may)."""
-    from threadpoolctl import threadpool_info
-
-    return any(library["user_api"] == "openmp" for library in threadpool_info())
 
 
 def made_and_scored(

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import importlib
 import os
-import subprocess
 import sys
 import threading
 from pathlib import Path
@@ -27,10 +26,9 @@ def _note(path: Path, system: str) -> None:
         log.write(f"{system} {os.getpid()}\n")
 
 
-def test_half_the_systems_and_every_pair_are_done_in_children_with_the_same_result(tmp_path: Path, monkeypatch) -> None:
-    monkeypatch.setattr(forked.threading, "active_count", lambda: 1)  # as in a command: no other thread
-    monkeypatch.setattr(forked.threading, "enumerate", lambda: [threading.main_thread()])
-    monkeypatch.setattr(compare_module, "openmp_loaded", lambda: False)  # faiss imported by an earlier test
+def test_half_the_systems_and_every_pair_are_done_in_children_with_the_same_result(
+    tmp_path: Path, monkeypatch, forkable: None
+) -> None:
     pid = tmp_path / "pid"  # the process that tested every pair, written there
     real = compare_module.all_pairs_tests
     monkeypatch.setattr(compare_module, "all_pairs_tests", lambda *a: (pid.write_text(str(os.getpid())), real(*a))[1])
@@ -66,20 +64,10 @@ def test_with_an_openmp_runtime_loaded_every_system_is_made_here(tmp_path: Path,
     """GNU OpenMP is not fork-safe: with its runtime loaded, no system is made in a child."""
     monkeypatch.setattr(forked.threading, "active_count", lambda: 1)
     monkeypatch.setattr(forked.threading, "enumerate", lambda: [threading.main_thread()])
-    monkeypatch.setattr(compare_module, "openmp_loaded", lambda: True)
+    monkeypatch.setattr(forked, "openmp_loaded", lambda: True)
     made = tmp_path / "made"
     make = fanout.produce_run
     monkeypatch.setattr(fanout, "produce_run", lambda system, *a: (_note(made, system.name), make(system, *a))[1])
     monkeypatch.delenv(forked.FORK_ENV, raising=False)
     compare_module.compare(small_dataset(), ["bm25", "tfidf"])
     assert made.read_text().split()[1::2] == [str(os.getpid())] * 2
-
-
-def test_openmp_loaded_sees_faiss_runtime_once_imported() -> None:
-    pytest.importorskip("faiss")
-    script = (
-        "from rankscope.workflows.compare import openmp_loaded as loaded; before = loaded(); import faiss; "
-        "print(before, loaded())"
-    )
-    found = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
-    assert found.stdout.split() == ["False", "True"]

@@ -6,7 +6,6 @@ from __future__ import annotations
 import dataclasses
 import os
 import sys
-import threading
 from pathlib import Path
 
 import pandas as pd
@@ -34,9 +33,9 @@ def assert_same(one: object, other: object, where: str) -> None:
         assert one == other, where
 
 
-def test_the_second_system_is_diagnosed_in_a_child_with_the_same_result(tmp_path: Path, monkeypatch) -> None:
-    monkeypatch.setattr(forked.threading, "active_count", lambda: 1)  # as in a command: no other thread
-    monkeypatch.setattr(forked.threading, "enumerate", lambda: [threading.main_thread()])
+def test_the_second_system_is_diagnosed_in_a_child_with_the_same_result(
+    tmp_path: Path, monkeypatch, forkable: None
+) -> None:
     data = small_dataset()
     systems = [produce_run(s, data, 10) for s in named_systems([("bm25", "bm25"), ("tfidf", "tfidf")]).values()]
     calls = tmp_path / "calls"
