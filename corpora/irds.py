@@ -126,18 +126,8 @@ def _through_irds(name: str) -> Iterator[None]:
     or a failure of ir_datasets' reading (a file it downloaded that is an error page: it does not check
     the status), one line naming the dataset and the first reason."""
     lazy_libs = require_extra("ir_datasets", "irds", f"irds:{name}").lazy_libs
-    asked, bars = lazy_libs.requests, lazy_libs.tqdm
-    if downloads_off():
-
-        def refused() -> Any:
-            raise _Refused
-
-        lazy_libs.requests = refused
-    if is_quiet():  # ir_datasets' own bars follow rankscope's rule: on a terminal only
-        quiet = types.SimpleNamespace(tqdm=functools.partial(bars().tqdm, disable=True))
-        lazy_libs.tqdm = lambda: quiet
     try:
-        with _own_lines_only(), _logged_failures() as failures:
+        with _own_lines_only(), _logged_failures() as failures, _network_and_bars(lazy_libs):
             yield
     except _Refused:
         raise DatasetNotFoundError(
@@ -150,8 +140,37 @@ def _through_irds(name: str) -> Iterator[None]:
         reason = printable(failures[0] if failures else f"{type(exc).__name__}: {exc}")[:300]
         what = "could not download its files" if downloading else "failed reading its files"
         raise DatasetNotFoundError(f"irds:{name}: ir_datasets {what} ({reason}); its cache: {_home()}") from None
+
+
+_HELD: list[Any] = []
+"""While reads through ir_datasets are open: ir_datasets' own ``requests`` and ``tqdm`` getters, and how many
+reads hold them swapped (two document streams may be open at once, closed in any order)."""
+
+
+@contextlib.contextmanager
+def _network_and_bars(lazy_libs: Any) -> Iterator[None]:
+    """ir_datasets' getters of ``requests`` and ``tqdm`` (``ir_datasets.lazy_libs``, through which every one
+    of its downloads and bars goes) swapped while the first read is open, put back when the last closes:
+    ``requests`` refused with ``RANKSCOPE_OFFLINE`` set, the bars off where rankscope's are."""
+    if not _HELD:
+        _HELD[:] = [lazy_libs.requests, lazy_libs.tqdm, 0]
+        if downloads_off():
+
+            def refused() -> Any:
+                raise _Refused
+
+            lazy_libs.requests = refused
+        if is_quiet():
+            quiet = types.SimpleNamespace(tqdm=functools.partial(_HELD[1]().tqdm, disable=True))
+            lazy_libs.tqdm = lambda: quiet
+    _HELD[2] += 1
+    try:
+        yield
     finally:
-        lazy_libs.requests, lazy_libs.tqdm = asked, bars
+        _HELD[2] -= 1
+        if _HELD[2] == 0:
+            lazy_libs.requests, lazy_libs.tqdm = _HELD[:2]
+            _HELD.clear()
 
 
 def _home() -> str:

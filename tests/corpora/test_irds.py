@@ -137,3 +137,21 @@ def test_a_catalogue_prefix_naming_nothing_is_one_line(text: str) -> None:
     with pytest.raises(DatasetNotFoundError) as excinfo:
         load_dataset(text)
     assert str(excinfo.value).startswith(f"{text!r} names no dataset: write {text.partition(':')[0]}:")
+
+
+def test_two_document_streams_closed_in_either_order_leave_ir_datasets_as_it_was(
+    cisi_in_irds: tuple[str, Dataset], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """rankscope swaps ir_datasets' getters of requests and tqdm while it reads (downloads refused offline, its
+    bars where rankscope's show): before, a second stream opened inside the first restored the first's swap
+    when it closed last, leaving ir_datasets swapped for good."""
+    from ir_datasets import lazy_libs
+
+    monkeypatch.setenv("RANKSCOPE_OFFLINE", "1")
+    before = lazy_libs.requests, lazy_libs.tqdm
+    name, beir = cisi_in_irds
+    first, second = iter_irds_documents(name), iter_irds_documents(name)
+    assert next(first)[0] == next(second)[0] == beir.corpus["doc_id"].iat[0]
+    assert lazy_libs.requests is not before[0]  # swapped while they read
+    assert len(list(first)) == len(list(second)) == len(beir.corpus) - 1
+    assert (lazy_libs.requests, lazy_libs.tqdm) == before
