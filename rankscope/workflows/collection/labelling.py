@@ -24,6 +24,8 @@ from rankscope.workflows.collection.layout import CORPUS, QUERIES, CollectionErr
 from rankscope.workflows.collection.sample import LABELLED, read_sample
 
 NOTE_LIMIT = 2000
+BUSY_SECONDS = 2.0
+"""How long a request waits for a store another process holds locked before the page answers "busy, try again"."""
 _WORD = re.compile(r"\w+")
 
 
@@ -63,9 +65,10 @@ class LabelSession:
         sample, _ = read_sample(self.folder)
         drawn = sample[sample["band"] != LABELLED].sort_values("position")
         self.pairs = list(zip(drawn["query_id"], drawn["doc_id"]))
+        self._sampled = set(self.pairs)
         self._documents = {row["_id"]: row for _, row in read_jsonl(self.folder / CORPUS)}
         self._queries = {row["_id"]: row["text"] for _, row in read_jsonl(self.folder / QUERIES)}
-        self.cache = JudgmentCache(self.folder)
+        self.cache = JudgmentCache(self.folder, busy_seconds=BUSY_SECONDS)
         self.cache.add_judge(self.who)
 
     def close(self) -> None:
@@ -114,9 +117,12 @@ class LabelSession:
         }
 
     def _checked(self, query_id: Any, doc_id: Any) -> tuple[str, str]:
+        if not isinstance(query_id, str) or not isinstance(doc_id, str):
+            raise LabelRequestError("query_id and doc_id must be strings")
         pair = (query_id, doc_id)
-        if pair not in set(self.pairs):
-            raise LabelRequestError(f"({query_id!r}, {doc_id!r}) is not a pair of this collection's sample")
+        if pair not in self._sampled:
+            shown = f"({query_id[:80]!r}, {doc_id[:80]!r})"
+            raise LabelRequestError(f"{shown} is not a pair of this collection's sample")
         return pair
 
     def label(self, query_id: Any, doc_id: Any, grade: Any, note: Any = "", seconds: Any = 0.0) -> None:

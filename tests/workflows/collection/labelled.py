@@ -1,8 +1,13 @@
-"""A small sampled collection for the labelling tests: documents written at test time, pooled, sampled."""
+"""A small sampled collection for the labelling tests (documents written at test time, pooled, sampled), and
+`rankscope label` started in its own process."""
 
 from __future__ import annotations
 
 import json
+import os
+import re
+import subprocess
+import sys
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -26,3 +31,22 @@ def sampled_collection(
     pool_collection(folder, ["bm25"], depth)
     sample_collection(folder, budget, 0)
     return folder
+
+
+def start_label_page(folder: Path) -> tuple[subprocess.Popen[str], str]:
+    """``rankscope label`` in its own process; returns it and the address it printed."""
+    process = subprocess.Popen(
+        [sys.executable, "-m", "rankscope.cli", "label", str(folder), "--name", "alice", "--port", "0"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
+    assert process.stdout is not None
+    for _ in range(5):
+        line = process.stdout.readline()
+        found = re.search(r"open (http://127\.0\.0\.1:\d+/)", line)
+        if found:
+            return process, found.group(1)
+    process.kill()
+    raise AssertionError(f"no address printed: {process.stderr.read() if process.stderr else ''}")

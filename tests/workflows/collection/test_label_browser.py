@@ -5,18 +5,15 @@ and every label still there; a document holding <script> and an onerror attribut
 from __future__ import annotations
 
 import os
-import re
 import shutil
 import signal
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from rankscope.workflows.collection.labels import all_labels
-from tests.workflows.collection.labelled import sampled_collection
+from tests.workflows.collection.labelled import sampled_collection, start_label_page
 
 webdriver = pytest.importorskip("selenium.webdriver")
 CHROMIUM = shutil.which("chromium")
@@ -34,25 +31,6 @@ TEXTS = {
 }
 QUESTIONS = {"q1": "when does the red ferry leave", "q2": "which ferry leaves from pier 2", "q3": "ferry timetable"}
 PAYLOAD = 'Tide <script>window.pwned = "script"</script> <img src="x" onerror="window.pwned = \'onerror\'"> tables'
-
-
-def start(folder: Path) -> tuple[subprocess.Popen[str], str]:
-    """``rankscope label`` in its own process; returns it and the address it printed."""
-    process = subprocess.Popen(
-        [sys.executable, "-m", "rankscope.cli", "label", str(folder), "--name", "alice", "--port", "0"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env={**os.environ, "PYTHONUNBUFFERED": "1"},
-    )
-    assert process.stdout is not None
-    for _ in range(5):
-        line = process.stdout.readline()
-        found = re.search(r"open (http://127\.0\.0\.1:\d+/)", line)
-        if found:
-            return process, found.group(1)
-    process.kill()
-    raise AssertionError(f"no address printed: {process.stderr.read() if process.stderr else ''}")
 
 
 @pytest.fixture()
@@ -90,7 +68,7 @@ def press(driver: object, key: str) -> None:
 
 def test_keyboard_labels_survive_undo_reload_and_a_killed_server(tmp_path: Path, browser: object) -> None:
     folder = sampled_collection(tmp_path, TEXTS, QUESTIONS, depth=6, budget=14)
-    process, url = start(folder)
+    process, url = start_label_page(folder)
     try:
         browser.get(url)
         counts(browser, "0 of 14 labelled")
@@ -115,7 +93,7 @@ def test_keyboard_labels_survive_undo_reload_and_a_killed_server(tmp_path: Path,
     saved = all_labels(folder)
     assert {(q, d): g for q, d, g in zip(saved["query_id"], saved["doc_id"], saved["relevance"])} == given
     assert set(saved["source"]) == {"human:alice"}
-    process, url = start(folder)
+    process, url = start_label_page(folder)
     try:
         browser.get(url)
         counts(browser, "9 of 14 labelled")
@@ -130,7 +108,7 @@ def test_a_document_with_script_and_onerror_runs_nothing(tmp_path: Path, browser
 
     texts = {"tides": PAYLOAD, "other": "Tide tables for the harbour <b>bold</b>"}
     folder = sampled_collection(tmp_path, texts, {"q1": "tide tables <script>window.pwned='query'</script>"}, depth=2)
-    process, url = start(folder)
+    process, url = start_label_page(folder)
     try:
         browser.get(url)
         counts(browser, "0 of 2 labelled")

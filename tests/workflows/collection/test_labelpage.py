@@ -3,11 +3,15 @@ is served, labels saved at once, skip and undo, refusals that save nothing, and 
 
 from __future__ import annotations
 
+import json
 import re
+import socket
+import sqlite3
 from pathlib import Path
 
 import pytest
 
+from rankscope.judging.cache import FILE_NAME
 from rankscope.workflows.collection.labelling import LabelSession, highlight_spans
 from rankscope.workflows.collection.labels import all_labels
 from tests.needs import needs
@@ -18,11 +22,13 @@ pytestmark = needs("starlette", "httpx")
 
 
 @pytest.fixture()
-def client(tmp_path: Path):
+def client(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     from starlette.testclient import TestClient
 
+    from rankscope.workflows.collection import labelling
     from rankscope.workflows.collection.labelpage import make_app
 
+    monkeypatch.setattr(labelling, "BUSY_SECONDS", 0.2, raising=False)  # a locked store answers 503 after 0.2 s
     folder = sampled_collection(tmp_path, TEXTS, QUERIES, depth=3)
     session = LabelSession(folder, "alice")
     with TestClient(make_app(session, "secret-token", ["testserver"])) as test_client:
@@ -99,3 +105,92 @@ def test_highlighted_words_are_the_query_terms_as_the_analyzer_sees_them() -> No
     assert words == ["Closures", "closure"]  # stemmed matches, stopwords (how, do) never marked
     assert highlight_spans("the of", text) == []
     assert all(re.fullmatch(r"\w+", w) for w in words)
+
+
+def test_a_busy_store_answers_503_and_the_same_label_is_saved_once_it_is_free(client) -> None:
+    pair = client.get("/api/state").json()["pair"]
+    body = {"query_id": pair["query_id"], "doc_id": pair["doc_id"], "grade": 3}
+    holder = sqlite3.connect(client.folder / FILE_NAME, isolation_level=None)  # another process's lock
+    holder.execute("BEGIN EXCLUSIVE")
+    refused = post(client, "/api/label", body)
+    assert (refused.status_code, refused.json(), refused.headers["retry-after"]) == (
+        503,
+        {"error": "busy, try again"},
+        "1",
+    )
+    assert client.get("/api/state").json()["pair"] == pair  # still shown: nothing was saved
+    holder.rollback()
+    holder.close()
+    saved = post(client, "/api/label", body)
+    assert saved.status_code == 200 and saved.json()["done"] == 1
+    assert list(all_labels(client.folder)["relevance"]) == [3]
+
+
+DEEP = "[" * 30_000 + "]" * 30_000
+
+
+@pytest.mark.parametrize(
+    ("body", "reason"),
+    [
+        ({"query_id": ["q"], "doc_id": "d", "grade": 1}, "query_id and doc_id must be strings"),
+        ({"query_id": "q", "doc_id": {"d": 1}, "grade": 1}, "query_id and doc_id must be strings"),
+        ({"query_id": "q" * 60_000, "doc_id": "d", "grade": 1}, "is not a pair of this collection's sample"),
+        (DEEP.encode(), "nested deeper than Python's recursion limit"),
+        (b"[" * 100_000 + b"]" * 100_000, "the body is larger than 65536 bytes"),
+        (b'{"query_id": "q", "query_id": "r"}', "key 'query_id' appears twice"),
+        (b"\xff\xfe{}", "the body must be UTF-8 JSON"),
+        (b"[1, 2]", "the body must be a JSON object"),
+        (b" " * 70_000 + b"{}", "the body is larger than 65536 bytes"),
+    ],
+)
+def test_a_hostile_body_is_400_with_its_reason(client, body: object, reason: str) -> None:
+    content = body if isinstance(body, bytes) else json.dumps(body).encode()
+    response = client.post("/api/label", content=content, headers={"X-Token": "secret-token"})
+    assert response.status_code == 400 and reason in response.json()["error"]
+    assert len(response.json()["error"]) < 300  # a huge id is not echoed whole
+    assert len(all_labels(client.folder)) == 0
+
+
+@pytest.mark.parametrize(
+    ("host", "status"),
+    [("", 400), ("testserver", 200), ("TESTSERVER:80", 200), ("evil.example", 400), ("testserver@evil", 400)],
+)
+def test_the_host_header_must_name_the_address_served(client, host: str, status: int) -> None:
+    assert client.get("/api/state", headers={"Host": host}).status_code == status
+
+
+def test_the_names_a_page_accepts_for_each_address_served() -> None:
+    from rankscope.workflows.collection.labelpage import allowed_hosts, request_host
+
+    everywhere = allowed_hosts("0.0.0.0")
+    assert {"127.0.0.1", "localhost", "::1", socket.gethostname().lower()} <= everywhere
+    assert "evil.example" not in everywhere
+    assert allowed_hosts("127.0.0.1") == allowed_hosts("localhost") == {"127.0.0.1", "localhost", "::1"}
+    assert allowed_hosts("[::1]") == {"127.0.0.1", "localhost", "::1"}
+    assert allowed_hosts("192.0.2.7") == {"192.0.2.7"}
+    assert [request_host(h) for h in ("[::1]:8765", "LocalHost:1", "", None, "a:b", "x:99999", "a/b")] == [
+        "::1",
+        "localhost",
+        None,
+        None,
+        None,
+        None,
+        None,
+    ]
+
+
+def test_an_address_that_cannot_be_served_is_named_in_one_line() -> None:
+    from rankscope.workflows.collection.labelpage import listening
+    from rankscope.workflows.collection.layout import CollectionError
+
+    with pytest.raises(CollectionError, match=r"--port 99999: a port is a number from 0 to 65535"):
+        listening("127.0.0.1", 99999)
+    with pytest.raises(CollectionError, match=r"--host no-such-host\.invalid: cannot be resolved"):
+        listening("no-such-host.invalid", 0)
+    taken = listening("127.0.0.1", 0)
+    port = taken.getsockname()[1]
+    try:
+        with pytest.raises(CollectionError, match=rf"cannot serve on 127\.0\.0\.1:{port}: .*another program listens"):
+            listening("127.0.0.1", port)
+    finally:
+        taken.close()

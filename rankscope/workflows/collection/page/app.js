@@ -1,12 +1,15 @@
 // The labelling page: every text is put in with textContent (never innerHTML), so a document's markup
-// stays text; every change is a POST carrying the page's token.
+// stays text; every change is a POST carrying the page's token. A change the server answers 503 (its
+// store busy) is kept and sent again until it is saved, unless another change replaces it.
 "use strict";
 (function () {
   const token = document.querySelector('meta[name="rankscope-token"]').content;
   const $ = (id) => document.getElementById(id);
+  const RETRY_MS = 1500;
   let current = null;
   let shownAt = performance.now();
   let busy = false;
+  let pending = null; // the change the server was too busy to save: {path, body}
 
   function highlighted(text, spans) {
     const fragment = document.createDocumentFragment();
@@ -54,6 +57,14 @@
     }
   }
 
+  function what(path, body) {
+    return path === "/api/label" ? "grade " + body.grade : path === "/api/undo" ? "undo" : "skip";
+  }
+
+  function retry(change) {
+    if (pending === change) call(change.path, change.body);
+  }
+
   async function call(path, body) {
     if (busy) return;
     busy = true;
@@ -64,8 +75,16 @@
         body: body === undefined ? undefined : JSON.stringify(body),
       });
       const answer = await response.json();
+      if (response.status === 503 && body !== undefined) {
+        const change = { path: path, body: body };
+        pending = change;
+        $("status").textContent = answer.error + ": " + what(path, body) + " is kept and sent again";
+        setTimeout(() => retry(change), RETRY_MS);
+        return;
+      }
+      if (body !== undefined) pending = null;
       if (!response.ok) {
-        $("status").textContent = "not saved: " + answer.error;
+        $("status").textContent = (body === undefined ? "" : "not saved: ") + answer.error;
         return;
       }
       render(answer);
