@@ -27,7 +27,8 @@ from rankscope.core.printable import printable
 from rankscope.core.scheduler import add_scheduler
 from rankscope.core.workers import checked_count, default_count
 from rankscope.corpora.cli import add_analyzer, add_fields, add_split, add_strict, load_reported
-from rankscope.retrieval.storage import META_FILE, reading_index, replacing_index
+from rankscope.retrieval.index_swap import reading_index
+from rankscope.retrieval.storage import META_FILE, replacing_index
 
 if TYPE_CHECKING:  # pandas (and the retrievers) load when a command runs, not to parse its command line
     import numpy as np

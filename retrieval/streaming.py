@@ -36,7 +36,8 @@ from rankscope.core.fileio import release_pages
 from rankscope.core.progress import progress
 from rankscope.core.workers import forked_map
 from rankscope.retrieval.analysis import Analyzer
-from rankscope.retrieval.storage import IndexWriter, fault, load_index, save_index
+from rankscope.retrieval.index_swap import fault
+from rankscope.retrieval.storage import IndexWriter, load_index, save_index
 from rankscope.retrieval.termcounts import SLICE, compact_counts, count_postings
 
 DEFAULT_MEMORY_BUDGET = 1 << 30

@@ -22,7 +22,7 @@ CATCHING = {  # the modules that may catch an ImportError, and why
     "rankscope/core/extras.py": "the one helper",
     "corpora/formats.py": "pandas' Parquet engines, neither installed: missing_extra's line",
     "retrieval/topk.py": "the compiled kernel, required, not an extra",
-    "retrieval/storage.py": "fcntl: no advisory locks on this platform",
+    "retrieval/index_swap.py": "fcntl: no advisory locks on this platform",
     "retrieval/registry.py": "a built-in retriever whose extra is missing is not listed",
     "retrieval/checks.py": "passes a MissingExtraError through unchanged",
 }

@@ -3,7 +3,7 @@
 A build killed while counting, spilling, merging, committing, renaming or cleaning up must leave
 the index folder holding the previous index (or none, if there was none), never a mix; the same
 command run again builds the clean index and removes what the killed build left. Each phase is
-reached deterministically through :data:`retrieval.storage.FAULT_VARIABLE`. While one process
+reached deterministically through :data:`retrieval.index_swap.FAULT_VARIABLE`. While one process
 rebuilds an index (and is killed at random moments), searches of it in other processes succeed
 with the old index's run or the new one's, exactly; a second writer is refused with one line.
 
@@ -26,7 +26,7 @@ from pathlib import Path
 import pytest
 from harness import OUTCOMES, check, run_cli  # tests/fuzz/harness.py
 
-from rankscope.retrieval.storage import FAULT_VARIABLE, _writer_lock
+from rankscope.retrieval.index_swap import FAULT_VARIABLE, _writer_lock
 
 pytestmark = pytest.mark.slow  # real processes built, killed and searched: seconds each
 
@@ -36,10 +36,10 @@ WORDS = [f"w{i}" for i in range(400)]
 # spilled runs; RANKSCOPE_TEST_NO_EXCHANGE=1 takes the two-rename swap of file systems without renameat2
 DRIVER = """
 import os, sys
-from rankscope.retrieval import storage, streaming
+from rankscope.retrieval import index_swap, streaming
 streaming.BATCH_DOCUMENTS = 100
 if os.environ.get("RANKSCOPE_TEST_NO_EXCHANGE"):
-    storage._exchange = lambda first, second: False
+    index_swap._exchange = lambda first, second: False
 from rankscope.cli import main
 sys.exit(main(sys.argv[1:]))
 """
