@@ -3,8 +3,9 @@
 Each module in :data:`COMMANDS` defines ``register(subparsers)``, which
 adds its sub-command and sets ``func`` (taking the parsed args, returning an
 exit code). User errors (:class:`RankscopeError`, missing files) print one line
-on stderr and exit 2, as do other operating-system errors (a file that cannot be
-read or written); anything else is a bug and keeps its traceback.
+on stderr and exit 2 (or the error's own ``exit_code``: 3 when every call to a judge
+failed, :class:`rankscope.judging.base.JudgeFailedError`), as do other operating-system
+errors (a file that cannot be read or written); anything else is a bug and keeps its traceback.
 """
 
 from __future__ import annotations
@@ -98,7 +99,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return int(args.func(args) or 0)
     except (RankscopeError, FileNotFoundError) as exc:
         print(f"rankscope {args.command}: error: {exc}", file=sys.stderr)
-        return 2
+        return int(getattr(exc, "exit_code", 2))
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130

@@ -32,6 +32,14 @@ class JudgeError(RankscopeError, ValueError):
     """A judge spec, option or judgments file is unusable (said in one line)."""
 
 
+class JudgeFailedError(RankscopeError):
+    """Every call made to the judge failed (a server down, a wrong URL or key): its reasons in one line.
+    The command ends with :attr:`exit_code` 3, not 2, so a script can tell a judge that answered
+    nothing from a mistyped option; the calls are counted in the cache and asked again next run."""
+
+    exit_code = 3
+
+
 @dataclass(frozen=True)
 class Pair:
     """One (query, document) to judge. Text judges read the texts; a qrels judge reads the ids."""

@@ -19,13 +19,15 @@ and the others count its answer as a cache hit.
 from __future__ import annotations
 
 import time
+from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from rankscope.core.printable import printable
 from rankscope.core.progress import progress
-from rankscope.judging.base import FAILED, INVALID, Judge, Judgment, Pair
+from rankscope.judging.base import FAILED, INVALID, Judge, JudgeFailedError, Judgment, Pair
 from rankscope.judging.cache import JudgmentCache, pair_key
 
 
@@ -42,6 +44,8 @@ class Outcome:
     """Tokens the server reported for the calls made (0 when it reports none)."""
     seconds: float = 0.0
     """Wall time from the first call sent to the last answer."""
+    failures: tuple[str, ...] = ()
+    """The reason of each call that failed (its judgment's ``raw``), in the order the pairs were asked."""
 
     @property
     def calls_per_second(self) -> float:
@@ -54,6 +58,26 @@ class Outcome:
     @property
     def failed(self) -> int:
         return sum(j.status == FAILED for j in self.judgments)
+
+    def reasons(self, shown: int = 3) -> str:
+        """The most frequent reasons of the failed calls, each with its count, in one printable line."""
+        counts = Counter(printable(" ".join(reason.split()))[:300] for reason in self.failures)
+        said = "; ".join(f"{reason} ({n} call{'s' * (n > 1)})" for reason, n in counts.most_common(shown))
+        return said + (f"; and {len(counts) - shown} other reasons" if len(counts) > shown else "")
+
+    def failure_warning(self) -> str | None:
+        """A warning naming how many calls failed and why (None when none did); raises
+        :class:`~rankscope.judging.base.JudgeFailedError` when every call made failed."""
+        if not self.failures:
+            return None
+        if len(self.failures) == self.calls:
+            raise JudgeFailedError(
+                f"the judge failed all {self.calls} calls, so no label came from it: {self.reasons()}"
+            )
+        return (
+            f"the judge failed {len(self.failures)} of {self.calls} calls (their pairs stay unjudged and are asked "
+            f"again next run): {self.reasons()}"
+        )
 
 
 def judge_pairs(judge: Judge, pairs: Sequence[Pair], cache: JudgmentCache, scheduler: Any = None) -> Outcome:
@@ -69,6 +93,7 @@ def judge_pairs(judge: Judge, pairs: Sequence[Pair], cache: JudgmentCache, sched
     hits = len(answers)
     todo = [key for key in first if key not in answers]
     estimated = reported = calls = 0
+    failed: dict[str, str] = {}
     started = time.perf_counter()
 
     def status(_: object) -> str:
@@ -91,12 +116,16 @@ def judge_pairs(judge: Judge, pairs: Sequence[Pair], cache: JudgmentCache, sched
         if not asked:  # another process sharing the cache asked it meanwhile
             hits += 1
             continue
+        if judgment.status == FAILED:
+            failed[key] = judgment.raw
         calls += 1
         estimated += judge.estimate_tokens(first[key])
         reported += judgment.tokens
     seconds = time.perf_counter() - started if calls else 0.0
     cache.link(identity.key, [(pair.query_id, pair.doc_id, key) for key, pair in zip(keys, pairs)])
-    return Outcome(tuple(answers[key] for key in keys), calls, hits, len(first), estimated, reported, seconds)
+    failures = tuple(failed[key] for key in todo if key in failed)
+    judgments = tuple(answers[key] for key in keys)
+    return Outcome(judgments, calls, hits, len(first), estimated, reported, seconds, failures)
 
 
 def ask_chunk(judge: Judge, folder: Path, keys: Sequence[str], pairs: Sequence[Pair]) -> list[Judgment]:

@@ -86,9 +86,11 @@ SYSTEMS_CAPTION = (
     f"differ from their defaults, files and the provenance every one); {BANDS_CAPTION}; notes = what the run "
     "check found"
 )
+JUDGE_COLUMNS = ("judge_share", "invalid", "failed")
 JUDGE_CAPTION = (
     f"With --judgments or --judge: judge_share@{SHARE_DEPTH} = share of the top {SHARE_DEPTH} that only the judge labelled; "
-    f"invalid@{SHARE_DEPTH} = its replies there that gave no label (left unjudged)"
+    f"invalid@{SHARE_DEPTH} = its replies there that gave no label, failed@{SHARE_DEPTH} = its calls there that "
+    "failed (both left unjudged; the warnings say why)"
 )
 HOLES_RULE = (
     f"(a share is far below the baseline's when it is under {FAR_BELOW[0]:.0%} of it and at least "
@@ -450,7 +452,7 @@ def comparison(
     systems_table = pd.DataFrame.from_dict(described, orient="index").rename_axis("retriever")
     holes = tuple(hole_warnings(systems_table[[band_name(band) for band in BANDS]], baseline))
     if labelled is not None:
-        shares = system_shares(runs, labelled.labels)[[f"judge_share@{SHARE_DEPTH}", f"invalid@{SHARE_DEPTH}"]]
+        shares = system_shares(runs, labelled.labels)[[f"{column}@{SHARE_DEPTH}" for column in JUDGE_COLUMNS]]
         systems_table = systems_table.join(shares)
     result = CompareResult(
         dataset=data.name,
@@ -474,7 +476,7 @@ def comparison(
         systems=systems_table,
         intervals=pd.DataFrame() if labelled is None else judge_intervals(labelled, runs, metrics, baseline),
         precision_recall=pd.DataFrame(pr_rows, columns=["retriever", "recall", "precision"]),
-        warnings=holes,
+        warnings=holes + (labelled.warnings if labelled is not None else ()),
         provenance=provenance.record(
             "compare",
             data,

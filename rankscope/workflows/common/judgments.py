@@ -47,6 +47,9 @@ class Judgments:
     labels: pd.DataFrame
     human_sample: pd.DataFrame | None
     population: tuple[str, ...] | None = None
+    warnings: tuple[str, ...] = ()
+    """What the judge workflow warned of while labelling (failed calls and why, a circular judge), for
+    ``compare --judge`` to print beside its tables; none for a folder read back."""
 
     @property
     def where(self) -> str:

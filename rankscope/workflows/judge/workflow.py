@@ -99,7 +99,7 @@ class JudgeResult:
     def judgments(self) -> Judgments:
         """The labels as ``compare`` scores with them: what :func:`~rankscope.workflows.common.judgments.read_judgments`
         reads back from the folder this result writes."""
-        return Judgments(None, self.qrels, self.labels, self.human_sample, self.population)
+        return Judgments(None, self.qrels, self.labels, self.human_sample, self.population, self.warnings)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -246,16 +246,21 @@ def judge(
     sample = draw_sample(data.qrels, human_sample, seed) if human_sample is not None else []
     visible = data.qrels[data.qrels["query_id"].isin(sample)] if blind else data.qrels
     every_pair = rejudge or blind or human_sample is not None  # PPI needs the judge's label where humans' is known
-    with using(scheduler) as client, JudgmentCache(judgments) as cache:  # one cluster: the runs, then the calls
-        runs = {name: produced.run for name, produced in produce_runs(resolved, data, depth, client)}
-        pool = make_pool(runs, data, depth, visible)
-        asked = pool.pairs if every_pair else pool.unjudged
-        outcome = judge_pairs(judge_obj, pairs_to_judge(asked, data), cache, client)
-        probes = (
-            audit_judge(judge_obj, pairs_to_judge(pool.pairs, data), cache, n=audit_pairs, seed=seed) if audit else []
-        )
-    if isinstance(judge, str):  # a judge made here is closed here; one given is the caller's
-        judge_obj.close()
+    try:
+        with using(scheduler) as client, JudgmentCache(judgments) as cache:  # one cluster: the runs, then the calls
+            runs = {name: produced.run for name, produced in produce_runs(resolved, data, depth, client)}
+            pool = make_pool(runs, data, depth, visible)
+            asked = pool.pairs if every_pair else pool.unjudged
+            outcome = judge_pairs(judge_obj, pairs_to_judge(asked, data), cache, client)
+            failure = outcome.failure_warning()  # every call failed: JudgeFailedError, before the audit asks more
+            probes = (
+                audit_judge(judge_obj, pairs_to_judge(pool.pairs, data), cache, n=audit_pairs, seed=seed)
+                if audit
+                else []
+            )
+    finally:
+        if isinstance(judge, str):  # a judge made here is closed here; one given is the caller's
+            judge_obj.close()
     labels = pooled_labels(pool, asked, outcome, judge_obj.identity)
     merged = merged_qrels(visible, labels)
     intervals, sample_qrels, population = None, None, None
@@ -288,7 +293,8 @@ def judge(
         systems=system_shares(runs, labels, min(SHARE_DEPTH, depth)),
         labels=labels,
         qrels=merged,
-        warnings=circular_warnings(resolved, judge_obj.identity)
+        warnings=((failure,) if failure else ())
+        + circular_warnings(resolved, judge_obj.identity)
         + bias_warnings(probes)
         + (intervals.warnings if intervals is not None else ()),
         audit=tuple(probes),
