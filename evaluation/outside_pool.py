@@ -38,7 +38,7 @@ SAMPLE_COLUMNS = ("query_id", "doc_id", "stratum", "inclusion_probability")
 def parse_cuts(text: str) -> tuple[int, ...]:
     """``"100,1000"`` as ``(100, 1000)``: increasing positive ranks, or a one-line RankscopeError."""
     parts = [part.strip() for part in str(text).split(",")]
-    if not parts or any(not part.isdigit() for part in parts):
+    if any(not (part.isascii() and part.isdigit()) for part in parts):
         raise RankscopeError(
             f"strata cuts must be increasing positive ranks separated by commas, like 100,1000; got {text!r}"
         )

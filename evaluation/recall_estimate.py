@@ -131,9 +131,10 @@ def estimate_recall(
     """
     if not 0 < confidence < 1:
         raise RankscopeError(f"confidence must be between 0 and 1, got {confidence!r}")
-    if draws < 100:
+    if isinstance(draws, bool) or not isinstance(draws, (int, np.integer)) or draws < 100:
         raise RankscopeError(f"at least 100 draws give an interval, got {draws!r}")
     rng = np.random.default_rng(seed)
+    judged = as_labels(judged, "the judged pairs")
     strata = sample.strata
     queries = pd.Index(strata.queries)
     judged_relevant = relevant_by_query(judged, relevance_level).reindex(queries, fill_value=0).to_numpy()
@@ -170,12 +171,7 @@ def estimate_recall(
         },
         columns=list(QUERY_COLUMNS),
     )
-    judged_labels = judged.assign(
-        query_id=judged["query_id"].astype(str),
-        doc_id=judged["doc_id"].astype(str),
-        relevant=judged["relevance"].to_numpy() >= relevance_level,
-        weight=1.0,
-    )
+    judged_labels = judged.assign(relevant=judged["relevance"].to_numpy() >= relevance_level, weight=1.0)
     judged_labels = judged_labels.assign(stratum=-1)
     sampled_labels = labelled_pairs.assign(weight=counts.weights[q_at, h_at], stratum=h_at)
     columns = ["query_id", "doc_id", "relevant", "weight", "stratum"]
@@ -255,27 +251,27 @@ def quantile(values: np.ndarray, at: float | np.ndarray) -> np.ndarray:
     return np.quantile(values, at, axis=0, method="inverted_cdf")
 
 
+def as_labels(frame: pd.DataFrame, what: str) -> pd.DataFrame:
+    """``query_id, doc_id, relevance`` checked as qrels are (whole-number labels, no missing value), ids as str."""
+    checked = validate(frame, "qrels", what)
+    return pd.DataFrame(
+        {
+            "query_id": checked["query_id"].astype(object).astype(str),
+            "doc_id": checked["doc_id"].astype(object).astype(str),
+            "relevance": checked["relevance"].to_numpy(),
+        }
+    )
+
+
 def relevant_by_query(judged: pd.DataFrame, relevance_level: int) -> pd.Series:
     """Relevant judgments per query id (str)."""
-    missing = {"query_id", "doc_id", "relevance"} - set(judged.columns)
-    if missing:
-        raise RankscopeError(f"the judgments need the columns {sorted(missing)}")
     relevant = judged[judged["relevance"].to_numpy() >= relevance_level]
     return relevant.groupby(relevant["query_id"].astype(str)).size()
 
 
 def labelled_sample(sample: OutsideSample, labels: pd.DataFrame, relevance_level: int) -> pd.DataFrame:
     """The sample's pairs that have a label, with ``relevant``; a label of a pair not drawn is refused."""
-    missing = {"query_id", "doc_id", "relevance"} - set(labels.columns)
-    if missing:
-        raise RankscopeError(f"the sample's labels need the columns {sorted(missing)}")
-    given = pd.DataFrame(
-        {
-            "query_id": labels["query_id"].astype(str),
-            "doc_id": labels["doc_id"].astype(str),
-            "relevance": labels["relevance"],
-        }
-    )
+    given = as_labels(labels, "the sample's labels")
     if given.duplicated(["query_id", "doc_id"]).any():
         row = given[given.duplicated(["query_id", "doc_id"])].iloc[0]
         raise RankscopeError(f"the sample's labels give query {row['query_id']!r}, document {row['doc_id']!r} twice")

@@ -121,8 +121,12 @@ def test_bad_labels_and_settings_are_refused() -> None:
         estimate_recall(sample, judged, stray, runs)
     with pytest.raises(RankscopeError, match="twice"):
         estimate_recall(sample, judged, pd.concat([labels, labels.iloc[:1]]), runs)
-    with pytest.raises(RankscopeError, match="columns"):
+    with pytest.raises(RankscopeError, match="the sample's labels: qrels table is missing column"):
         estimate_recall(sample, judged, labels.drop(columns="relevance"), runs)
+    with pytest.raises(RankscopeError, match="the sample's labels: qrels column 'relevance' must hold integers"):
+        estimate_recall(sample, judged, labels.assign(relevance=0.5), runs)
+    with pytest.raises(RankscopeError, match="the judged pairs: qrels column 'relevance' has a missing value"):
+        estimate_recall(sample, judged.assign(relevance=np.nan), labels, runs)
     with pytest.raises(RankscopeError, match="confidence"):
         estimate_recall(sample, judged, labels, runs, confidence=95)
     with pytest.raises(RankscopeError, match="draws"):

@@ -22,7 +22,9 @@ def call(args: argparse.Namespace, judge: Callable[..., Any]) -> Any:
         args.judge,
         depth=args.depth,
         judgments=args.judgments,
-        study=Study(args.rejudge, args.audit, args.audit_pairs, args.human_sample, args.blind, args.metric),
+        study=Study(
+            args.rejudge, args.audit, args.audit_pairs, args.human_sample, args.blind, args.metric, args.outside_pool
+        ),
         execution=Execution.from_args(args),
     )
     print_warnings(args.command, result.warnings)
@@ -86,6 +88,14 @@ COMMAND = Command(
             settings={"action": "store_true"},
         ),
         Option(("--metric",), "metric of the intervals (default: %(default)s)", "metric"),
+        Option(
+            ("--outside-pool",),
+            "K unjudged documents per query drawn outside everything judged (strata by the first system's ranks "
+            "1-100, 101-1000, the rest) for the judge to label: each query's R and each system's recall@100 "
+            "with intervals (docs/recall.md)",
+            "outside_pool",
+            {"type": int, "metavar": "K"},
+        ),
         scheduler("each system's run and each chunk of judge calls is made there as a task, sharing the one cache"),
     ),
     call=call,

@@ -51,6 +51,9 @@ from rankscope.workflows.common.judgments import (
 )
 from rankscope.workflows.common.runs import DatasetSource, check_depth, resolve_dataset
 from rankscope.workflows.common.systems import SystemLike, descriptions, resolve_systems
+from rankscope.workflows.judge.outside import CAPTION as OUTSIDE_CAPTION
+from rankscope.workflows.judge.outside import DEPTH as OUTSIDE_DEPTH
+from rankscope.workflows.judge.outside import Outside, outside_pool
 from rankscope.workflows.judge.pool import Pool, make_pool, pairs_to_judge
 from rankscope.workflows.options import Execution, Output
 
@@ -90,6 +93,7 @@ class JudgeResult:
     human_sample: pd.DataFrame | None = field(default=None, repr=False)  # the sample's human qrels
     population: tuple[str, ...] | None = None  # the queries the sample was drawn from
     files: tuple[Path, ...] = ()
+    outside: Outside | None = None  # --outside-pool: R and recall beyond everything judged
     seconds: float = field(default=0.0, compare=False)  # the calls' wall time: not a count, it varies run to run
 
     @property
@@ -114,6 +118,7 @@ class JudgeResult:
             "audit": {r.probe: r.to_dict() for r in self.audit},
             "ppi": None if self.ppi is None else self.ppi.to_dict(),
             "agreement": self.agreement,
+            "outside": None if self.outside is None else self.outside.to_dict(),
             "provenance": self.provenance.to_dict(),
         }
 
@@ -135,6 +140,8 @@ class JudgeResult:
             )
         if self.audit:
             report.heading("Audit").table(self.audit_table(), caption=AUDIT_CAPTION)
+        if self.outside is not None:
+            report.heading("Recall beyond the pool").table(self.outside.table(), caption=OUTSIDE_CAPTION)
         if self.warnings:
             report.heading("Warnings").bullets(list(self.warnings))
         return provenance.add_section(report, self.provenance)
@@ -155,6 +162,10 @@ class JudgeResult:
             json.dumps({**row, "label": None if pd.isna(row["label"]) else int(row["label"])}, ensure_ascii=False)
             for row in self.labels.astype(object).to_dict("records")
         ]
+        if self.outside is not None:
+            written.append(write_csv(self.outside.sample, out / "outside_sample.csv", index=False))
+            written.append(write_csv(self.outside.estimate.queries, out / "outside_queries.csv", index=False))
+            written.append(write_csv(self.outside.estimate.per_query, out / "outside_recall.csv", index=False))
         return [
             *written,
             write_text(out / LABELS, "".join(line + "\n" for line in lines)),
@@ -175,6 +186,8 @@ class JudgeResult:
         ]
         if self.audit:
             lines += ["", text_table(self.audit_table())]
+        if self.outside is not None:
+            lines += ["", self.outside.to_text()]
         if self.ppi is not None:
             lines += ["", f"{self.ppi.metric}: {INTERVALS_CAPTION}", text_table(self.interval_table())]
         if self.agreement is not None:
@@ -203,7 +216,10 @@ class Study:
     humans' labels over the judged queries (:meth:`~rankscope.workflows.common.judgments.Judgments.ppi_qrels`:
     the judge then labels every pooled pair, since the correction compares its labels with the
     humans' where both exist); ``blind`` is the calibration study: the dataset's judgments hidden
-    but the sample's, and each interval checked against the mean under the full judgments.
+    but the sample's, and each interval checked against the mean under the full judgments;
+    ``outside_pool`` draws that many unjudged documents per query outside everything judged for the
+    judge to label, and estimates R and each system's Recall@100 with intervals
+    (:mod:`rankscope.workflows.judge.outside`).
     """
 
     rejudge: bool = False
@@ -212,6 +228,7 @@ class Study:
     human_sample: int | None = None
     blind: bool = False
     metric: str = "ndcg@10"
+    outside_pool: int | None = None
 
 
 def judge(
@@ -248,11 +265,20 @@ def judge(
     every_pair = rejudge or blind or human_sample is not None  # PPI needs the judge's label where humans' is known
     try:
         with using(scheduler) as client, JudgmentCache(judgments) as cache:  # one cluster: the runs, then the calls
-            runs = {name: produced.run for name, produced in produce_runs(resolved, data, depth, client)}
+            deep = max(depth, OUTSIDE_DEPTH) if study.outside_pool is not None else depth  # the strata's ranks
+            runs = {name: produced.run for name, produced in produce_runs(resolved, data, deep, client)}
+            deep_runs, runs = runs, {name: run[run["rank"] <= depth] for name, run in runs.items()}
             pool = make_pool(runs, data, depth, visible)
             asked = pool.pairs if every_pair else pool.unjudged
             outcome = judge_pairs(judge_obj, pairs_to_judge(asked, data), cache, client)
             failure = outcome.failure_warning()  # every call failed: JudgeFailedError, before the audit asks more
+            labels = pooled_labels(pool, asked, outcome, judge_obj.identity)
+            merged = merged_qrels(visible, labels)
+            outside = (
+                outside_pool(data, deep_runs, merged, judge_obj, cache, study.outside_pool, seed)
+                if study.outside_pool is not None
+                else None
+            )
             probes = (
                 audit_judge(judge_obj, pairs_to_judge(pool.pairs, data), cache, n=audit_pairs, seed=seed)
                 if audit
@@ -261,8 +287,6 @@ def judge(
     finally:
         if isinstance(judge, str):  # a judge made here is closed here; one given is the caller's
             judge_obj.close()
-    labels = pooled_labels(pool, asked, outcome, judge_obj.identity)
-    merged = merged_qrels(visible, labels)
     intervals, sample_qrels, population = None, None, None
     if human_sample is not None:  # the sampling frame: the judged queries
         population = tuple(sorted(pd.unique(data.qrels["query_id"])))
@@ -302,6 +326,7 @@ def judge(
         agreement=agreement,
         human_sample=sample_qrels,
         population=population,
+        outside=outside,
         provenance=provenance.record(
             "judge",
             data,
@@ -317,6 +342,7 @@ def judge(
             blind=blind,
             metric=metric,
             sample=" ".join(sample),
+            outside_pool=study.outside_pool,
         ),
         seconds=outcome.seconds,
     )
@@ -332,6 +358,8 @@ def check_arguments(judge: str | Judge | None, depth: int, study: Study) -> None
         raise RankscopeError(f"--audit-pairs must be at least 2, got {study.audit_pairs}")
     if study.blind and study.human_sample is None:
         raise RankscopeError("--blind needs --human-sample N: the queries whose judgments stay visible")
+    if study.outside_pool is not None and study.outside_pool < 1:
+        raise RankscopeError(f"--outside-pool must be at least 1, got {study.outside_pool}")
     if study.human_sample is not None and study.human_sample < 2:
         raise RankscopeError(f"--human-sample must be at least 2, got {study.human_sample}")
     if study.human_sample is not None:
