@@ -173,6 +173,7 @@ class JudgmentCache:
         self.path = self.folder / FILE_NAME
         self.busy_seconds = BUSY_SECONDS if busy_seconds is None else busy_seconds
         self._owner = secrets.token_hex(8)  # this object's claims, apart from another's in the same process
+        self._judges: set[str] = set()
         if self.path.is_dir():
             raise CacheError(self.path, "is a folder, not a judgments file")
         self._db = self._open()
@@ -258,8 +259,11 @@ class JudgmentCache:
 
     @_guarded
     def add_judge(self, identity: JudgeIdentity) -> None:
+        if identity.key in self._judges:  # once per cache object: a person's every label passes here
+            return
         text = json.dumps(identity.to_dict(), sort_keys=True)
         self._db.execute("INSERT OR IGNORE INTO judges VALUES (?, ?)", (identity.key, text))
+        self._judges.add(identity.key)
 
     @_guarded
     def lookup(self, keys: Iterable[str]) -> dict[str, Judgment]:
@@ -268,12 +272,15 @@ class JudgmentCache:
         return {row[0]: self._judgment(*row) for row in rows}
 
     @_guarded
-    def record(self, judge_key: str, key: str, judgment: Judgment) -> None:
-        """One answer, committed now: the call always, the label unless the call failed. The key's claim
-        ends (a failed call leaves its reason there for the processes waiting)."""
+    def record(self, judge_key: str, key: str, judgment: Judgment, asked_for: tuple[str, str] | None = None) -> None:
+        """One answer, committed now: the call always, the label unless the call failed, and with it the
+        (query_id, doc_id) it was ``asked_for`` if given (:meth:`link` in the same transaction). The key's
+        claim ends (a failed call leaves its reason there for the processes waiting)."""
         with self._db:
             self._db.execute("BEGIN IMMEDIATE")
             self._db.execute("INSERT INTO calls VALUES (?, ?, ?)", (key, judge_key, judgment.status))
+            if asked_for is not None:
+                self._db.execute("INSERT OR REPLACE INTO pairs VALUES (?, ?, ?, ?)", (judge_key, *asked_for, key))
             if judgment.status == FAILED:
                 self._db.execute("UPDATE claims SET failed = ? WHERE key = ?", (judgment.raw, key))
             else:

@@ -159,7 +159,7 @@ from pathlib import Path
 from rankscope.judging import Pair
 from rankscope.judging.cache import JudgmentCache
 from rankscope.judging.callable_judge import CallableJudge
-from rankscope.judging.pairs import Outcome, judge_pairs
+from rankscope.judging.pairs import judge_pairs
 
 log = Path(sys.argv[2])
 

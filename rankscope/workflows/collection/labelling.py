@@ -47,16 +47,23 @@ def highlight_spans(query: str, text: str) -> list[tuple[int, int]]:
 
 @dataclass
 class LabelSession:
-    """One person's work on a collection's sample; thread-safe (the web server calls it from threads)."""
+    """One person's work on a collection's sample; thread-safe (the web server calls it from threads).
+
+    The person's labels are read from the store once, when the session starts; from then on the session
+    keeps its queue and counts itself (the labels, their seconds, a cursor over the sample's order) and
+    only appends to the store, so a post costs the same after 10,000 labels as after none."""
 
     folder: Path
     name: str
     pairs: list[tuple[str, str]] = field(init=False)
-    skipped: list[tuple[str, str]] = field(default_factory=list)
-    undone: list[tuple[str, str]] = field(default_factory=list)
-    history: list[tuple[str, str]] = field(default_factory=list)  # labels given in this session, for undo
+    skipped: dict[tuple[str, str], None] = field(default_factory=dict)  # in the order skipped, none labelled
+    undone: list[tuple[str, str]] = field(default_factory=list)  # shown first, the last undone first
+    history: dict[tuple[str, str], None] = field(default_factory=dict)  # labels given in this session, for undo
     _documents: dict[str, dict[str, Any]] = field(init=False, repr=False)
     _queries: dict[str, str] = field(init=False, repr=False)
+    _tenths: dict[tuple[str, str], int] = field(init=False, repr=False)  # this person's labelled pairs: seconds x 10
+    _total_tenths: int = field(default=0, repr=False)
+    _cursor: int = field(default=0, repr=False)  # every pair before it is labelled, skipped or undone
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def __post_init__(self) -> None:
@@ -70,6 +77,12 @@ class LabelSession:
         self._queries = {row["_id"]: row["text"] for _, row in read_jsonl(self.folder / QUERIES)}
         self.cache = JudgmentCache(self.folder, busy_seconds=BUSY_SECONDS)
         self.cache.add_judge(self.who)
+        self._tenths = {}
+        for r in self.cache.labelled(self.who.key):
+            pair = (r["query_id"], r["doc_id"])
+            if pair in self._sampled:
+                self._tenths[pair] = _tenths(json.loads(r["raw"]).get("seconds", 0.0))
+        self._total_tenths = sum(self._tenths.values())
 
     def close(self) -> None:
         self.cache.close()
@@ -78,28 +91,32 @@ class LabelSession:
         """The ingested document (title, text, source, page), or None for an id the collection lacks."""
         return self._documents.get(doc_id)
 
-    def _mine(self) -> dict[tuple[str, str], dict[str, Any]]:
-        return {(r["query_id"], r["doc_id"]): r for r in self.cache.labelled(self.who.key)}
-
     def state(self) -> dict[str, Any]:
         """What the page shows: the pair to label (texts, spans to highlight) and the progress."""
         with self._lock:
-            mine = self._mine()
-            sampled = set(self.pairs)
-            done = [r for pair, r in mine.items() if pair in sampled]
-            waiting = [p for p in self.pairs if p not in mine and p not in self.skipped]
-            order = [p for p in self.undone if p not in mine] + waiting + [p for p in self.skipped if p not in mine]
-            seconds = [json.loads(r["raw"]).get("seconds", 0.0) for r in done]
-            shown = self._pair(order[0]) if order else None
+            shown = self._next()
+            done = len(self._tenths)
             return {
                 "annotator": str(self.who),
-                "done": len(done),
+                "done": done,
                 "total": len(self.pairs),
-                "skipped": len([p for p in self.skipped if p not in mine]),
-                "can_undo": bool(self._undo_stack(mine)),
-                "mean_seconds": round(sum(seconds) / len(seconds), 1) if seconds else None,
-                "pair": shown,
+                "skipped": len(self.skipped),
+                "can_undo": bool(self.history),
+                "mean_seconds": round(self._total_tenths / done / 10, 1) if done else None,
+                "pair": self._pair(shown) if shown else None,
             }
+
+    def _next(self) -> tuple[str, str] | None:
+        """The pair to show: the last one undone, else the next of the sample's order, else the first skipped."""
+        if self.undone:
+            return self.undone[0]
+        while self._cursor < len(self.pairs) and (
+            self.pairs[self._cursor] in self._tenths or self.pairs[self._cursor] in self.skipped
+        ):
+            self._cursor += 1
+        if self._cursor < len(self.pairs):
+            return self.pairs[self._cursor]
+        return next(iter(self.skipped), None)
 
     def _pair(self, pair: tuple[str, str]) -> dict[str, Any]:
         query_id, doc_id = pair
@@ -137,27 +154,37 @@ class LabelSession:
         with self._lock:
             doc = self._documents[pair[1]]
             save_label(self.cache, self.who, Pair(*pair, self._queries[pair[0]], doc["text"]), grade, note, seconds)
-            self.history.append(pair)
-            self.undone[:] = [p for p in self.undone if p != pair]
+            self._total_tenths += _tenths(seconds) - self._tenths.get(pair, 0)
+            self._tenths[pair] = _tenths(seconds)
+            self.history.pop(pair, None)
+            self.history[pair] = None
+            self.skipped.pop(pair, None)
+            if pair in self.undone:
+                self.undone.remove(pair)
 
     def skip(self, query_id: Any, doc_id: Any) -> None:
         """Put a pair after the others (it comes back once they are labelled)."""
         pair = self._checked(query_id, doc_id)
         with self._lock:
-            self.undone[:] = [p for p in self.undone if p != pair]
-            self.skipped[:] = [p for p in self.skipped if p != pair] + [pair]
+            if pair in self.undone:
+                self.undone.remove(pair)
+            self.skipped.pop(pair, None)
+            if pair not in self._tenths:
+                self.skipped[pair] = None
 
     def undo(self) -> bool:
         """Remove this person's last label given in this session (shown again next); False if none."""
         with self._lock:
-            stack = self._undo_stack(self._mine())
-            if not stack:
+            if not self.history:
                 return False
-            pair = stack[-1]
-            self.history[:] = [p for p in self.history if p != pair]
+            pair = next(reversed(self.history))
             self.cache.forget(self.who.key, *pair)
+            del self.history[pair]
+            self._total_tenths -= self._tenths.pop(pair)
             self.undone.insert(0, pair)
             return True
 
-    def _undo_stack(self, mine: dict[tuple[str, str], dict[str, Any]]) -> list[tuple[str, str]]:
-        return [p for p in self.history if p in mine]
+
+def _tenths(seconds: float) -> int:
+    """Seconds as whole tenths, as a label's ``raw`` keeps them: sums of them are exact."""
+    return round(seconds * 10)

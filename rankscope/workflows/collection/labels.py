@@ -40,8 +40,7 @@ def save_label(cache: JudgmentCache, who: JudgeIdentity, pair: Pair, grade: int,
     at = datetime.now(UTC).isoformat(timespec="seconds")
     raw = json.dumps({"note": note, "seconds": round(seconds, 1), "at": at}, ensure_ascii=False)
     cache.add_judge(who)
-    cache.link(who.key, [(pair.query_id, pair.doc_id, key)])
-    cache.record(who.key, key, Judgment(grade, OK, raw))
+    cache.record(who.key, key, Judgment(grade, OK, raw), asked_for=(pair.query_id, pair.doc_id))
 
 
 def all_labels(folder: Path) -> pd.DataFrame:

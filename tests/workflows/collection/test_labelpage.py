@@ -194,3 +194,36 @@ def test_an_address_that_cannot_be_served_is_named_in_one_line() -> None:
             listening("127.0.0.1", port)
     finally:
         taken.close()
+
+
+def test_a_post_does_not_read_the_store_back_and_the_kept_state_is_the_stored_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from rankscope.judging.cache import JudgmentCache
+
+    folder = sampled_collection(tmp_path, TEXTS, QUERIES, depth=3)
+    session = LabelSession(folder, "alice")
+    reads = []
+    original = JudgmentCache.labelled
+    monkeypatch.setattr(JudgmentCache, "labelled", lambda self, key: reads.append(key) or original(self, key))
+    state = session.state()
+    for step in range(12):  # labels, a re-grade, skips and undos in a fixed mix
+        pair = state["pair"]
+        if pair is None:
+            break
+        if step % 5 == 3:
+            session.skip(pair["query_id"], pair["doc_id"])
+        elif step % 5 == 4:
+            session.undo()
+        else:
+            session.label(pair["query_id"], pair["doc_id"], step % 4, "", 0.7 * step)
+        state = session.state()
+    assert reads == []  # the session kept its state: no post read the person's labels back
+    session.close()
+    again = LabelSession(folder, "alice")  # a new session reads the store: the same counts
+    fresh = again.state()
+    again.close()
+    assert {k: fresh[k] for k in ("done", "total", "mean_seconds")} == {
+        k: state[k] for k in ("done", "total", "mean_seconds")
+    }
+    assert state["done"] == len(all_labels(folder)) > 3
