@@ -8,9 +8,6 @@
   number of trials);
 - :class:`Judging`: a judge labelling the pool's holes while comparing (compare's ``judgments``,
   instead of a ``rankscope judge --out`` folder).
-
-Calls in the form these replaced keep working with a :class:`DeprecationWarning`
-(:func:`accepts_old_calls`), so code written against the earlier signatures runs unchanged.
 """
 
 from __future__ import annotations
@@ -18,8 +15,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import inspect
-import warnings
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -126,46 +122,6 @@ class Judging:
 
 
 F = TypeVar("F", bound=Callable[..., Any])
-Translate = Callable[[dict[str, Any]], dict[str, Any]]
-
-
-def accepts_old_calls(old_positional: Sequence[str], translate: Translate) -> Callable[[F], F]:
-    """Keep the earlier signature working: positional arguments beyond the new ones are bound to
-    ``old_positional`` (the earlier order), and ``translate`` turns earlier keywords into the new
-    ones (it pops what it handles); either warns once per call with :class:`DeprecationWarning`.
-    ``inspect.signature`` of the result shows the new signature."""
-
-    def wrap(function: F) -> F:
-        signature = inspect.signature(function)
-        positional = [
-            name for name, p in signature.parameters.items() if p.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD
-        ]
-
-        @functools.wraps(function)
-        def call(*args: Any, **kwargs: Any) -> Any:
-            deprecated = []
-            if len(args) > len(positional):
-                if len(args) > len(old_positional):
-                    raise TypeError(f"{function.__name__}() takes at most {len(old_positional)} positional arguments")
-                kwargs = {**dict(zip(old_positional, args)), **kwargs}
-                args = ()
-                deprecated.append(f"positional arguments after {', '.join(positional)} (pass them by keyword)")
-            old = sorted(set(kwargs) - set(signature.parameters))
-            if old:  # positional arguments by name, so that ``translate`` sees them too
-                kwargs = translate({**dict(zip(positional, args)), **kwargs})
-                args = ()
-                unknown = sorted(set(kwargs) - set(signature.parameters))
-                if unknown:  # neither a parameter nor an earlier one: a typo, not a deprecation
-                    raise TypeError(f"{function.__name__}() got an unexpected keyword argument {unknown[0]!r}")
-                deprecated.append(", ".join(f"{name}=" for name in old))
-            if deprecated:
-                message = f"{function.__name__}(): deprecated {'; '.join(deprecated)}; see its docstring"
-                warnings.warn(message, DeprecationWarning, stacklevel=2)
-            return function(*args, **kwargs)
-
-        return call  # type: ignore[return-value]
-
-    return wrap
 
 
 def keyword_aliases(**aliases: str) -> Callable[[F], F]:
@@ -185,21 +141,6 @@ def keyword_aliases(**aliases: str) -> Callable[[F], F]:
         return call  # type: ignore[return-value]
 
     return wrap
-
-
-def moved(kwargs: dict[str, Any], names: Mapping[str, str], into: str, kind: type) -> dict[str, Any]:
-    """Earlier keywords ``names`` (old -> field) folded into the options object ``kwargs[into]``."""
-    given = {field: kwargs.pop(old) for old, field in names.items() if old in kwargs}
-    if given:
-        kwargs[into] = dataclasses.replace(kwargs.get(into) or kind(), **given)
-    return kwargs
-
-
-def moved_figures(kwargs: dict[str, Any]) -> dict[str, Any]:
-    """``figures=`` of the earlier signatures, now ``out=Output(folder, figures)``."""
-    if "figures" in kwargs:
-        kwargs["out"] = Output(Output.of(kwargs.get("out")).folder, tuple(kwargs.pop("figures")))
-    return kwargs
 
 
 def flat_defaults(function: Callable[..., object]) -> dict[str, Any]:

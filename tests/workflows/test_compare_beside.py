@@ -17,7 +17,7 @@ from rankscope.core import forked
 from rankscope.workflows.common import fanout
 from tests.workflows.tiny_collection import small_dataset
 
-compare_module = importlib.import_module("rankscope.workflows.compare")  # the package names the function so
+compare_module = importlib.import_module("rankscope.workflows.compare.workflow")  # the package names the function so
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="forks only on Linux")
 
 

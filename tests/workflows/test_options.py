@@ -1,12 +1,10 @@
 """Options objects instead of long signatures: no public workflow function takes more than 8
-parameters, and calls in the earlier form still work, with a DeprecationWarning and the same numbers."""
+parameters, and calls in the earlier form (never released) are refused by Python, not translated."""
 
 from __future__ import annotations
 
-import importlib
 import inspect
 
-import pandas as pd
 import pytest
 
 import rankscope as rs
@@ -17,7 +15,6 @@ from rankscope.workflows.diagnose.sampling import Sampled
 from rankscope.workflows.rag import Answers, Budgets
 from tests.workflows.tiny_collection import DATA
 
-compare_module = importlib.import_module("rankscope.workflows.compare")  # the package re-exports compare()
 PUBLIC = [getattr(workflows, name) for name in workflows.__all__ if inspect.isfunction(getattr(workflows, name))]
 
 
@@ -32,21 +29,16 @@ def test_the_options_are_frozen() -> None:
             options.seed = 1  # type: ignore[misc, attr-defined]
 
 
-def _same(old: pd.DataFrame, new: pd.DataFrame) -> None:
-    pd.testing.assert_frame_equal(old, new)
-
-
-def test_compare_in_the_earlier_form(tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_compare_refuses_the_earlier_form() -> None:
+    """``seed=``, ``test=``, ``scheduler=`` and ``figures=`` are refused by Python (the shim that folded them
+    into the options is gone), as is a 6th positional argument; ranx's ``qrels=``/``runs=`` still work."""
+    for earlier in ({"seed": 3}, {"test": "t"}, {"scheduler": "local:1"}, {"figures": ["svg"]}):
+        with pytest.raises(TypeError, match=f"unexpected keyword argument '{next(iter(earlier))}'"):
+            rs.compare(DATA, ["bm25", "tfidf"], ["ndcg@5"], **earlier)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="positional argument"):
+        rs.compare(DATA, ["bm25", "tfidf"], ["ndcg@5"], None, None, 5)
     new = rs.compare(DATA, ["bm25", "tfidf"], ["ndcg@5"], execution=Execution(3, "t"))
-    finished = []  # what would be written: (folder, figures); the writing itself is tested elsewhere
-    monkeypatch.setattr(
-        compare_module, "finish", lambda result, out, figures: finished.append((out, figures)) or result
-    )
-    with pytest.warns(DeprecationWarning, match=r"compare\(\): deprecated figures=, seed=, test="):
-        old = rs.compare(DATA, ["bm25", "tfidf"], ["ndcg@5"], out=tmp_path / "b", seed=3, test="t", figures=["svg"])
-    _same(old.significance, new.significance)
-    assert old.test == "t" and old.provenance.settings["seed"] == 3
-    assert finished == [(tmp_path / "b", ("svg",))]
+    assert new.test == "t" and new.provenance.settings["seed"] == 3
 
 
 def test_tune_refuses_the_earlier_form() -> None:

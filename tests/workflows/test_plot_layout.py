@@ -102,7 +102,8 @@ def test_grid_shape_is_even() -> None:
 
 @pytest.mark.slow
 def test_compare_report_with_eight_systems_stays_narrow_and_shares_axes() -> None:
-    from rankscope.workflows.compare import build_report, compare, cutoff_table_of
+    from rankscope.workflows.compare import compare
+    from rankscope.workflows.compare.result import build_report, cutoff_table_of
     from tests.workflows.tiny_collection import DATA
 
     specs = ["bm25", "tfidf", "bm25:k1=0.9,b=0.4", "bm25:variant=bm25l", "bm25:variant=bm25+", "bm25:b=0.3"]

@@ -83,7 +83,7 @@ def test_compare_cli_takes_baseline_twice(data, tmp_path: Path, capsys: pytest.C
 
 def test_one_system_alone_has_no_baseline_no_marks_no_legend(data) -> None:
     from rankscope.reporting.report import to_html
-    from rankscope.workflows.compare import comparison
+    from rankscope.workflows.compare.workflow import comparison
     from rankscope.workflows.options import Execution
 
     qrels, runs = data

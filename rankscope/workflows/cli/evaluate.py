@@ -53,7 +53,7 @@ def report_result(args: argparse.Namespace):  # noqa: ANN201 (a CompareResult; i
     from rankscope.evaluation import score_files
     from rankscope.workflows.common.runs import qrels_file_dataset
     from rankscope.workflows.common.systems import RunFile
-    from rankscope.workflows.compare import comparison
+    from rankscope.workflows.compare.workflow import comparison
     from rankscope.workflows.options import Execution
 
     given = [name for name, default in DEFAULTS.items() if getattr(args, name) != default]

@@ -7,13 +7,14 @@ scored as given, cut only when a ``depth`` is given (so a run file's numbers are
 evaluate``'s); every metric is
 scored by :func:`evaluation.evaluate` (trec_eval semantics), and every
 retriever is tested against the baseline per metric with a paired test and
-Holm's correction over the retrievers compared on that metric.
+Holm's correction over the retrievers compared on that metric. What the result shows, and how:
+:mod:`.result`; compare with judgments: :mod:`.judging`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -22,309 +23,35 @@ import pandas as pd
 from rankscope.core import forked
 from rankscope.core.errors import RankscopeError
 from rankscope.core.progress import progress
-from rankscope.corpora.query_fields import QueriesFile
+from rankscope.corpora.dataset import Dataset
 from rankscope.corpora.trec import CodedTable, coded_table
-from rankscope.evaluation.holes import BANDS, BANDS_CAPTION, FAR_BELOW, band_name, hole_warnings, judged_by_band
-from rankscope.evaluation.marks import (
-    ALPHA,
-    GRID_CAPTION,
-    all_pairs_legend,
-    baseline_names,
-    correction_line,
-    mark_summary,
-    pair_letters,
-    significance_grid,
-    summary_marks,
-    system_letters,
-)
-from rankscope.evaluation.marks import legend as legend_text
-from rankscope.reporting import latex, plots, provenance
+from rankscope.evaluation.holes import BANDS, band_name, hole_warnings, judged_by_band
+from rankscope.evaluation.marks import ALPHA
+from rankscope.reporting import provenance
 from rankscope.reporting.finish import finish
 from rankscope.reporting.provenance import Provenance
-from rankscope.reporting.report import Report, table_block, write_csv, write_runs, write_text
-from rankscope.reporting.tables import records, text_table, wrap_paragraph
-from rankscope.workflows.common import groups
 from rankscope.workflows.common.fanout import coded_qrels, produce_runs
 from rankscope.workflows.common.judgments import SHARE_DEPTH, Judgments, read_judgments, system_shares
 from rankscope.workflows.common.runs import (
     CUTOFFS,
-    DIAGNOSTICS_CAPTION,
     SEARCH_DEPTH,
     DatasetSource,
     check_depth,
     cutoff_table,
     resolve_dataset,
 )
-from rankscope.workflows.common.systems import (
-    System,
-    SystemLike,
-    SystemRun,
-    brief_description,
-    descriptions,
-    resolve_systems,
-)
-from rankscope.workflows.options import (
-    Execution,
-    Judging,
-    Output,
-    accepts_old_calls,
-    keyword_aliases,
-    moved,
-    moved_figures,
-)
+from rankscope.workflows.common.systems import System, SystemLike, SystemRun, descriptions, resolve_systems
+from rankscope.workflows.compare.judging import check_judging, judge_intervals, judged_pool, judged_settings
+from rankscope.workflows.compare.result import JUDGE_COLUMNS, CompareResult
+from rankscope.workflows.options import Execution, Judging, Output, keyword_aliases
 
 if TYPE_CHECKING:
-    from rankscope.corpora.dataset import Dataset
     from rankscope.evaluation.results import EvaluationResult
-    from rankscope.workflows.pool_bias import PoolBiasResult
 
 DEFAULT_RETRIEVERS = ("tfidf", "bm25", "w2v")
-MARKS = ("baseline", "all-pairs")
-TIERS_FROM = 3  # systems from which the terminal shows the tiers (two systems: the marks say it all)
-SYSTEMS_CAPTION = (
-    "Systems: description (the spec, or the run file and its SHA-256; the terminal shows only parameters that "
-    f"differ from their defaults, files and the provenance every one); {BANDS_CAPTION}; notes = what the run "
-    "check found"
-)
-JUDGE_COLUMNS = ("judge_share", "invalid", "failed")
-JUDGE_CAPTION = (
-    f"With --judgments or --judge: judge_share@{SHARE_DEPTH} = share of the top {SHARE_DEPTH} that only the judge labelled; "
-    f"invalid@{SHARE_DEPTH} = its replies there that gave no label, failed@{SHARE_DEPTH} = its calls there that "
-    "failed (both left unjudged; the warnings say why)"
-)
-HOLES_RULE = (
-    f"(a share is far below the baseline's when it is under {FAR_BELOW[0]:.0%} of it and at least "
-    f"{FAR_BELOW[1]:.2f} lower)"
-)
-INTERVALS_CAPTION = (
-    "{confidence:.0%} intervals from {n_labelled} human-labelled queries of {n_total} (the human sample): "
-    "naive = judge labels alone, biased by the judge; PPI = corrected by the sample; PPI++ = the judge "
-    "weighted by lambda (cross-fitted) to narrow it; Student's t with the finite-population correction "
-    "(docs/intervals.md). Rows 'vs' = difference with the baseline"
-)
-
-
-@dataclass(frozen=True)
-class CompareResult:
-    """Everything a comparison produced, as DataFrames.
-
-    ``summary``: index retriever, one column per metric (means). ``per_query``:
-    long ``retriever, query_id, metric, value``. ``significance``: one row per
-    (metric, non-baseline retriever), the columns of
-    :func:`evaluation.significance.compare_results`. ``curves``: long
-    ``retriever, K, hit, recall``. ``runs``: each retriever's run. ``files``:
-    what was written with ``out``.
-    """
-
-    dataset: str
-    baseline: str
-    metrics: tuple[str, ...]
-    test: str
-    depth: int | None
-    summary: pd.DataFrame
-    per_query: pd.DataFrame
-    significance: pd.DataFrame
-    curves: pd.DataFrame
-    provenance: Provenance
-    runs: Mapping[str, pd.DataFrame] = field(repr=False)
-    systems: pd.DataFrame = field(default_factory=pd.DataFrame)
-    precision_recall: pd.DataFrame = field(default_factory=pd.DataFrame)
-    files: tuple[Path, ...] = ()
-    diagnostics: pd.DataFrame = field(default_factory=pd.DataFrame)
-    intervals: pd.DataFrame = field(default_factory=pd.DataFrame)
-    warnings: tuple[str, ...] = ()
-    """Systems whose judged share in a rank band is far below the baseline's (:func:`hole_warnings`)."""
-    baselines: tuple[str, ...] = ()
-    tiers: pd.DataFrame = field(default_factory=pd.DataFrame)
-    """Per metric, each system's tier, mean and rank intervals (:func:`evaluation.tiers.tiers_by_metric`)."""
-    pairs: pd.DataFrame = field(default_factory=pd.DataFrame)
-    """Per metric, every pair of systems tested (paired t-test, Holm over all pairs)."""
-    tier_captions: Mapping[str, str] = field(default_factory=dict)
-    marks: str = "baseline"
-    queries: pd.DataFrame = field(default_factory=pd.DataFrame, repr=False)
-    queries_file: QueriesFile | None = field(default=None, repr=False)
-    """The file the queries were read from (``with_groups("column:NAME")`` reads its field NAME)."""
-    group_means: pd.DataFrame = field(default_factory=pd.DataFrame)
-    """With :meth:`with_groups`: per group and metric, the group's query count and each system's mean."""
-    group_tests: pd.DataFrame = field(default_factory=pd.DataFrame)
-    """With :meth:`with_groups`: per group and metric, every system against each baseline (Holm per metric
-    over all groups' comparisons; :func:`rankscope.evaluation.groups.group_tables`)."""
-    qrels: pd.DataFrame = field(default_factory=pd.DataFrame, repr=False)
-    """The judgments the systems were scored with (the dataset's, or merged with a judge's)."""
-    pool_bias: PoolBiasResult | None = None
-    """With :meth:`with_pool_bias`: ``rankscope poolbias``'s test of these runs."""
-    """``baseline``: + / - against the baseline(s); ``all-pairs``: ranx's letters (:meth:`with_marks`)."""
-
-    def __repr__(self) -> str:
-        """Counts, not the tables (a notebook cell shows one line)."""
-        return (
-            f"CompareResult({self.dataset!r}: {len(self.summary)} systems, {len(self.metrics)} metrics, "
-            f"{self.per_query['query_id'].nunique()} queries, baseline {self.baseline!r})"
-        )
-
-    def with_marks(self, marks: str) -> CompareResult:
-        """The same result with its tables marked against the baseline(s) (``baseline``) or, as ranx's,
-        with the letters of the systems each one is significantly better than (``all-pairs``)."""
-        if marks not in MARKS:
-            raise RankscopeError(f"marks: expected one of {', '.join(MARKS)}, got {marks!r}")
-        if marks == "all-pairs" and len(self.summary) > 1:
-            system_letters(list(map(str, self.summary.index)))  # too many systems: said now
-        return replace(self, marks=marks)
-
-    def with_groups(self, source: str | Path | pd.Series) -> CompareResult:
-        """The same result with per-group means and tests: ``source`` is ``length`` (the query's
-        length in terms), ``column:NAME`` (a field of the queries file), a TSV file of
-        ``query_id<TAB>group``, or a series query id -> group."""
-        from rankscope.evaluation.groups import group_tables, query_groups
-
-        labels = source if isinstance(source, pd.Series) else query_groups(source, self.queries, self.queries_file)
-        means, tests = group_tables(
-            self.per_query, labels, self.baselines or (self.baseline,), test=self.test, seed=self.seed()
-        )
-        return replace(self, group_means=means, group_tests=tests)
-
-    def shown_groups(self, metric: str) -> pd.DataFrame:
-        """One metric's group means marked against the baseline(s) (:func:`groups.shown_groups`)."""
-        baselines = self.baselines or (self.baseline,)
-        return groups.shown_groups(self.group_means, self.group_tests, list(self.summary.index), baselines, metric)
-
-    def with_pool_bias(self, depth: int) -> CompareResult:
-        """The same result with the pool-bias test of its runs and metrics (Zobel 1998: each system scored
-        again without the relevant judgments only it put in the pool of every system's top ``depth``), the
-        table ``rankscope poolbias`` gives for the same systems."""
-        from rankscope.evaluation.pool_bias import FLAG_DROP
-        from rankscope.workflows.pool_bias import pool_bias_result
-
-        check_depth(depth)
-        settings = {**self.provenance.settings, "pool_bias_depth": depth, "flag_drop": FLAG_DROP}
-        record = replace(self.provenance, settings=settings)
-        described = {str(name): str(row["description"]) for name, row in self.systems.iterrows()}
-        found = pool_bias_result(self.dataset, self.qrels, self.runs, self.metrics, depth, described, record)
-        return replace(self, pool_bias=found, provenance=record)
-
-    def seed(self) -> int:
-        """The seed the comparison ran with (its provenance records it)."""
-        return int(str(self.provenance.settings.get("seed", 0)))
-
-    def all_pairs(self) -> bool:
-        return self.marks == "all-pairs" and not self.pairs.empty
-
-    def marked(self) -> pd.DataFrame:
-        """The summary as text with the best and significance marks (see :data:`rankscope.evaluation.marks.LEGEND`)."""
-        pairs = self.pairs if self.all_pairs() else None
-        return mark_summary(self.summary, self.significance, self.baselines or self.baseline, pairs=pairs)
-
-    def legend(self) -> str:
-        """The marks' legend and the correction's family (nothing for one system alone: no marks)."""
-        if len(self.summary) < 2:
-            return ""
-        if self.all_pairs():
-            return all_pairs_legend(self.pairs)
-        if len(self.baselines) < 2:
-            return legend_text(self.test)
-        return f"{legend_text(self.test, baselines=self.baselines)} {correction_line(self.significance)}"
-
-    def to_text(self) -> str:
-        """What the terminal shows: the marked summary, the systems (brief specs), intervals and
-        diagnostics, each caption wrapped to the terminal's width (:mod:`rankscope.reporting.tables`)."""
-        text = text_table(self.marked()) + (f"\n\n{wrap_paragraph(self.legend())}" if self.legend() else "")
-        text = f"{text}\n{wrap_paragraph(provenance.judgments_caption(self.provenance))}"
-        if len(self.summary) >= TIERS_FROM:
-            metric = self.metrics[0]
-            table = shown_tiers(self.tiers[self.tiers["metric"] == metric])
-            text = f"{text}\n\n{wrap_paragraph(f'Tiers on {metric}: ' + self.tier_captions[metric])}\n{table}"
-        text = f"{text}\n\n{wrap_paragraph(SYSTEMS_CAPTION)}\n{text_table(shown_systems(self.systems))}"
-        if not self.group_means.empty:
-            text = f"{text}\n\n{wrap_paragraph(groups.CAPTION.format(metric=self.metrics[0]))}\n"
-            text += text_table(self.shown_groups(self.metrics[0]))
-        if self.pool_bias is not None:
-            text = f"{text}\n\nPool bias (as rankscope poolbias):\n{self.pool_bias.table_text()}"
-        if self.warnings:
-            text = f"{text}\n" + "\n".join(wrap_paragraph(f"warning: {line}") for line in self.warnings)
-            text = f"{text}\n{wrap_paragraph(HOLES_RULE)}"
-        if f"judge_share@{SHARE_DEPTH}" in self.systems.columns:
-            text = f"{text}\n{wrap_paragraph(JUDGE_CAPTION)}"
-        if not self.intervals.empty:
-            first = self.intervals.iloc[0]
-            caption = INTERVALS_CAPTION.format(
-                confidence=first["confidence"], n_labelled=first["n_labelled"], n_total=first["n_total"]
-            )
-            text = f"{text}\n\n{wrap_paragraph(caption)}\n{text_table(shown_intervals(self.intervals), index=False)}"
-            text += "".join(f"\n{wrap_paragraph(f'warning: {line}')}" for line in interval_warnings(self.intervals))
-        if self.diagnostics.empty:
-            return text
-        diagnostics = text_table(self.diagnostics.round(4).astype(object).fillna(""))
-        return f"{text}\n\n{wrap_paragraph(DIAGNOSTICS_CAPTION)}\n{diagnostics}"
-
-    def report(self) -> Report:
-        """Tables and plots as a :class:`Report` (shown inline in Jupyter)."""
-        return build_report(self)
-
-    def write_tables(self, out: Path) -> list[Path]:
-        """summary.csv/.tex, per_query.csv, significance.csv, curves.csv, systems.csv,
-        precision_recall.csv and one TREC run per system (:func:`~rankscope.reporting.finish.finish` adds the rest)."""
-        return [
-            write_csv(self.summary, out / "summary.csv"),
-            write_text(out / "summary.tex", self.provenance.latex_comment() + self.to_latex()),
-            write_csv(self.per_query, out / "per_query.csv", index=False),
-            write_csv(self.significance, out / "significance.csv", index=False),
-            write_csv(self.curves, out / "curves.csv", index=False),
-            write_csv(self.systems, out / "systems.csv"),
-            write_csv(self.precision_recall, out / "precision_recall.csv", index=False),
-            *([] if self.intervals.empty else [write_csv(self.intervals, out / "intervals.csv", index=False)]),
-            *([] if self.tiers.empty else [write_csv(self.tiers, out / "tiers.csv", index=False)]),
-            *([] if self.pairs.empty else [write_csv(self.pairs, out / "pairs.csv", index=False)]),
-            *groups.write_groups(self.group_means, self.group_tests, out),
-            *([] if self.pool_bias is None else [self.pool_bias.write_table(out)]),
-            *write_runs(self.runs, out),
-        ]
-
-    def to_latex(self, label: str = "tab:rankscope-compare") -> str:
-        """The summary as a booktabs LaTeX table: best per metric in bold, significance against the
-        baseline as superscripts, the legend and the test in the caption (as ranx's ``to_latex``)."""
-        best, marks = summary_marks(self.summary, self.significance)
-        legend = self.legend().removeprefix("* best on this metric; ")  # LaTeX says best in bold
-        caption = f"{self.dataset}: bold = best on the metric; {legend}" if legend else self.dataset
-        names = dict(zip(self.summary.index, baseline_names(self.summary, self.baselines or self.baseline)))
-        if self.all_pairs():
-            marks = pair_letters(self.summary, self.pairs)
-            names = {name: f"{letter} {name}" for name, letter in system_letters(list(names)).items()}
-        return latex.summary_table(self.summary, best, marks, names=names, caption=caption, label=label)
-
-    def to_dict(self) -> dict[str, object]:
-        """The result as plain data (what ``--format json`` prints and summary.json holds)."""
-        return {
-            "dataset": self.dataset,
-            "baseline": self.baseline,
-            "baselines": list(self.baselines or (self.baseline,)),
-            "test": self.test,
-            "correction": "holm",
-            "alpha": ALPHA,
-            "depth": self.depth,
-            "systems": {name: row.to_dict() for name, row in self.systems.iterrows()},
-            "mean": {spec: row.to_dict() for spec, row in self.summary.iterrows()},
-            "significance": records(self.significance, index=False),
-            "diagnostics": {spec: row.dropna().to_dict() for spec, row in self.diagnostics.iterrows()},
-            "intervals": records(self.intervals, index=False),
-            "interval_warnings": interval_warnings(self.intervals),
-            "tiers": records(self.tiers, index=False),
-            "pairs": records(self.pairs, index=False),
-            "groups": records(self.group_means, index=False),
-            "group_tests": records(self.group_tests, index=False),
-            "pool_bias": None if self.pool_bias is None else pool_bias_dict(self.pool_bias),
-            "warnings": list(self.warnings),
-            "provenance": self.provenance.to_dict(),
-        }
-
-
-def _old_compare(kwargs: dict[str, object]) -> dict[str, object]:
-    return moved(
-        moved_figures(kwargs), {"seed": "seed", "test": "test", "scheduler": "scheduler"}, "execution", Execution
-    )
 
 
 @keyword_aliases(qrels="dataset", runs="retrievers")
-@accepts_old_calls(("dataset", "retrievers", "metrics", "baseline", "out"), _old_compare)
 def compare(
     dataset: DatasetSource = "cranfield",
     retrievers: Sequence[SystemLike] | Mapping[str, SystemLike] = DEFAULT_RETRIEVERS,
@@ -345,7 +72,7 @@ def compare(
     metric (:mod:`rankscope.workflows.common.judgments`). A :class:`~rankscope.workflows.options.Judging`
     instead has a judge label the pool's holes first, through the judgments cache, with the
     execution's seed drawing the human sample: the same numbers as ``rankscope judge`` then
-    ``compare --judgments`` (:func:`judged_pool`).
+    ``compare --judgments`` (:func:`~rankscope.workflows.compare.judging.judged_pool`).
 
     ``depth``: documents each retriever returns per query (None: 1000) and, only when given, the
     rank below which a given run is cut (None: a run is scored as given, as ``rankscope evaluate``
@@ -360,8 +87,7 @@ def compare(
     against each, each pair once, with one Holm correction per metric over every comparison made.
     ``execution`` gives the seed, the paired
     test and a scheduler (``local:N`` or a Dask scheduler's address) that makes each system's run a
-    task there (:func:`rankscope.workflows.common.fanout.produce_runs`). The earlier keywords ``test``,
-    ``seed``, ``scheduler`` and ``figures`` still work, with a DeprecationWarning.
+    task there (:func:`rankscope.workflows.common.fanout.produce_runs`).
     """
     if isinstance(retrievers, (Mapping, list, tuple)) and len(retrievers) == 1:
         resolve_systems(retrievers)  # a mistyped spec is said first (did you mean ...?)
@@ -386,37 +112,69 @@ def comparison(
     judgments: str | Path | Judging | None,
 ) -> CompareResult:
     """:func:`compare`'s work for any number of systems, one included (``rankscope evaluate --out``
-    reports a single run with compare's tables, plots and LaTeX)."""
+    reports a single run with compare's tables, plots and LaTeX): metrics, depth, systems (specs checked,
+    run files read, before any indexing), baselines, output folder and a judge, each refused before any
+    computing; then the dataset and a judgments folder; each system's run made and measured
+    (:func:`_scored_systems`); the systems tested and tabulated (:func:`_result`)."""
     from rankscope.evaluation import DEFAULT_METRICS
-    from rankscope.evaluation.metrics import IPREC_LEVELS, parse_metrics
-    from rankscope.evaluation.significance import compare_results
+    from rankscope.evaluation.metrics import parse_metrics
 
-    metrics = tuple(m.name for m in parse_metrics(DEFAULT_METRICS if metrics is None else metrics))
+    checked = tuple(m.name for m in parse_metrics(DEFAULT_METRICS if metrics is None else metrics))
     check_depth(depth)
-    test, seed = execution.test, execution.seed
-    systems = resolve_systems(retrievers)  # specs are checked and run files read before any indexing
-    names = list(systems)
-    baselines = choose_baselines(baseline, names)
-    baseline = baselines[0]
-    out_path, figures = Output.of(out).checked()  # before any computing
-    judging = judgments if isinstance(judgments, Judging) else None
-    if judging is not None:
-        check_judging(judging)
+    systems = resolve_systems(retrievers)
+    baselines = choose_baselines(baseline, list(systems))
+    out_path, figures = Output.of(out).checked()
+    if isinstance(judgments, Judging):
+        check_judging(judgments)
     labelled = read_judgments(judgments) if isinstance(judgments, (str, Path)) else None
     data = resolve_dataset(dataset)
     if labelled is not None:
         data = replace(data, qrels=labelled.qrels, label_sources=labelled.sources())
     cutoffs = [k for k in CUTOFFS if k <= (depth or SEARCH_DEPTH)]  # beyond the depth Hit@K would just repeat Hit@depth
-    runs, results, curves, diagnostics, described, pr_rows = {}, {}, [], {}, {}, []
+    setting = _Setting(checked, depth, systems, baselines, out_path, figures, judgments, labelled, data, cutoffs)
+    data, labelled, scored = _scored_systems(setting, execution)
+    return finish(_result(setting, data, labelled, scored, execution), setting.out_path, setting.figures)
+
+
+@dataclass(frozen=True)
+class _Setting:
+    """What a comparison was asked, checked before any computing, and the dataset it runs on (its qrels
+    those of a judgments folder, when one is given)."""
+
+    metrics: tuple[str, ...]
+    depth: int | None
+    systems: dict[str, System]
+    baselines: tuple[str, ...]
+    out_path: Path | None
+    figures: tuple[str, ...]
+    judgments: str | Path | Judging | None
+    labelled: Judgments | None
+    """The judgments folder read (None without one, or with a judge: its pool is judged later)."""
+    data: Dataset
+    cutoffs: list[int]
+
+    @property
+    def judging(self) -> Judging | None:
+        """A judge labelling the pool while comparing."""
+        return self.judgments if isinstance(self.judgments, Judging) else None
+
+
+def _scored_systems(
+    setting: _Setting, execution: Execution
+) -> tuple[Dataset, Judgments | None, list[tuple[str, Scored]]]:
+    """Each system's run made and measured, in the systems' order; with a judge, the pool of every run
+    judged first (the dataset then scored with its merged qrels, returned with the judgments)."""
+    systems, data, depth, labelled = setting.systems, setting.data, setting.depth, setting.labelled
     made: Iterable[tuple[str, SystemRun]] = produce_runs(systems, data, depth, execution.scheduler)
-    if judging is not None:  # the pool needs every run before any is scored
+    if setting.judging is not None:  # the pool needs every run before any is scored
         made = list(made)
-        labelled = judged_pool(data, {name: produced.run for name, produced in made}, judging, execution)
+        labelled = judged_pool(data, {name: produced.run for name, produced in made}, setting.judging, execution)
         data = replace(data, qrels=labelled.qrels, label_sources=labelled.sources())
     qrels = coded_qrels(data.qrels)  # each run is scored four times below: ids coded once (the same values)
+    metrics, cutoffs = setting.metrics, setting.cutoffs
     here, later = list(systems), []
     if (
-        judging is None
+        setting.judging is None
         and execution.scheduler is None
         and all(s.framework is None for s in systems.values())
         and len(systems) > 1
@@ -432,13 +190,24 @@ def comparison(
         (name, scored_run(produced, qrels, metrics, cutoffs))
         for name, produced in progress(made, desc="systems", total=len(here), steps=here)
     ]
-    for name, (produced, measured, bands, curve, levels) in [*scored, *beside()]:
-        runs[name], results[name] = produced.run, measured
-        if produced.diagnostics:
-            diagnostics[name] = produced.diagnostics
-        described[name] = {"description": systems[name].description, **bands, "notes": "; ".join(produced.notes)}
-        curves.append(curve.reset_index().assign(retriever=name))
-        pr_rows += [(name, level, levels[f"iprec@{level:g}"]) for level in IPREC_LEVELS]
+    return data, labelled, [*scored, *beside()]
+
+
+def _result(
+    setting: _Setting,
+    data: Dataset,
+    labelled: Judgments | None,
+    scored: list[tuple[str, Scored]],
+    execution: Execution,
+) -> CompareResult:
+    """The systems tested against the baseline(s) and pair by pair, and every table of the result."""
+    from rankscope.evaluation.metrics import IPREC_LEVELS
+    from rankscope.evaluation.significance import compare_results
+
+    metrics, baselines, test, seed = setting.metrics, setting.baselines, execution.test, execution.seed
+    baseline = baselines[0]
+    runs = {name: produced.run for name, (produced, *_) in scored}
+    results = {name: measured for name, (_, measured, *_) in scored}
     # every pair tested on the second core (a child forked now, where scipy.special, imported for the t-tests'
     # p-values, is loaded) while the systems are tested against the baseline(s) here; without a child, in turn
     paired = forked.beside(all_pairs_tests, results, metrics, seed)
@@ -449,12 +218,15 @@ def comparison(
     per_query = pd.concat(
         [result.per_query.assign(retriever=spec) for spec, result in results.items()], ignore_index=True
     )[["retriever", "query_id", "metric", "value"]]
-    systems_table = pd.DataFrame.from_dict(described, orient="index").rename_axis("retriever")
+    systems_table = _systems_table(setting.systems, scored)
     holes = tuple(hole_warnings(systems_table[[band_name(band) for band in BANDS]], baseline))
     if labelled is not None:
         shares = system_shares(runs, labelled.labels)[[f"{column}@{SHARE_DEPTH}" for column in JUDGE_COLUMNS]]
         systems_table = systems_table.join(shares)
-    result = CompareResult(
+    curves = [curve.reset_index().assign(retriever=name) for name, (*_, curve, _) in scored]
+    precisions = [(name, level, levels[f"iprec@{level:g}"]) for name, (*_, levels) in scored for level in IPREC_LEVELS]
+    diagnostics = {name: produced.diagnostics for name, (produced, *_) in scored if produced.diagnostics}
+    return CompareResult(
         dataset=data.name,
         baseline=baseline,
         baselines=baselines,
@@ -466,7 +238,7 @@ def comparison(
         qrels=data.qrels,
         metrics=metrics,
         test=test,
-        depth=depth,
+        depth=setting.depth,
         summary=summary,
         per_query=per_query,
         significance=significance,
@@ -475,23 +247,37 @@ def comparison(
         diagnostics=pd.DataFrame.from_dict(diagnostics, orient="index").rename_axis("retriever"),
         systems=systems_table,
         intervals=pd.DataFrame() if labelled is None else judge_intervals(labelled, runs, metrics, baseline),
-        precision_recall=pd.DataFrame(pr_rows, columns=["retriever", "recall", "precision"]),
+        precision_recall=pd.DataFrame(precisions, columns=["retriever", "recall", "precision"]),
         warnings=holes + (labelled.warnings if labelled is not None else ()),
-        provenance=provenance.record(
-            "compare",
-            data,
-            descriptions(systems),
-            metrics=list(metrics),
-            baseline=baseline if len(baselines) == 1 else list(baselines),
-            test=test,
-            correction="holm",
-            alpha=ALPHA,
-            seed=seed,
-            depth=depth,
-            **judged_settings(judgments),
-        ),
+        provenance=_provenance(setting, data, test, seed),
     )
-    return finish(result, out_path, figures)
+
+
+def _systems_table(systems: Mapping[str, System], scored: list[tuple[str, Scored]]) -> pd.DataFrame:
+    """Per system: its description, the judged shares by rank band and the run check's notes."""
+    described = {
+        name: {"description": systems[name].description, **bands, "notes": "; ".join(produced.notes)}
+        for name, (produced, _, bands, *_) in scored
+    }
+    return pd.DataFrame.from_dict(described, orient="index").rename_axis("retriever")
+
+
+def _provenance(setting: _Setting, data: Dataset, test: str, seed: int) -> Provenance:
+    """What was compared, on what, with which settings and judgments."""
+    baselines = setting.baselines
+    return provenance.record(
+        "compare",
+        data,
+        descriptions(setting.systems),
+        metrics=list(setting.metrics),
+        baseline=baselines[0] if len(baselines) == 1 else list(baselines),
+        test=test,
+        correction="holm",
+        alpha=ALPHA,
+        seed=seed,
+        depth=setting.depth,
+        **judged_settings(setting.judgments),
+    )
 
 
 Scored = tuple[SystemRun, "EvaluationResult", dict[str, float], pd.DataFrame, pd.Series]
@@ -542,124 +328,6 @@ def all_pairs_tests(
     return tiers_by_metric(per_metric, seed=seed)
 
 
-def shown_tiers(tiers: pd.DataFrame) -> str:
-    """One metric's tiers as the terminal shows them: ``mean [low, high]`` and ``rank [low, high]``."""
-    rows = pd.DataFrame(
-        {
-            "system": tiers["system"],
-            "tier": tiers["tier"],
-            "mean": [
-                f"{m:.4f} [{lo:.4f}, {hi:.4f}]" for m, lo, hi in tiers[["mean", "mean_low", "mean_high"]].to_numpy()
-            ],
-            "rank": [f"{r} [{lo}, {hi}]" for r, lo, hi in tiers[["rank", "rank_low", "rank_high"]].to_numpy()],
-        }
-    )
-    return text_table(rows, index=False)
-
-
-def pool_bias_dict(found: PoolBiasResult) -> dict[str, object]:
-    """The pool-bias test in compare's summary.json: depth, threshold, flagged systems and rows."""
-    return {key: value for key, value in found.to_dict().items() if key not in ("dataset", "metrics", "provenance")}
-
-
-def check_judging(judging: Judging) -> None:
-    """A :class:`Judging`'s judge and options refused in one line before anything runs, as ``rankscope judge``
-    refuses them."""
-    from rankscope.workflows.judge import Study, check_arguments, given_judge
-
-    check_arguments(judging.judge, judging.depth, Study(human_sample=judging.human_sample))
-    made = given_judge(judging.judge)
-    if isinstance(judging.judge, str) and made is not None:
-        made.close()  # made only to check it; the judge workflow makes its own
-
-
-def judged_pool(data: Dataset, runs: Mapping[str, pd.DataFrame], judging: Judging, execution: Execution) -> Judgments:
-    """The runs' pool judged by the judge workflow (:func:`rankscope.workflows.judge.judge`, so the labels,
-    the merged qrels and the human sample are the ones ``rankscope judge --out`` writes)."""
-    from rankscope.workflows.judge import Study, judge
-
-    study = Study(human_sample=judging.human_sample)
-    every = Execution(seed=execution.seed, scheduler=execution.scheduler)
-    return judge(
-        data, runs, judging.judge, depth=judging.depth, judgments=judging.cache, study=study, execution=every
-    ).judgments()
-
-
-def judged_settings(judgments: str | Path | Judging | None) -> dict[str, object]:
-    """What provenance records of the judgments scored with: the folder, or the judge and its options."""
-    if judgments is None:
-        return {}
-    if not isinstance(judgments, Judging):
-        return {"judgments": str(judgments)}
-    judge = judgments.judge if isinstance(judgments.judge, str) else str(judgments.judge.identity)
-    return {"judge": judge, "human_sample": judgments.human_sample, "pool_depth": judgments.depth}
-
-
-def judge_intervals(
-    judged: Judgments, runs: Mapping[str, pd.DataFrame], metrics: Sequence[str], baseline: str
-) -> pd.DataFrame:
-    """Per metric, each system's and each difference with ``baseline``'s naive, PPI and PPI++ intervals
-    (the columns of :class:`~rankscope.evaluation.ppi.PPIResult`, ``baseline`` empty for a system's
-    own mean), or an empty frame without a human sample."""
-    if judged.human_sample is None:
-        return pd.DataFrame()
-    frames = []
-    for metric in metrics:
-        found = judged.intervals(runs, metric, baseline=baseline)
-        means = found.means.assign(baseline="")
-        for table in (means, found.differences):
-            frames.append(table.assign(metric=metric, confidence=found.confidence))
-    table = pd.concat(frames, ignore_index=True)
-    first = ["metric", "system", "baseline"]
-    return table[first + [c for c in table.columns if c not in first]]
-
-
-def interval_warnings(intervals: pd.DataFrame) -> list[str]:
-    """What the simulation says of the intervals' coverage at their human sample's size (docs/intervals.md)."""
-    if intervals.empty:
-        return []
-    from rankscope.evaluation.ppi import coverage_warning
-
-    first = intervals.iloc[0]
-    line = coverage_warning(int(first["n_labelled"]), int(first["n_total"]), float(first["confidence"]))
-    return [] if line is None else [line]
-
-
-def shown_systems(systems: pd.DataFrame) -> pd.DataFrame:
-    """The systems table as the terminal shows it: brief descriptions, no notes column when nothing is noted."""
-    shown = systems.assign(description=systems["description"].map(brief_description))
-    if "notes" in shown.columns and not shown["notes"].astype(bool).any():
-        shown = shown.drop(columns="notes")
-    return shown
-
-
-def shown_intervals(intervals: pd.DataFrame) -> pd.DataFrame:
-    """The intervals as text, one row per metric and system (or difference): ``estimate [low, high]``."""
-
-    def cell(row: pd.Series, method: str) -> str:
-        return f"{row[method + '_estimate']:.4f} [{row[method + '_low']:.4f}, {row[method + '_high']:.4f}]"
-
-    rows = [
-        {
-            "metric": row["metric"],
-            "system": row["system"] if not row["baseline"] else f"{row['system']} vs {row['baseline']}",
-            "naive": cell(row, "naive"),
-            "PPI": cell(row, "ppi"),
-            "PPI++": cell(row, "ppipp"),
-            "lambda": f"{row['ppipp_lambda']:.2f}",
-        }
-        for _, row in intervals.iterrows()
-    ]
-    return pd.DataFrame(rows)
-
-
-def depth_phrase(depth: int | None) -> str:
-    """How deep the runs are, in words: what a depth given or left out did."""
-    if depth is None:
-        return f"retrievers searched to depth {SEARCH_DEPTH}, run files scored as given"
-    return f"every run to depth {depth}"
-
-
 def choose_baselines(baseline: str | Sequence[str] | None, names: Sequence[str]) -> tuple[str, ...]:
     """The named baselines (each refused if it is not a system or named twice), else ``bm25`` if
     compared, else the first system."""
@@ -673,90 +341,3 @@ def choose_baselines(baseline: str | Sequence[str] | None, names: Sequence[str])
     if repeated or not baselines:
         raise RankscopeError(f"--baseline {repeated[0]!r} is given twice" if repeated else "no baseline given")
     return baselines
-
-
-def per_query_differences(result: CompareResult, metric: str) -> dict[str, pd.Series]:
-    """Per-query ``retriever - baseline`` on ``metric`` for every non-baseline retriever."""
-    wide = result.per_query[result.per_query["metric"] == metric].pivot(
-        index="query_id", columns="retriever", values="value"
-    )
-    return {s: wide[s] - wide[result.baseline] for s in result.summary.index if s != result.baseline}
-
-
-def cutoff_table_of(result: CompareResult, measure: str) -> pd.DataFrame:
-    """``measure`` (hit or recall) at each K: one row per system, one column per K (narrow for any
-    number of systems, unlike one column per system and measure)."""
-    table = result.curves.pivot(index="retriever", columns="K", values=measure).reindex(result.summary.index)
-    table.columns = [f"@{k}" for k in table.columns]
-    return table
-
-
-def build_report(result: CompareResult) -> Report:
-    """The comparison as a report: marked summary, significance details, curves, per-query differences."""
-    primary = result.metrics[0]
-    report = Report(f"rankscope compare: {result.dataset}")
-    report.paragraph(
-        f"{len(result.summary)} systems on {result.dataset} ({depth_phrase(result.depth)}); baseline"
-        f"{'s' * (len(result.baselines) > 1)} {', '.join(result.baselines or (result.baseline,))}; metrics scored with trec_eval semantics over the "
-        f"{result.per_query['query_id'].nunique()} queries in the qrels."
-    )
-    report.heading("Summary").table(result.marked(), caption=result.legend())
-    report.paragraph(provenance.judgments_caption(result.provenance))
-    report.heading("Systems").table(result.systems, caption=SYSTEMS_CAPTION)
-    for line in result.warnings:
-        report.paragraph(f"Warning: {line}")
-    if result.warnings:
-        report.paragraph(HOLES_RULE)
-    if not result.diagnostics.empty:
-        report.heading("Retriever diagnostics").table(result.diagnostics, caption=DIAGNOSTICS_CAPTION)
-    curves = {
-        spec: frame.set_index("K")[["hit", "recall"]] for spec, frame in result.curves.groupby("retriever", sort=False)
-    }
-    report.heading("Hit@K and Recall@K").row(
-        *(
-            table_block(cutoff_table_of(result, measure), caption=f"{measure.capitalize()}@K")
-            for measure in ("hit", "recall")
-        )
-    )
-    report.image(
-        "hit_recall_at_k",
-        plots.cutoff_curves(curves, dataset=result.dataset, reference=result.baseline),
-        "Hit@K and Recall@K against K",
-    )
-    pr = {
-        name: frame.set_index("recall")["precision"]
-        for name, frame in result.precision_recall.groupby("retriever", sort=False)
-    }
-    report.heading("Precision-recall").image(
-        "precision_recall",
-        plots.precision_recall(pr, dataset=result.dataset, reference=result.baseline),
-        "interpolated precision at the 11 recall points",
-    )
-    diffs = per_query_differences(result, primary)
-    if diffs:
-        report.heading(f"Per-query difference to {result.baseline} ({primary})")
-        report.image(
-            "per_query_difference",
-            plots.per_query_difference(diffs, primary, result.baseline, dataset=result.dataset),
-            f"{primary} of each retriever minus {result.baseline}, per query, sorted",
-        )
-    if len(result.summary) >= TIERS_FROM:
-        tiers = result.tiers[result.tiers["metric"] == primary]
-        report.heading(f"Tiers and rank intervals ({primary})").table(
-            tiers.drop(columns="metric").set_index("system"), caption=result.tier_captions[primary]
-        )
-        report.image(
-            "rank_intervals",
-            plots.rank_intervals(tiers.set_index("system"), primary, dataset=result.dataset),
-            f"{primary}: each system's mean and rank interval, sorted, coloured by tier",
-        )
-    if not result.group_means.empty:
-        systems, baselines = list(result.summary.index), result.baselines or (result.baseline,)
-        groups.add_section(report, result.group_means, result.group_tests, systems, baselines, primary, result.dataset)
-    if result.pool_bias is not None:
-        result.pool_bias.add_section(report)
-    if not result.significance.empty:
-        report.heading(f"Significance against the baseline{'s' * (len(result.baselines) > 1)}").table(
-            significance_grid(result.significance, list(result.metrics)), caption=GRID_CAPTION
-        )
-    return provenance.add_section(report, result.provenance)
