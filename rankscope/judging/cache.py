@@ -304,13 +304,15 @@ class JudgmentCache:
         itself); the others come as their processes commit them, or are claimed once those processes die.
         Claims still open when this ends (an error, an interrupt) are given up."""
         pending, seen = list(keys), dict[str, str]()
-        renewing = threading.Event()  # set: stop renewing this object's lease
-        threading.Thread(target=self._renew, args=(renewing,), daemon=True, name="rankscope-claims").start()
+        renewing: threading.Event | None = None  # set: stop renewing this object's lease (once it claimed keys)
         try:
             while pending:
                 answered, free = self._poll(pending, seen)
                 yield from ((key, judgment, False) for key, judgment in answered.items())
                 mine = self.claim(free) if free else []
+                if mine and renewing is None:
+                    renewing = threading.Event()
+                    threading.Thread(target=self._renew, args=(renewing,), daemon=True, name="rankscope-claims").start()
                 for key, judgment in ask(mine) if mine else ():
                     if commit:
                         self.record(judge_key, key, judgment)
@@ -320,9 +322,10 @@ class JudgmentCache:
                 if pending and not done:
                     time.sleep(POLL_SECONDS)
         finally:
-            renewing.set()
-            with contextlib.suppress(CacheError):
-                self.release()
+            if renewing is not None:
+                renewing.set()
+                with contextlib.suppress(CacheError):
+                    self.release()
 
     def _renew(self, stop: threading.Event) -> None:
         """Until ``stop``: renew this object's lease every third of :data:`LEASE_SECONDS`, on a connection of
