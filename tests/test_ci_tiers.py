@@ -25,14 +25,14 @@ def test_cheap():
     assert sum(range(10)) == 45
 
 def test_burns_here():
-    burn(0.6)
+    burn(0.4)
 
 @pytest.mark.slow
 def test_burns_marked():
-    burn(0.6)
+    burn(0.4)
 
 def test_burns_in_a_child():
-    subprocess.run([sys.executable, "-c", "import time\\nend = time.process_time() + 0.6\\nwhile time.process_time() < end: pass"], check=True)
+    subprocess.run([sys.executable, "-c", "import time\\nend = time.process_time() + 0.4\\nwhile time.process_time() < end: pass"], check=True)
 
 def test_fails_on_its_own():
     assert 1 == 2
@@ -45,14 +45,19 @@ def test_a_planted_test_over_the_budget_fails_unless_marked_slow(tmp_path: Path)
         [sys.executable, "-m", "pytest", "-c", "/dev/null", "--rootdir", str(tmp_path), "-p", "cpu_budget"]
         + ["-p", "no:cacheprovider", "-q", "-rf", str(tmp_path / "test_planted.py")],
         cwd=REPO,
-        env={"PATH": "/usr/bin:/bin", "RANKSCOPE_TEST_CPU_LIMIT": "0.3", "PYTHONPATH": str(REPO / "tests")},
+        env={
+            "PATH": "/usr/bin:/bin",
+            "RANKSCOPE_TEST_CPU_LIMIT": "0.2",
+            "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
+            "PYTHONPATH": str(REPO / "tests"),
+        },
         capture_output=True,
         text=True,
         timeout=120,
     )
     failed = sorted(line.split("::")[1].split()[0] for line in done.stdout.splitlines() if line.startswith("FAILED"))
     assert failed == ["test_burns_here", "test_burns_in_a_child", "test_fails_on_its_own"], done.stdout
-    assert "over the quick tier's 0.3 s: make it cheaper or mark it @pytest.mark.slow" in done.stdout
+    assert "over the quick tier's 0.2 s: make it cheaper or mark it @pytest.mark.slow" in done.stdout
     assert "2 passed" in done.stdout.splitlines()[-1]
 
 
