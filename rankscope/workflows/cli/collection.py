@@ -2,7 +2,7 @@
 
 ``init`` reads the files (text, Markdown, HTML, PDF) and the team's questions into DIR, a BEIR-layout
 folder; a re-run adds new and changed files only. ``pool`` searches the questions with the systems and
-keeps their top documents, ``sample`` draws the pairs people label (then ``rankscope label DIR``), ``export``
+keeps their top documents, ``judge`` has a judge label every pooled pair (before or after people do), ``sample`` draws the pairs people label (then ``rankscope label DIR``), ``export``
 writes the qrels and provenance so that ``compare --dataset DIR`` works (docs/collection.md).
 """
 
@@ -71,6 +71,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--depth", type=int, default=10, help="documents pooled per system and question (default: %(default)s)"
     )
     pool.set_defaults(func=run_pool)
+    judge = actions.add_parser(
+        "judge",
+        help="have a judge label every pooled pair of every question (cached in DIR: a re-run asks only the rest)",
+    )
+    judge.add_argument("folder", metavar="DIR", help="the collection folder")
+    judge.add_argument(
+        "--judge", required=True, metavar="SPEC", help="the judge: openai:model=M,base_url=U[,...] or qrels:PATH"
+    )
+    judge.set_defaults(func=run_judge)
     sample = actions.add_parser(
         "sample", help="draw the pairs people label, stratified by rank band and system (inclusion probabilities kept)"
     )
@@ -109,6 +118,13 @@ def run_pool(args: argparse.Namespace) -> int:
     if not args.systems and not args.run:
         raise CollectionArgumentError("give the systems to pool: --systems SPEC... and/or --run NAME=PATH")
     print(pool_collection(args.folder, systems_from_args(args.systems, args.run), args.depth).to_text())
+    return 0
+
+
+def run_judge(args: argparse.Namespace) -> int:
+    from rankscope.workflows.collection.judge_pool import judge_collection
+
+    print(judge_collection(args.folder, args.judge).to_text())
     return 0
 
 

@@ -37,12 +37,14 @@ from rankscope.core.version import __version__
 from rankscope.corpora.beir import write_beir_qrels
 from rankscope.corpora.jsonl import read_jsonl
 from rankscope.corpora.trec import write_trec_qrels
+from rankscope.reporting.report import to_markdown, write_text
 from rankscope.workflows.collection.labels import all_labels, is_human
 from rankscope.workflows.collection.layout import (
     COLLECTION,
     INGEST,
     POOL_STATE,
     QUERIES,
+    REPORT,
     SAMPLE_STATE,
     CollectionError,
     read_state,
@@ -50,6 +52,16 @@ from rankscope.workflows.collection.layout import (
     write_state,
     write_tsv,
 )
+from rankscope.workflows.collection.makeup import (
+    NOT_MEASURED,
+    judge_agreement,
+    left_out,
+    pairs_in,
+    report,
+    sample_estimates,
+)
+from rankscope.workflows.collection.pooling import read_pool
+from rankscope.workflows.collection.sample import read_sample, stratify
 
 JUDGMENT_COLUMNS = ("query_id", "doc_id", "relevance", "source", "people", "inclusion_probability")
 
@@ -63,20 +75,36 @@ class ExportResult:
     provenance: dict[str, Any]
 
     def to_text(self) -> str:
-        counts = self.provenance["labels"]
-        human = sum(n for source, n in counts.items() if source.startswith("human:"))
+        counts, p = self.provenance["labels"], self.provenance
+        total = sum(counts.values())
         lines = [
-            f"{self.folder}: {len(self.judgments)} judged pairs over "
-            f"{self.judgments['query_id'].nunique()} questions ({human} labels by people, "
-            f"{sum(counts.values()) - human} by judges)",
-            f"  qrels: {self.folder / 'qrels' / 'test.tsv'} and {self.folder / 'qrels.txt'}; "
-            f"now: rankscope compare --dataset {self.folder}",
+            f"{self.folder}: {len(self.judgments)} judged pairs over {self.judgments['query_id'].nunique()} of "
+            f"{p['queries']['count']} questions; labels: "
+            + ", ".join(f"{n} {source} ({n / total:.0%})" for source, n in counts.items()),
+            f"  qrels: {self.folder / 'qrels' / 'test.tsv'} and {self.folder / 'qrels.txt'}; report: "
+            f"{self.folder / REPORT}; now: rankscope compare --dataset {self.folder}",
         ]
-        lines += [
-            f"  agreement {row['between']}: kappa {row['kappa']:.3f} on {row['pairs']} pairs"
-            for row in self.provenance["agreement"]
-        ]
+        for row in p["agreement"]:
+            lines.append(f"  agreement {row['between']}: kappa {_kappa(row['kappa'])} on {row['pairs']} pairs")
+            lines += [
+                f"    best rank {band['band']}: kappa {_kappa(band['kappa'])} on {band['pairs']} pairs"
+                for band in row.get("bands", [])
+            ]
+        lines.append(f"  questions left out: {len(p['left_out'])}")
+        lines += [f"    {query_id}: {why}" for query_id, why in p["left_out"].items()]
+        for row in p["estimates"]:
+            estimate = (
+                f"; the sample's estimate {row['sample_estimate']:.4f} [{row['low']:.4f}, {row['high']:.4f}]"
+                if row["sample_estimate"] is not None
+                else ""
+            )
+            lines.append(f"  {row['system']}: {row['metric']} {row['mean']:.4f} under the merged labels{estimate}")
+        lines += [f"warning: {warning}" for warning in p["warnings"]]
         return "\n".join(lines)
+
+
+def _kappa(value: float | None) -> str:
+    return "undefined (one grade only)" if value is None else f"{value:.3f}"
 
 
 def export_collection(folder: str | Path) -> ExportResult:
@@ -89,7 +117,7 @@ def export_collection(folder: str | Path) -> ExportResult:
     people = _people_grades(human)
     judged = judge.sort_values(["source", "query_id", "doc_id"]).drop_duplicates(["query_id", "doc_id"])
     judged = judged.assign(people=0)[["query_id", "doc_id", "relevance", "source", "people"]]
-    merged = pd.concat([people, judged[~_pairs_in(judged, people)]], ignore_index=True)
+    merged = pd.concat([people, judged[~pairs_in(judged, people)]], ignore_index=True)
     merged = merged.sort_values(["query_id", "doc_id"], kind="stable").reset_index(drop=True)
     merged["inclusion_probability"] = _probabilities(folder, merged)
     qrels = merged[["query_id", "doc_id", "relevance"]]
@@ -100,8 +128,9 @@ def export_collection(folder: str | Path) -> ExportResult:
         if len(part):
             write_beir_qrels(part, folder / "qrels" / f"{split}.tsv")
     write_tsv(merged[list(JUDGMENT_COLUMNS)], folder / "judgments.tsv")
-    provenance = _provenance(folder, labels, human, judged)
+    provenance = _provenance(folder, labels, human, judged, merged)
     write_state(folder / COLLECTION, provenance)
+    write_text(folder / REPORT, to_markdown(report(str(folder), provenance)))
     return ExportResult(folder, merged, provenance)
 
 
@@ -117,24 +146,29 @@ def _people_grades(human: pd.DataFrame) -> pd.DataFrame:
     )
 
 
-def _pairs_in(frame: pd.DataFrame, other: pd.DataFrame) -> pd.Series:
-    keys = set(zip(other["query_id"], other["doc_id"]))
-    return pd.Series([pair in keys for pair in zip(frame["query_id"], frame["doc_id"])], index=frame.index, dtype=bool)
-
-
 def _probabilities(folder: Path, merged: pd.DataFrame) -> list[float | None]:
     """Each pair's inclusion probability in the sample, None outside it (or without a sample)."""
     if not (folder / SAMPLE_STATE).is_file():
         return [None] * len(merged)
-    from rankscope.workflows.collection.sample import read_sample
-
     sample, _ = read_sample(folder)
     probability = dict(zip(zip(sample["query_id"], sample["doc_id"]), sample["inclusion_probability"]))
     return [probability.get(pair) for pair in zip(merged["query_id"], merged["doc_id"])]
 
 
-def _provenance(folder: Path, labels: pd.DataFrame, human: pd.DataFrame, judged: pd.DataFrame) -> dict[str, Any]:
+def _provenance(
+    folder: Path, labels: pd.DataFrame, human: pd.DataFrame, judged: pd.DataFrame, merged: pd.DataFrame
+) -> dict[str, Any]:
     ingest = read_state(folder / INGEST)
+    ranks, pool = read_pool(folder) if (folder / POOL_STATE).is_file() else (None, None)
+    sample = read_sample(folder)[0] if (folder / SAMPLE_STATE).is_file() else None
+    people = _people_grades(human)
+    bands = stratify(ranks, list(pool["systems"])) if ranks is not None and pool is not None else None
+    with_judge = judge_agreement(people, judged, bands) if len(judged) else None
+    warnings = [NOT_MEASURED] if len(judged) and with_judge is None else []
+    estimates: list[dict[str, Any]] = []
+    if ranks is not None and pool is not None:
+        estimates, said = sample_estimates(ranks, pool["depth"], merged, people, judged, sample)
+        warnings += said
     queries = [row for _, row in read_jsonl(folder / QUERIES)]
     made: dict[str, int] = {}
     for row in queries:
@@ -149,32 +183,32 @@ def _provenance(folder: Path, labels: pd.DataFrame, human: pd.DataFrame, judged:
         "rankscope": __version__,
         "documents": {"files": {p: f["sha256"] for p, f in ingest["files"].items()}, "chunking": ingest["chunking"]},
         "queries": {"count": len(queries), "made": made},
-        "pool": read_state(folder / POOL_STATE) if (folder / POOL_STATE).is_file() else None,
+        "pool": pool,
         "sample": read_state(folder / SAMPLE_STATE) if (folder / SAMPLE_STATE).is_file() else None,
         "labels": {str(k): int(v) for k, v in labels.groupby("source").size().items()},
         "annotators": {
             source: {"labels": len(at), "first": min(at), "last": max(at)} for source, at in sorted(times.items())
         },
-        "agreement": list(_agreements(human, judged)),
+        "agreement": [*_agreements(human), *([with_judge] if with_judge else [])],
+        "left_out": left_out([row["_id"] for row in queries], merged, ranks),
+        "estimates": estimates,
+        "warnings": warnings,
     }
 
 
-def _agreements(human: pd.DataFrame, judged: pd.DataFrame) -> Iterable[dict[str, Any]]:
-    """Cohen's kappa between each two people, and between people (merged) and the judges, where both labelled."""
+def _agreements(human: pd.DataFrame) -> Iterable[dict[str, Any]]:
+    """Cohen's kappa between each two people where both labelled (people and judges: :func:`judge_agreement`)."""
     from rankscope.evaluation.agreement import label_agreement
 
     groups = {source: part[["query_id", "doc_id", "relevance"]] for source, part in human.groupby("source")}
-    pairs = [(a, groups[a], b, groups[b]) for a, b in combinations(sorted(groups), 2)]
-    if len(judged) and len(human):
-        pairs.append(("people", _people_grades(human)[["query_id", "doc_id", "relevance"]], "judges", judged))
-    for first, one, second, other in pairs:
+    for first, second in combinations(sorted(groups), 2):
         try:
-            agreement = label_agreement(one, other[["query_id", "doc_id", "relevance"]])
+            agreement = label_agreement(groups[first], groups[second])
         except RankscopeError:  # no pair both labelled: nothing to report
             continue
         kappa = agreement.kappa
         yield {
             "between": f"{first} and {second}",
-            "pairs": int(agreement.confusion.to_numpy().sum()),
+            "pairs": agreement.n_pairs,
             "kappa": None if math.isnan(kappa) else kappa,
         }

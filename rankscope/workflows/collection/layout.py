@@ -26,6 +26,7 @@ POOL_STATE = "pool.json"
 SAMPLE = "sample.tsv"
 SAMPLE_STATE = "sample.json"
 COLLECTION = "collection.json"
+REPORT = "report.md"
 FORMAT_VERSION = 1
 
 
