@@ -121,6 +121,18 @@ def test_every_installed_package_has_a_layer() -> None:
     assert folders - inside == set(PACKAGES)  # a sub-package (retrieval/engines) has its parent's layer
 
 
+def test_every_package_folder_is_installed() -> None:
+    """Every folder of the package with an ``__init__.py`` is in pyproject.toml's ``packages``: setuptools
+    installs exactly those, so one left out (rankscope/workflows/cli was, with every command) is missing
+    from a wheel while an editable install still finds it."""
+    tomllib = pytest.importorskip("tomllib")  # Python 3.11+
+    config = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["setuptools"]
+    listed = {config["package-dir"].get(name, name.replace(".", "/")) for name in config["packages"]}
+    roots = ["rankscope", *(folder for folder in PACKAGES if not folder.startswith("rankscope/"))]
+    found = {init.parent.relative_to(REPO).as_posix() for root in roots for init in (REPO / root).rglob("__init__.py")}
+    assert found - listed == set() and listed - found == set()
+
+
 def python_in(folder: Path, code: str) -> str:
     """What ``code`` prints, run by this interpreter in ``folder`` (away from the repository)."""
     done = subprocess.run([sys.executable, "-c", code], cwd=folder, capture_output=True, text=True)
