@@ -87,7 +87,10 @@ def write(provenance: Provenance, out: Path) -> Path:
 
 def record(workflow: str, dataset: Dataset, systems: Mapping[str, str], **settings: object) -> Provenance:
     """The provenance of a ``workflow`` run on ``dataset`` with ``systems`` (name -> full description)."""
-    return Provenance(workflow, dataset.name, dataset.fingerprint, dict(systems), settings, judgments_record(dataset))
+    from rankscope.evaluation.conventions import FOLLOWING
+
+    judgments = judgments_record(dataset, workflow in FOLLOWING)
+    return Provenance(workflow, dataset.name, dataset.fingerprint, dict(systems), settings, judgments)
 
 
 def judgments_caption(provenance: Provenance) -> str:
@@ -105,13 +108,16 @@ def caption_lines(provenance: Provenance) -> list[str]:
     return ["", wrap_paragraph(caption)] if caption else []
 
 
-def judgments_record(dataset: Dataset) -> dict[str, object]:
-    """How ``dataset``'s judgments were read and, when the loader knew, where they came from and who made them."""
-    from rankscope.evaluation.conventions import label_conventions
+def judgments_record(dataset: Dataset, exclude_unjudged: bool = False) -> dict[str, object]:
+    """How ``dataset``'s judgments were read (``exclude_unjudged``: the workflow's rule for queries without a
+    relevant judgment, :data:`~rankscope.evaluation.conventions.WORKFLOW_EXCLUDE_UNJUDGED`) and, when the loader
+    knew, where they came from and who made them."""
+    from rankscope.evaluation.conventions import label_conventions, queries_without_relevant
 
     sources = dataset.label_sources
+    counts = queries_without_relevant(dataset.qrels)
     return {
-        "conventions": label_conventions(dataset.qrels["relevance"]),
+        "conventions": label_conventions(dataset.qrels["relevance"], 1, exclude_unjudged, counts),
         "provenance": "not recorded (judgments given in memory)" if sources is None else sources.describe(),
         "sources": None if sources is None else sources.to_dict(),
     }

@@ -16,6 +16,7 @@ from rankscope.core.errors import RankscopeError
 from rankscope.core.phases import phase
 from rankscope.corpora.dataset import Dataset
 from rankscope.corpora.trec import CodedTable
+from rankscope.evaluation.conventions import WORKFLOW_EXCLUDE_UNJUDGED
 from rankscope.reporting.report import file_stem
 
 SEARCH_DEPTH = 1000
@@ -118,7 +119,7 @@ def cutoff_table(
     run: pd.DataFrame | CodedTable,
     cutoffs: Sequence[int],
     measures: Sequence[str] = ("hit", "recall", "mrr"),
-    exclude_unjudged: bool = False,
+    exclude_unjudged: bool = WORKFLOW_EXCLUDE_UNJUDGED,
 ) -> pd.DataFrame:
     """``measure@K`` for every K, as a frame indexed by K with one column per measure.
 

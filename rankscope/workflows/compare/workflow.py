@@ -25,6 +25,7 @@ from rankscope.core.errors import RankscopeError
 from rankscope.core.progress import progress
 from rankscope.corpora.dataset import Dataset
 from rankscope.corpora.trec import CodedTable, coded_table
+from rankscope.evaluation.conventions import WORKFLOW_EXCLUDE_UNJUDGED
 from rankscope.evaluation.holes import BANDS, band_name, hole_warnings, judged_by_band
 from rankscope.evaluation.marks import ALPHA
 from rankscope.reporting import provenance
@@ -293,10 +294,12 @@ def scored_run(produced: SystemRun, qrels: CodedTable, metrics: Sequence[str], c
     run = coded_table(produced.run, "run")
     return (
         replace(produced, retriever=None),
-        evaluate(qrels, run, metrics),
+        evaluate(qrels, run, metrics, exclude_unjudged=WORKFLOW_EXCLUDE_UNJUDGED),
         judged_by_band(qrels, run),
         cutoff_table(qrels, run, cutoffs, ("hit", "recall")),
-        evaluate(qrels, run, [f"iprec@{level:g}" for level in IPREC_LEVELS]).mean,
+        evaluate(
+            qrels, run, [f"iprec@{level:g}" for level in IPREC_LEVELS], exclude_unjudged=WORKFLOW_EXCLUDE_UNJUDGED
+        ).mean,
     )
 
 

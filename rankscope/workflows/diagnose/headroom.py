@@ -26,6 +26,7 @@ import pandas as pd
 
 from rankscope.core.errors import RankscopeError
 from rankscope.corpora.schema import sort_run, validate
+from rankscope.evaluation.conventions import WORKFLOW_EXCLUDE_UNJUDGED
 
 SET_FAMILIES = ("precision", "recall", "f1")
 RANKED_FAMILIES = (*SET_FAMILIES, "hit", "mrr", "map", "ndcg", "ndcg_exp", "rprec", "bpref")
@@ -151,4 +152,6 @@ def ideal_values(qrels: pd.DataFrame, metrics: Sequence[str]) -> pd.Series:
 def _values(qrels: pd.DataFrame, run: pd.DataFrame, metrics: Sequence[str]) -> pd.Series:
     from rankscope.evaluation import evaluate
 
-    return evaluate(qrels, run, metrics, exclude_unjudged=True).per_query.set_index(["query_id", "metric"])["value"]
+    return evaluate(qrels, run, metrics, exclude_unjudged=WORKFLOW_EXCLUDE_UNJUDGED).per_query.set_index(
+        ["query_id", "metric"]
+    )["value"]

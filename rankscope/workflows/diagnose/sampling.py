@@ -21,6 +21,7 @@ from rankscope.core.errors import RankscopeError
 from rankscope.core.progress import progress
 from rankscope.corpora.dataset import Dataset
 from rankscope.corpora.schema import sort_run, validate
+from rankscope.evaluation.conventions import WORKFLOW_EXCLUDE_UNJUDGED
 from rankscope.retrieval.base import Retriever, UnknownDocumentError
 
 SAMPLED_METRICS = ("hit@10", "mrr@10", "ndcg@10")
@@ -125,7 +126,7 @@ def sampled_table(
     from rankscope.evaluation import evaluate
     from rankscope.evaluation.sampled import sampled_evaluate
 
-    full = evaluate(data.qrels, run, list(metrics), exclude_unjudged=True).mean
+    full = evaluate(data.qrels, run, list(metrics), exclude_unjudged=WORKFLOW_EXCLUDE_UNJUDGED).mean
     per_doc = per_document_full(data.qrels, run, metrics)
     doc_ids = data.corpus["doc_id"].tolist()
     calls = repeats * int((data.qrels["relevance"] >= 1).sum())

@@ -263,7 +263,7 @@ def diagnose_system(
     top = top_of_run(system.run, depth)
     ranks = first_relevant(relevant)
     losses = loss_table(relevant, cutoffs, depth, judgment_table(top, data.qrels, cutoffs))
-    table = cutoff_table(data.qrels, top, cutoffs, ("hit", "recall", "mrr", "judged"), exclude_unjudged=True)
+    table = cutoff_table(data.qrels, top, cutoffs, ("hit", "recall", "mrr", "judged"))
     misses = miss_breakdown(ranks, cutoffs)
     gaps = headroom(data.qrels, top, metrics, depth, ideal=ideal)
     analyzer = analyzer_of(system.retriever)

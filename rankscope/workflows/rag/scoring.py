@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 import pandas as pd
 
 from rankscope.core.phases import phase
+from rankscope.evaluation.conventions import WORKFLOW_EXCLUDE_UNJUDGED
 
 if TYPE_CHECKING:
     from rankscope.corpora.chunking import TokenCounter
@@ -87,7 +88,9 @@ def scored_outcome(
     rows = with_parents(run, chunks)  # once for MaxP and the distinct documents
     result = budget_scores(needed, evidence, budgets)
     if questions is None:
-        scored = evaluate(data.qrels, aggregate_rows(rows, "maxp"), DOCUMENT_METRICS, exclude_unjudged=True)
+        scored = evaluate(
+            data.qrels, aggregate_rows(rows, "maxp"), DOCUMENT_METRICS, exclude_unjudged=WORKFLOW_EXCLUDE_UNJUDGED
+        )
         result = _joined(result, _renamed(scored, "maxp "))
     first = first_tokens(needed, evidence)
     distinct = distinct_in(rows, DISTINCT_AT).reindex(first.index, fill_value=0)
