@@ -10,22 +10,22 @@ judge's labels for the holes, TREC format: human labels win, invalid and failed 
 holes), ``labels.jsonl`` (one line per pooled pair and source), ``systems.csv`` and
 ``summary.json`` (the counts, and per system the share of its top 10 that only the judge
 labelled), with ``provenance.json`` and the report (:func:`rankscope.reporting.finish.finish`).
+What the result shows, and how: :mod:`.result`.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
 from rankscope.core.errors import RankscopeError
 from rankscope.core.scheduler import using
-from rankscope.evaluation.ppi import METHODS, PPIResult
+from rankscope.evaluation.ppi import PPIResult
 from rankscope.judging.audit import ProbeResult
 from rankscope.judging.audit import audit as audit_judge
 from rankscope.judging.base import OK, Judge, JudgeIdentity
@@ -35,174 +35,24 @@ from rankscope.judging.spec import make_judge, parse_judge_spec
 from rankscope.reporting import provenance
 from rankscope.reporting.finish import finish
 from rankscope.reporting.provenance import Provenance
-from rankscope.reporting.report import Report, write_csv, write_text
-from rankscope.reporting.tables import text_table
 from rankscope.workflows.common.fanout import produce_runs
 from rankscope.workflows.common.judgments import (
-    HUMAN_SAMPLE,
     LABEL_COLUMNS,
-    LABELS,
-    POPULATION,
-    QRELS,
     SHARE_DEPTH,
     Judgments,
     judge_only_qrels,
     system_shares,
 )
 from rankscope.workflows.common.runs import DatasetSource, check_depth, resolve_dataset
-from rankscope.workflows.common.systems import SystemLike, descriptions, resolve_systems
-from rankscope.workflows.judge.outside import CAPTION as OUTSIDE_CAPTION
+from rankscope.workflows.common.systems import System, SystemLike, descriptions, resolve_systems
 from rankscope.workflows.judge.outside import DEPTH as OUTSIDE_DEPTH
-from rankscope.workflows.judge.outside import Outside, outside_pool
+from rankscope.workflows.judge.outside import outside_pool
 from rankscope.workflows.judge.pool import Pool, make_pool, pairs_to_judge
+from rankscope.workflows.judge.result import JudgeResult
 from rankscope.workflows.options import Execution, Output
 
-SYSTEMS_CAPTION = (
-    "Per system, shares of its top 10 rows: labelled by humans, labelled by the judge alone (the pool's "
-    "holes it filled), and its invalid and failed replies there (holes left open)"
-)
-AUDIT_CAPTION = (
-    "Grade shift (second version minus first) on perturbed pairs a fair assessor grades alike; flagged when "
-    "a sign test gives p < 0.01 and the mean moves at least 0.1 grade (docs/judges.md)"
-)
-
-INTERVALS_CAPTION = (
-    "each system's mean under the judge's labels alone (naive) and corrected by the human sample (PPI, PPI++), "
-    "with 95% intervals (Student's t, finite-population corrected: docs/intervals.md); truth = the mean under "
-    "the full human judgments (blind study) and whether each covered it"
-)
-
-
-@dataclass(frozen=True)
-class JudgeResult:
-    """What judging the pool did: counts, per-system shares, every pooled label and the merged qrels."""
-
-    dataset: str
-    judge: JudgeIdentity
-    depth: int
-    rejudge: bool
-    counts: dict[str, int]
-    systems: pd.DataFrame  # index system: judge_share@10, invalid@10, failed@10, human_share@10
-    labels: pd.DataFrame = field(repr=False)  # LABEL_COLUMNS
-    qrels: pd.DataFrame = field(repr=False)  # merged, query_id doc_id relevance
-    provenance: Provenance
-    warnings: tuple[str, ...] = ()
-    audit: tuple[ProbeResult, ...] = ()
-    ppi: PPIResult | None = None
-    agreement: dict[str, Any] | None = None
-    human_sample: pd.DataFrame | None = field(default=None, repr=False)  # the sample's human qrels
-    population: tuple[str, ...] | None = None  # the queries the sample was drawn from
-    files: tuple[Path, ...] = ()
-    outside: Outside | None = None  # --outside-pool: R and recall beyond everything judged
-    seconds: float = field(default=0.0, compare=False)  # the calls' wall time: not a count, it varies run to run
-
-    @property
-    def calls_per_second(self) -> float:
-        return self.counts["calls"] / self.seconds if self.seconds > 0 else 0.0
-
-    def judgments(self) -> Judgments:
-        """The labels as ``compare`` scores with them: what :func:`~rankscope.workflows.common.judgments.read_judgments`
-        reads back from the folder this result writes."""
-        return Judgments(None, self.qrels, self.labels, self.human_sample, self.population, self.warnings)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "dataset": self.dataset,
-            "judge": {"id": self.judge.key, **self.judge.to_dict()},
-            "depth": self.depth,
-            "rejudge": self.rejudge,
-            **self.counts,
-            "calls_per_second": round(self.calls_per_second, 2),
-            "systems": self.systems.to_dict("index"),
-            "warnings": list(self.warnings),
-            "audit": {r.probe: r.to_dict() for r in self.audit},
-            "ppi": None if self.ppi is None else self.ppi.to_dict(),
-            "agreement": self.agreement,
-            "outside": None if self.outside is None else self.outside.to_dict(),
-            "provenance": self.provenance.to_dict(),
-        }
-
-    def interval_table(self) -> pd.DataFrame:
-        """Per system: the truth (a blind study's), and each method's estimate and interval (and coverage)."""
-        return interval_table(self.ppi.means) if self.ppi is not None else pd.DataFrame()
-
-    def audit_table(self) -> pd.DataFrame:
-        return pd.DataFrame({r.probe: r.to_dict() for r in self.audit}).T.rename_axis("audit probe")
-
-    def report(self) -> Report:
-        """The counts, the systems' shares and the audit as a :class:`~rankscope.reporting.report.Report`."""
-        report = Report(f"rankscope judge: {self.dataset}")
-        report.paragraph(self.to_text().split("\n\n")[0].replace("\n", "; "))
-        report.heading("Systems").table(self.systems, caption=SYSTEMS_CAPTION)
-        if self.ppi is not None:
-            report.heading(f"Intervals of mean {self.ppi.metric}").table(
-                self.interval_table(), caption=INTERVALS_CAPTION
-            )
-        if self.audit:
-            report.heading("Audit").table(self.audit_table(), caption=AUDIT_CAPTION)
-        if self.outside is not None:
-            report.heading("Recall beyond the pool").table(self.outside.table(), caption=OUTSIDE_CAPTION)
-        if self.warnings:
-            report.heading("Warnings").bullets(list(self.warnings))
-        return provenance.add_section(report, self.provenance)
-
-    def write_tables(self, out: Path) -> list[Path]:
-        """qrels.txt (merged, TREC), labels.jsonl (one line per pooled pair and source), systems.csv."""
-        from rankscope.corpora.trec import write_trec_qrels
-
-        write_trec_qrels(self.qrels, out / QRELS)
-        written = [out / QRELS]
-        if self.human_sample is not None:  # what compare --judgments corrects the judge with, and over which queries
-            write_trec_qrels(self.human_sample, out / HUMAN_SAMPLE)
-            written += [
-                out / HUMAN_SAMPLE,
-                write_text(out / POPULATION, "".join(f"{q}\n" for q in self.population or ())),
-            ]
-        lines = [
-            json.dumps({**row, "label": None if pd.isna(row["label"]) else int(row["label"])}, ensure_ascii=False)
-            for row in self.labels.astype(object).to_dict("records")
-        ]
-        if self.outside is not None:
-            written.append(write_csv(self.outside.sample, out / "outside_sample.csv", index=False))
-            written.append(write_csv(self.outside.estimate.queries, out / "outside_queries.csv", index=False))
-            written.append(write_csv(self.outside.estimate.per_query, out / "outside_recall.csv", index=False))
-        return [
-            *written,
-            write_text(out / LABELS, "".join(line + "\n" for line in lines)),
-            write_csv(self.systems, out / "systems.csv"),
-        ]
-
-    def to_text(self) -> str:
-        c = self.counts
-        lines = [
-            f"judge {self.judge} (prompt {self.judge.prompt_hash or '-'}) on {self.dataset}, pool depth {self.depth}",
-            f"pooled pairs {c['pairs']}: {c['human_pairs']} judged by humans, {c['unjudged_pairs']} not "
-            f"({c['distinct_asked']} distinct texts asked{' with rejudging' if self.rejudge else ''})",
-            f"judge calls {c['calls']} ({self.calls_per_second:.1f} a second), cache hits {c['cache_hits']}, "
-            f"invalid replies {c['invalid']}, failed {c['failed']}, "
-            + (f"{c['tokens']:,} tokens" if c["tokens"] else f"~{c['estimated_tokens']:,} tokens"),
-            "",
-            text_table(self.systems),
-        ]
-        if self.audit:
-            lines += ["", text_table(self.audit_table())]
-        if self.outside is not None:
-            lines += ["", self.outside.to_text()]
-        if self.ppi is not None:
-            lines += ["", f"{self.ppi.metric}: {INTERVALS_CAPTION}", text_table(self.interval_table())]
-        if self.agreement is not None:
-            labels = self.agreement["labels"]
-            lines += [
-                "",
-                f"agreement on the {labels['n_pairs']} pairs both labelled: Cohen's kappa {labels['kappa']:.3f}, "
-                f"quadratic {labels['kappa_quadratic']:.3f}",
-            ]
-            if self.agreement["rankings"]:
-                lines.append(text_table(pd.DataFrame(self.agreement["rankings"]), index=False))
-        return "\n".join(lines)
-
-    def __repr__(self) -> str:
-        return f"JudgeResult({self.dataset!r}: {self.counts['pairs']} pooled pairs, {self.counts['calls']} calls)"
+if TYPE_CHECKING:
+    from rankscope.corpora.dataset import Dataset
 
 
 @dataclass(frozen=True)
@@ -250,8 +100,7 @@ def judge(
     audit's pairs and the human sample, and a scheduler for the systems' runs and the judge's calls
     (:func:`rankscope.judging.pairs.judge_pairs`: tasks sharing the one cache).
     """
-    rejudge, audit, audit_pairs = study.rejudge, study.audit, study.audit_pairs
-    human_sample, blind, metric = study.human_sample, study.blind, study.metric
+    human_sample, blind = study.human_sample, study.blind
     seed, scheduler = execution.seed, execution.scheduler
     check_arguments(judge, depth, study)
     resolved = resolve_systems(systems)
@@ -262,7 +111,8 @@ def judge(
         judge_obj = make_judge(str(judge), data.qrels)  # qrels without a path: the dataset's own
     sample = draw_sample(data.qrels, human_sample, seed) if human_sample is not None else []
     visible = data.qrels[data.qrels["query_id"].isin(sample)] if blind else data.qrels
-    every_pair = rejudge or blind or human_sample is not None  # PPI needs the judge's label where humans' is known
+    # PPI needs the judge's label where the humans' is known
+    every_pair = study.rejudge or blind or human_sample is not None
     try:
         with using(scheduler) as client, JudgmentCache(judgments) as cache:  # one cluster: the runs, then the calls
             deep = max(depth, OUTSIDE_DEPTH) if study.outside_pool is not None else depth  # the strata's ranks
@@ -280,73 +130,113 @@ def judge(
                 else None
             )
             probes = (
-                audit_judge(judge_obj, pairs_to_judge(pool.pairs, data), cache, n=audit_pairs, seed=seed)
-                if audit
+                audit_judge(judge_obj, pairs_to_judge(pool.pairs, data), cache, n=study.audit_pairs, seed=seed)
+                if study.audit
                 else []
             )
     finally:
         if isinstance(judge, str):  # a judge made here is closed here; one given is the caller's
             judge_obj.close()
-    intervals, sample_qrels, population = None, None, None
-    if human_sample is not None:  # the sampling frame: the judged queries
-        population = tuple(sorted(pd.unique(data.qrels["query_id"])))
-        sample_qrels = data.qrels[data.qrels["query_id"].isin(sample)]
-        judged_labels = Judgments(None, merged, labels, sample_qrels, population)
-        intervals = judged_labels.intervals(
-            runs, metric, baseline=next(iter(runs)), truth_qrels=data.qrels if blind else None
-        )
-    agreement = judge_agreement(data.qrels, judge_only_qrels(labels), runs, metric) if every_pair else None
+    intervals, sample_qrels, population = _human_sample(data.qrels, sample, merged, labels, runs, study)
+    agreement = judge_agreement(data.qrels, judge_only_qrels(labels), runs, study.metric) if every_pair else None
     result = JudgeResult(
         dataset=data.name,
         judge=judge_obj.identity,
         depth=depth,
-        rejudge=rejudge,
-        counts={
-            "pairs": len(pool.pairs),
-            "human_pairs": int(pool.pairs["human"].sum()),
-            "unjudged_pairs": len(pool.unjudged),
-            "not_shown": pool.missing_text,
-            "distinct_asked": outcome.distinct,
-            "calls": outcome.calls,
-            "cache_hits": outcome.cache_hits,
-            "invalid": outcome.invalid,
-            "failed": outcome.failed,
-            "estimated_tokens": outcome.estimated_tokens,
-            "tokens": outcome.tokens,
-        },
+        rejudge=study.rejudge,
+        counts=_counts(pool, outcome),
         systems=system_shares(runs, labels, min(SHARE_DEPTH, depth)),
         labels=labels,
         qrels=merged,
-        warnings=((failure,) if failure else ())
-        + circular_warnings(resolved, judge_obj.identity)
-        + bias_warnings(probes)
-        + (intervals.warnings if intervals is not None else ()),
+        warnings=_warnings(failure, circular_warnings(resolved, judge_obj.identity), probes, intervals),
         audit=tuple(probes),
         ppi=intervals,
         agreement=agreement,
         human_sample=sample_qrels,
         population=population,
         outside=outside,
-        provenance=provenance.record(
-            "judge",
-            data,
-            descriptions(resolved),
-            judge=str(judge_obj.identity),
-            judge_id=judge_obj.identity.key,
-            prompt_hash=judge_obj.identity.prompt_hash,
-            depth=depth,
-            rejudge=rejudge,
-            audit=audit,
-            seed=seed,
-            human_sample=human_sample,
-            blind=blind,
-            metric=metric,
-            sample=" ".join(sample),
-            outside_pool=study.outside_pool,
-        ),
+        provenance=_provenance(data, resolved, judge_obj.identity, depth, study, seed, sample),
         seconds=outcome.seconds,
     )
     return finish(result, out_path, figures)
+
+
+def _human_sample(
+    qrels: pd.DataFrame,
+    sample: Sequence[str],
+    merged: pd.DataFrame,
+    labels: pd.DataFrame,
+    runs: Mapping[str, pd.DataFrame],
+    study: Study,
+) -> tuple[PPIResult | None, pd.DataFrame | None, tuple[str, ...] | None]:
+    """With a human sample: the intervals of each system's mean ``study.metric``, the sample's judgments
+    and the sampling frame (the judged queries); else nothing."""
+    if study.human_sample is None:
+        return None, None, None
+    population = tuple(sorted(pd.unique(qrels["query_id"])))
+    sample_qrels = qrels[qrels["query_id"].isin(sample)]
+    judged_labels = Judgments(None, merged, labels, sample_qrels, population)
+    truth = qrels if study.blind else None
+    intervals = judged_labels.intervals(runs, study.metric, baseline=next(iter(runs)), truth_qrels=truth)
+    return intervals, sample_qrels, population
+
+
+def _counts(pool: Pool, outcome: Outcome) -> dict[str, int]:
+    """The pool's pairs and what asking the judge cost (the result's ``counts``)."""
+    return {
+        "pairs": len(pool.pairs),
+        "human_pairs": int(pool.pairs["human"].sum()),
+        "unjudged_pairs": len(pool.unjudged),
+        "not_shown": pool.missing_text,
+        "distinct_asked": outcome.distinct,
+        "calls": outcome.calls,
+        "cache_hits": outcome.cache_hits,
+        "invalid": outcome.invalid,
+        "failed": outcome.failed,
+        "estimated_tokens": outcome.estimated_tokens,
+        "tokens": outcome.tokens,
+    }
+
+
+def _warnings(
+    failure: str | None, circular: tuple[str, ...], probes: Sequence[ProbeResult], intervals: PPIResult | None
+) -> tuple[str, ...]:
+    """Every call failed; a system judged by its own model; the audit's biases; the intervals' coverage."""
+    return (
+        ((failure,) if failure else ())
+        + circular
+        + bias_warnings(probes)
+        + (intervals.warnings if intervals is not None else ())
+    )
+
+
+def _provenance(
+    data: Dataset,
+    systems: Mapping[str, System],
+    identity: JudgeIdentity,
+    depth: int,
+    study: Study,
+    seed: int,
+    sample: Sequence[str],
+) -> Provenance:
+    """What was judged, by which judge and prompt, to what depth, and what else was measured."""
+    return provenance.record(
+        "judge",
+        data,
+        descriptions(systems),
+        judge=str(identity),
+        judge_id=identity.key,
+        prompt_hash=identity.prompt_hash,
+        depth=depth,
+        rejudge=study.rejudge,
+        audit=study.audit,
+        seed=seed,
+        human_sample=study.human_sample,
+        blind=study.blind,
+        metric=study.metric,
+        sample=" ".join(sample),
+        outside_pool=study.outside_pool,
+    )
 
 
 def check_arguments(judge: str | Judge | None, depth: int, study: Study) -> None:
@@ -441,21 +331,6 @@ def judge_agreement(
         }
         rankings = ranking_agreement(means["human"], means["judge"]).to_dict("records")
     return {"labels": label_agreement(human, judged).to_dict(), "metric": metric, "rankings": rankings}
-
-
-def interval_table(means: pd.DataFrame) -> pd.DataFrame:
-    """One row per system: truth (if known), then per method the estimate, the interval and its coverage."""
-    table = pd.DataFrame(index=pd.Index(means["system"], name="system"))
-    if "truth" in means:
-        table["truth"] = means["truth"].to_numpy()
-    for method in METHODS:
-        table[f"{method}"] = means[f"{method}_estimate"].to_numpy()
-        table[f"{method} 95% CI"] = [
-            f"[{low:.4f}, {high:.4f}]" for low, high in zip(means[f"{method}_low"], means[f"{method}_high"])
-        ]
-        if f"{method}_covered" in means:
-            table[f"{method} covered"] = means[f"{method}_covered"].to_numpy()
-    return table
 
 
 def merged_qrels(human: pd.DataFrame, labels: pd.DataFrame) -> pd.DataFrame:
