@@ -122,9 +122,12 @@ def run_pool(args: argparse.Namespace) -> int:
 
 
 def run_judge(args: argparse.Namespace) -> int:
+    from rankscope.core.notices import print_warnings
     from rankscope.workflows.collection.judge_pool import judge_collection
 
-    print(judge_collection(args.folder, args.judge).to_text())
+    result = judge_collection(args.folder, args.judge)
+    print(result.to_text())
+    print_warnings("collection", result.warnings)
     return 0
 
 

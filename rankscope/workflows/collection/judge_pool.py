@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from rankscope.core.printable import printable
 from rankscope.judging.base import FAILED, INVALID, OK, Judge, JudgeIdentity
 from rankscope.judging.cache import JudgmentCache
 from rankscope.judging.pairs import Outcome, judge_pairs
@@ -44,16 +45,28 @@ class PoolJudged:
         if self.not_shown:
             lines.append(f"  {self.not_shown} pooled pairs name a document or question no longer in the collection")
         lines += [f"  question {q}: no label from the judge ({why})" for q, why in self.unlabelled.items()]
-        if o.failed:
-            lines.append(f"  {o.failed} calls failed: run the same command again to ask only them")
         lines.append(f"  now: rankscope collection sample {self.folder} --budget N, or export")
         return "\n".join(lines)
 
 
+    @property
+    def warnings(self) -> tuple[str, ...]:
+        """One line when calls failed: how many, the first reason, and that a re-run asks only them."""
+        failed = [j for j in self.outcome.judgments if j.status == FAILED]
+        if not failed:
+            return ()
+        return (
+            f"{len(failed)} of {self.pairs} pooled pairs got no answer from the judge (first: {printable(failed[0].raw)}); "
+            "run the same command again to ask only them",
+        )
+
+
 def judge_collection(folder: str | Path, judge: str | Judge) -> PoolJudged:
     """Have ``judge`` (a spec or a Judge) label every pooled pair of the collection in ``folder``."""
-    from rankscope.judging.spec import make_judge
+    from rankscope.judging.spec import make_judge, parse_judge_spec
 
+    if isinstance(judge, str):  # a mistyped spec is refused before anything is read
+        parse_judge_spec(judge)
     folder = require_collection(Path(folder))
     ranks, _ = read_pool(folder)
     data = collection_dataset(folder)
