@@ -48,7 +48,6 @@ class PoolJudged:
         lines.append(f"  now: rankscope collection sample {self.folder} --budget N, or export")
         return "\n".join(lines)
 
-
     @property
     def warnings(self) -> tuple[str, ...]:
         """One line when calls failed: how many, the first reason, and that a re-run asks only them."""
