@@ -56,8 +56,8 @@ class Outside:
         return int(self.sample["relevance"].notna().sum())
 
     def table(self) -> pd.DataFrame:
-        """Per system: mean and pooled Recall@100 with intervals."""
-        return self.estimate.summary.set_index(["system", "metric"])
+        """Per system and metric: the mean and pooled value over queries, with intervals."""
+        return self.estimate.summary
 
     def to_text(self) -> str:
         queries = self.estimate.queries
@@ -67,7 +67,7 @@ class Outside:
             [
                 f"outside the judged pairs: {self.drawn} drawn ({self.pairs} a query), {self.labelled} labelled; "
                 f"{r} ({share:.1%} outside everything judged)",
-                text_table(self.table()),
+                text_table(self.table(), index=False),
             ]
         )
 

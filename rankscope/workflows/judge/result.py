@@ -106,7 +106,7 @@ class JudgeResult:
         if self.audit:
             report.heading("Audit").table(self.audit_table(), caption=AUDIT_CAPTION)
         if self.outside is not None:
-            report.heading("Recall beyond the pool").table(self.outside.table(), caption=OUTSIDE_CAPTION)
+            report.heading("Recall beyond the pool").table(self.outside.table(), caption=OUTSIDE_CAPTION, index=False)
         if self.warnings:
             report.heading("Warnings").bullets(list(self.warnings))
         return provenance.add_section(report, self.provenance)
