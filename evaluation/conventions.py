@@ -19,6 +19,13 @@ that made its numbers and how many queries it touched (:func:`label_conventions`
 FOLLOWING = frozenset({"compare", "diagnose", "rag"})
 """The workflows scored by :data:`WORKFLOW_EXCLUDE_UNJUDGED` (their provenance states it)."""
 
+WHY_COUNTED = {
+    "evaluate": "kept by rankscope evaluate so its numbers equal trec_eval's",
+    "judge": "kept by rankscope judge, whose intervals and ranking agreement estimate the mean over every judged "
+    "query, one fixed population whichever labels, people's or the judge's, hold a relevant document",
+}
+"""Why a command that scores systems keeps trec_eval's rule instead (the sentence under its numbers says it)."""
+
 
 def queries_without_relevant(qrels: Any, relevance_level: int = 1) -> tuple[int, int]:
     """How many of the judged queries of ``qrels`` (query_id, relevance) have no relevant judgment, and of how many."""
@@ -29,11 +36,16 @@ def queries_without_relevant(qrels: Any, relevance_level: int = 1) -> tuple[int,
 
 
 def label_conventions(
-    labels: object, relevance_level: int = 1, exclude_unjudged: bool = False, counts: tuple[int, int] | None = None
+    labels: object,
+    relevance_level: int = 1,
+    exclude_unjudged: bool = False,
+    counts: tuple[int, int] | None = None,
+    why: str = "",
 ) -> str:
     """The conventions :func:`rankscope.evaluation.evaluate` applied to qrels with these ``labels`` (their
     relevance column), with the count of negative labels; ``exclude_unjudged`` as evaluate's; ``counts``
-    (:func:`queries_without_relevant`) adds how many queries that rule touched."""
+    (:func:`queries_without_relevant`) adds how many queries that rule touched, ``why`` (:data:`WHY_COUNTED`)
+    why trec_eval's rule was kept."""
     values = np.asarray(labels)
     negative = values[values < 0]
     if len(negative):
@@ -49,8 +61,8 @@ def label_conventions(
     rule = (
         "is left out of the means (the rule of compare, diagnose and rag)"
         if exclude_unjudged
-        else "scores 0 and counts in the means (trec_eval's rule, kept by rankscope evaluate so its numbers equal "
-        "trec_eval's; compare, diagnose and rag leave such queries out)"
+        else f"scores 0 and counts in the means (trec_eval's rule{', ' + why if why else ''}; compare, diagnose and "
+        "rag leave such queries out)"
     )
     return (
         f"relevant = label >= {relevance_level}; a retrieved document without a judgment counts as non-relevant "

@@ -24,7 +24,7 @@ from rankscope.corpora.foreign import read_qrels, read_run
 from rankscope.corpora.formats import looks_like, sniff
 from rankscope.corpora.label_sources import LabelSources, folder_sources
 from rankscope.corpora.trec import CodedTable
-from rankscope.evaluation.conventions import label_conventions
+from rankscope.evaluation.conventions import WHY_COUNTED, label_conventions
 from rankscope.evaluation.coverage import CoverageWarning, coverage_notes
 from rankscope.evaluation.engine import evaluate
 from rankscope.evaluation.holes import BANDS_CAPTION, band_metrics, hole_warnings, shares_from, shown_shares
@@ -117,7 +117,7 @@ def _sources(qrels: pd.DataFrame | CodedTable, path: str) -> LabelSources:
 
 def _conventions(qrels: pd.DataFrame | CodedTable, args: argparse.Namespace) -> str:
     labels = qrels.value if isinstance(qrels, CodedTable) else qrels["relevance"]
-    return label_conventions(labels, args.relevance_level, args.exclude_unjudged)
+    return label_conventions(labels, args.relevance_level, args.exclude_unjudged, why=WHY_COUNTED["evaluate"])
 
 
 def _read(path: str, kind: str, columns: dict[str, str] | None) -> pd.DataFrame | CodedTable:

@@ -87,9 +87,7 @@ def write(provenance: Provenance, out: Path) -> Path:
 
 def record(workflow: str, dataset: Dataset, systems: Mapping[str, str], **settings: object) -> Provenance:
     """The provenance of a ``workflow`` run on ``dataset`` with ``systems`` (name -> full description)."""
-    from rankscope.evaluation.conventions import FOLLOWING
-
-    judgments = judgments_record(dataset, workflow in FOLLOWING)
+    judgments = judgments_record(dataset, workflow)
     return Provenance(workflow, dataset.name, dataset.fingerprint, dict(systems), settings, judgments)
 
 
@@ -108,16 +106,18 @@ def caption_lines(provenance: Provenance) -> list[str]:
     return ["", wrap_paragraph(caption)] if caption else []
 
 
-def judgments_record(dataset: Dataset, exclude_unjudged: bool = False) -> dict[str, object]:
-    """How ``dataset``'s judgments were read (``exclude_unjudged``: the workflow's rule for queries without a
-    relevant judgment, :data:`~rankscope.evaluation.conventions.WORKFLOW_EXCLUDE_UNJUDGED`) and, when the loader
-    knew, where they came from and who made them."""
-    from rankscope.evaluation.conventions import label_conventions, queries_without_relevant
+def judgments_record(dataset: Dataset, workflow: str = "") -> dict[str, object]:
+    """How ``dataset``'s judgments were read (with ``workflow``'s rule for queries without a relevant judgment:
+    :data:`~rankscope.evaluation.conventions.FOLLOWING`, else trec_eval's and why) and, when the loader knew,
+    where they came from and who made them."""
+    from rankscope.evaluation.conventions import FOLLOWING, WHY_COUNTED, label_conventions, queries_without_relevant
 
     sources = dataset.label_sources
     counts = queries_without_relevant(dataset.qrels)
     return {
-        "conventions": label_conventions(dataset.qrels["relevance"], 1, exclude_unjudged, counts),
+        "conventions": label_conventions(
+            dataset.qrels["relevance"], 1, workflow in FOLLOWING, counts, WHY_COUNTED.get(workflow, "")
+        ),
         "provenance": "not recorded (judgments given in memory)" if sources is None else sources.describe(),
         "sources": None if sources is None else sources.to_dict(),
     }

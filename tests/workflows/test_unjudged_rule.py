@@ -43,3 +43,12 @@ def test_evaluate_counts_them_and_says_why_it_differs(tmp_path: Path, capsys: py
     out = " ".join(capsys.readouterr().out.split())
     assert "without relevant judgments: 1" in out
     assert "scores 0 and counts in the means (trec_eval's rule, kept by rankscope evaluate" in out
+
+
+def test_judge_prints_the_count_and_why_it_keeps_trec_evals_rule(tmp_path: Path) -> None:
+    from rankscope.workflows.judge import judge
+
+    result = judge(DATA, ["bm25"], "qrels", judgments=tmp_path, depth=3)
+    text = " ".join(result.to_text().split())
+    assert "a query without a relevant judgment (1 of 4 judged queries here) scores 0 and counts in the means" in text
+    assert "kept by rankscope judge, whose intervals and ranking agreement estimate the mean over every judged" in text

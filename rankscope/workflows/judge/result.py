@@ -164,7 +164,7 @@ class JudgeResult:
             ]
             if self.agreement["rankings"]:
                 lines.append(text_table(pd.DataFrame(self.agreement["rankings"]), index=False))
-        return "\n".join(lines)
+        return "\n".join([*lines, *provenance.caption_lines(self.provenance)])
 
     def __repr__(self) -> str:
         return f"JudgeResult({self.dataset!r}: {self.counts['pairs']} pooled pairs, {self.counts['calls']} calls)"
