@@ -36,6 +36,7 @@ COMMANDS: dict[str, str] = {
     "engines": "rankscope.retrieval.engines.cli",
     "compare": "rankscope.workflows.cli.compare",
     "poolbias": "rankscope.workflows.cli.poolbias",
+    "gate": "rankscope.workflows.cli.gate",
     "tune": "rankscope.workflows.cli.tune",
     "diagnose": "rankscope.workflows.cli.diagnose",
     "rag": "rankscope.workflows.cli.rag",

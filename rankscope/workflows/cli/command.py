@@ -144,6 +144,11 @@ class Command:
     call: Call
     example: tuple[str, ...] = ()
     formats: tuple[str, ...] = ("table", "json")
+    details: str = ""
+    """More of the command's ``--help`` after its one-line help (gate's exit statuses)."""
+    after: Callable[[argparse.Namespace, Any], int] | None = None
+    """What the command does once its result is shown and its folder written (gate's CI files); its
+    exit status (None: 0)."""
 
     def function(self) -> Callable[..., Any]:
         return imported(self.workflow)
@@ -157,7 +162,7 @@ class Command:
         parser = subparsers.add_parser(
             self.name,
             help=self.help,
-            description=self.help,
+            description=f"{self.help}. {self.details}" if self.details else self.help,
             epilog=f"example: rankscope {self.name} --dataset DATASET {' '.join(self.example)}".rstrip(),
         )
         for option in (*common(self.formats), *self.options):
@@ -169,14 +174,20 @@ class Command:
         out = None if args.out is None else check_output_folder(args.out)  # before any computing
         function = self.function()
         if out is None:
-            return present(self.call(args, function), args, out)
+            return self.ended(args, function, out)
         from rankscope.reporting.rendering import FIGURE_MODULES
 
         forked.warm(FIGURE_MODULES)  # the figures' imports on the second core while the workflow computes
         try:
-            return present(self.call(args, function), args, out)
+            return self.ended(args, function, out)
         finally:
             forked.cool()  # a child given no work (the workflow failed) goes
+
+    def ended(self, args: argparse.Namespace, function: Callable[..., Finished], out: Path | None) -> int:
+        """The workflow's result presented, then :attr:`after`'s exit status."""
+        result = self.call(args, function)
+        status = present(result, args, out)
+        return status if self.after is None else self.after(args, result)
 
 
 @phase("report")

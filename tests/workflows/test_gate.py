@@ -1,0 +1,66 @@
+"""``rankscope gate`` (issue 43 item 6): exit 0 pass, 1 fail, 3 undecided, the worst queries first, a
+JUnit XML file and a Markdown summary."""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+from rankscope.cli import main
+from tests.workflows.gate_files import QUERIES, write_qrels, write_run
+
+
+def gate(tmp_path: Path, missed: list[str], margin: str, *more: str) -> int:
+    qrels = write_qrels(tmp_path)
+    base = write_run(tmp_path / "base.trec")
+    cand = write_run(tmp_path / "cand.trec", missed)
+    argv = ["--quiet", "gate", "--dataset", str(qrels), "--baseline", str(base), "--candidate", str(cand)]
+    return main([*argv, "--metric", "precision@1", "--margin", margin, *more])
+
+
+def test_an_equal_candidate_passes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert gate(tmp_path, [], "0.01", "--junit", str(tmp_path / "j.xml")) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("PASS: cand.trec is not worse than base.trec by more than 0.01 on precision@1 (30 queries)")
+    suite = ET.parse(tmp_path / "j.xml").getroot()
+    assert (suite.get("tests"), suite.get("failures"), suite.get("skipped")) == ("1", "0", "0")
+
+
+def test_a_candidate_worse_on_every_query_fails_and_lists_them(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert gate(tmp_path, QUERIES, "0.1", "--junit", str(tmp_path / "j.xml"), "--summary", str(tmp_path / "s.md")) == 1
+    out = capsys.readouterr().out
+    assert out.startswith("FAIL:") and "mean difference -1.0000" in out
+    suite = ET.parse(tmp_path / "j.xml").getroot()
+    assert suite.get("failures") == "1"
+    assert suite.find("testcase/failure").get("message").startswith("FAIL: cand.trec is worse than base.trec")
+    summary = (tmp_path / "s.md").read_text()
+    assert summary.startswith("# rankscope gate: cand.trec vs base.trec on qrels.txt")
+    assert "| q00 | 1.0000 | 0.0000 | -1.0000 |" in summary  # ties of the worst broken by query id
+
+
+def test_three_losses_in_thirty_at_a_margin_of_a_tenth_are_undecided(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Mean difference -0.1 exactly at the margin: the interval holds -0.1, so neither pass nor fail."""
+    assert gate(tmp_path, ["q07", "q03", "q21"], "0.1", "--format", "json") == 3
+    import json
+
+    found = json.loads(capsys.readouterr().out)
+    assert (found["verdict"], found["exit_status"], found["estimate"]) == ("undecided", 3, pytest.approx(-0.1))
+    assert found["low"] < -0.1 < found["high"]
+    assert [row["query_id"] for row in found["regressed"]] == ["q03", "q07", "q21"]
+
+
+def test_a_query_the_candidate_dropped_counts_as_a_loss(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    qrels = write_qrels(tmp_path)
+    base = write_run(tmp_path / "base.trec")
+    cand = write_run(tmp_path / "cand.trec", queries=QUERIES[:20])
+    argv = ["gate", "--dataset", str(qrels), "--baseline", str(base), "--candidate", str(cand), "--margin", "0.05"]
+    assert main([*argv, "--metric", "precision@1"]) == 1
+    captured = capsys.readouterr()
+    assert "cand.trec has no answer for 10 judged queries the other answers (scored 0), e.g. 'q20'" in captured.err
+    assert "mean difference -0.3333" in captured.out
