@@ -9,14 +9,14 @@ from typing import Any
 import numpy as np
 
 WORKFLOW_EXCLUDE_UNJUDGED = True
-"""The one rule of the workflows that score systems (compare, diagnose, rag) for a query whose judgments hold
+"""The one rule of the workflows that score systems (compare, diagnose, rag, gate) for a query whose judgments hold
 no relevant document: it is left out of the means, since it can be neither hit nor missed and scoring it 0
 only lowers every system's mean alike (a collection's 23 questions gave bm25 nDCG@10 0.6830 in compare and
 0.7480 in diagnose, 2 of them without a relevant document). ``rankscope evaluate`` keeps trec_eval's rule
 (such a query scores 0 and counts) so that its numbers equal trec_eval's; every report states the rule
 that made its numbers and how many queries it touched (:func:`label_conventions`)."""
 
-FOLLOWING = frozenset({"compare", "diagnose", "rag"})
+FOLLOWING = frozenset({"compare", "diagnose", "rag", "gate"})
 """The workflows scored by :data:`WORKFLOW_EXCLUDE_UNJUDGED` (their provenance states it)."""
 
 WHY_COUNTED = {
@@ -59,7 +59,7 @@ def label_conventions(
         labels = "no judgment carries a negative label (trec_eval's -1, pooled but not judged)"
     counted = "" if counts is None else f" ({counts[0]} of {counts[1]} judged queries here)"
     rule = (
-        "is left out of the means (the rule of compare, diagnose and rag)"
+        "is left out of the means (the rule of compare, diagnose, rag and gate)"
         if exclude_unjudged
         else f"scores 0 and counts in the means (trec_eval's rule{', ' + why if why else ''}; compare, diagnose and "
         "rag leave such queries out)"

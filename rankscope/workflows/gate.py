@@ -104,7 +104,7 @@ class GateResult:
         lines = [wrap_paragraph(self.sentence())]  # the warnings were given as the workflow ran
         if len(self.regressed()):
             lines += ["", "queries that regressed most:", text_table(self.shown())]
-        return "\n".join(lines)
+        return "\n".join(lines + provenance.caption_lines(self.provenance))
 
     def to_dict(self) -> dict[str, object]:
         return {
@@ -133,7 +133,7 @@ class GateResult:
             report.bullets(list(self.warnings))
         if len(self.regressed()):
             report.heading("Queries that regressed most").table(self.shown())
-        return report
+        return report.paragraph(provenance.judgments_caption(self.provenance))
 
     def to_markdown(self) -> str:
         """The summary a CI system shows (``$GITHUB_STEP_SUMMARY``): the report without provenance."""
@@ -261,6 +261,7 @@ def _per_query(qrels: pd.DataFrame, runs: dict[str, pd.DataFrame], metric: str) 
     dropped is a regression) and its difference, the worst regression first; runs that share no query
     are refused, and a query only one of them answers is said."""
     from rankscope.evaluation import evaluate
+    from rankscope.evaluation.conventions import WORKFLOW_EXCLUDE_UNJUDGED
 
     (base_name, base_run), (cand_name, cand_run) = runs.items()
     judged_queries = set(qrels["query_id"].astype(str))
@@ -270,16 +271,19 @@ def _per_query(qrels: pd.DataFrame, runs: dict[str, pd.DataFrame], metric: str) 
             f"{base_name} and {cand_name} answer no judged query in common ({len(answered[0])} and "
             f"{len(answered[1])} judged queries answered): runs of different query sets, or ids written otherwise"
         )
-    warnings = tuple(
-        f"{name} has no answer for {len(missing)} judged queries the other answers (scored 0), e.g. {sorted(missing)[0]!r}"
-        for name, missing in ((base_name, answered[1] - answered[0]), (cand_name, answered[0] - answered[1]))
-        if missing
-    )
     values = {
-        label: evaluate(qrels, run, [metric]).per_query.set_index("query_id")["value"]
+        label: evaluate(qrels, run, [metric], exclude_unjudged=WORKFLOW_EXCLUDE_UNJUDGED).per_query.set_index(
+            "query_id"
+        )["value"]
         for label, run in (("baseline", base_run), ("candidate", cand_run))
     }
     table = pd.DataFrame(values).fillna(0.0).rename_axis("query_id")  # the queries either was scored on
+    scored = set(table.index.astype(str))
+    warnings = tuple(
+        f"{name} has no answer for {len(missing)} judged queries the other answers (scored 0), e.g. {sorted(missing)[0]!r}"
+        for name, missing in ((base_name, scored - answered[0]), (cand_name, scored - answered[1]))
+        if missing
+    )
     table["difference"] = table["candidate"] - table["baseline"]
     table = table.reset_index().sort_values(["difference", "query_id"], kind="stable", ignore_index=True)
     return table, warnings

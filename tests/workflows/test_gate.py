@@ -64,3 +64,19 @@ def test_a_query_the_candidate_dropped_counts_as_a_loss(tmp_path: Path, capsys: 
     captured = capsys.readouterr()
     assert "cand.trec has no answer for 10 judged queries the other answers (scored 0), e.g. 'q20'" in captured.err
     assert "mean difference -0.3333" in captured.out
+
+
+def test_a_query_without_a_relevant_judgment_is_left_out_as_compare_leaves_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The workflows' one rule (evaluation.conventions): a query judged only non-relevant is not in the test."""
+    qrels = write_qrels(tmp_path)
+    qrels.write_text(qrels.read_text() + "qz 0 qz-other 0\n")
+    runs = [write_run(tmp_path / name, queries=[*QUERIES, "qz"]) for name in ("base.trec", "cand.trec")]
+    argv = ["gate", "--dataset", str(qrels), "--baseline", str(runs[0]), "--candidate", str(runs[1])]
+    assert main([*argv, "--metric", "precision@1", "--margin", "0.01", "--format", "json"]) == 0
+    import json
+
+    found = json.loads(capsys.readouterr().out)
+    assert found["n_queries"] == 30
+    assert "(1 of 31 judged queries here) is left out of the means" in json.dumps(found["provenance"])
