@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from rankscope.cli import main
+from rankscope.evaluation import evaluate
 from tests.workflows.gate_files import QUERIES, write_qrels, write_run
 
 
@@ -80,3 +81,57 @@ def test_a_query_without_a_relevant_judgment_is_left_out_as_compare_leaves_it(
     found = json.loads(capsys.readouterr().out)
     assert found["n_queries"] == 30
     assert "(1 of 31 judged queries here) is left out of the means" in json.dumps(found["provenance"])
+
+
+def test_with_a_judge_and_a_human_sample_it_decides_by_ppi_never_the_judge_alone(tmp_path: Path) -> None:
+    """A perfect judge (the qrels themselves) on precision@5 within the pool's depth: PPI's difference is the humans' mean difference exactly, with an
+    interval of width 0; a flipping judge: the bounds are PPI's 90% interval of tfidf - bm25, not the t
+    interval of the judge-labelled per-query values."""
+    from rankscope.evaluation.noninferiority import paired_bounds
+    from rankscope.evaluation.ppi import ppi_evaluate
+    from rankscope.workflows.common.judgments import read_judgments
+    from rankscope.workflows.gate import gate
+    from rankscope.workflows.judge import Study, judge
+    from rankscope.workflows.options import Execution
+    from tests.workflows.tiny_collection import small_dataset
+
+    data = small_dataset()
+    systems = ["bm25", "tfidf"]
+    judge(data, systems, "qrels:", tmp_path / "perfect", depth=10, judgments=tmp_path / "c",
+          study=Study(human_sample=4), execution=Execution(seed=3))  # fmt: skip
+    with pytest.warns(UserWarning, match="4 human-labelled queries: fewer than the simulation"):  # PPI's own warning
+        exact = gate(
+            data, baseline="bm25", candidate="tfidf", margin=0.05, metric="precision@5", judgments=tmp_path / "perfect"
+        )
+    runs = {name: make_run(data, name) for name in systems}
+    queries = read_judgments(tmp_path / "perfect").queries()
+    truth = {
+        name: evaluate(data.qrels, run, ["precision@5"])
+        .per_query.set_index("query_id")["value"]
+        .reindex(queries)
+        .fillna(0)
+        for name, run in runs.items()
+    }
+    assert exact.method == "ppi"
+    assert exact.bounds.estimate == pytest.approx((truth["tfidf"] - truth["bm25"]).mean(), abs=1e-12)
+    assert exact.bounds.low == pytest.approx(exact.bounds.high, abs=1e-12)
+
+    judge(data, systems, "qrels:flip=0.3,seed=2", tmp_path / "flips", depth=8, judgments=tmp_path / "c2",
+          study=Study(human_sample=5), execution=Execution(seed=7))  # fmt: skip
+    with pytest.warns(UserWarning, match="5 human-labelled queries: in simulation"):
+        found = gate(data, baseline="bm25", candidate="tfidf", margin=0.05, judgments=tmp_path / "flips")
+    judged = read_judgments(tmp_path / "flips")
+    human, by_judge = judged.ppi_qrels()
+    row = ppi_evaluate(human, by_judge, runs, "ndcg@10", baseline="bm25", queries=judged.queries(), confidence=0.9)
+    expected = row.differences.set_index("system").loc["tfidf"]
+    assert (found.bounds.estimate, found.bounds.low, found.bounds.high) == pytest.approx(
+        (expected["ppi_estimate"], expected["ppi_low"], expected["ppi_high"]), abs=1e-12
+    )
+    judge_only = paired_bounds(found.per_query["difference"].to_numpy(), 0.05)
+    assert (found.bounds.low, found.bounds.high) != pytest.approx((judge_only.low, judge_only.high), abs=1e-6)
+
+
+def make_run(data, spec: str):  # type: ignore[no-untyped-def]
+    from rankscope.retrieval.registry import make_retriever
+
+    return make_retriever(spec).index(data.corpus).search(data.queries, k=1000)
