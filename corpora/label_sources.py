@@ -20,6 +20,10 @@ from rankscope.core.fileio import read_lines
 RECORD = "judgments.tsv"
 """The provenance record a collection folder keeps beside its qrels (``rankscope collection export``)."""
 
+MADE_OF = "collection.json"
+"""What ``collection export`` says its labels are made of: warnings (agreement never measured), the judges'
+agreement with people, the questions left out; every report on the folder repeats it (:attr:`LabelSources.notes`)."""
+
 KINDS = ("human", "judge", "generated", "unknown")
 """Who made a label: a person, a judge (a model or any other labeller), a question generator (the
 question's own target), or not recorded (a pair of the qrels the record does not list)."""
@@ -39,6 +43,8 @@ class LabelSources:
     origin: str
     counts: Mapping[str, int]
     record: str | None = None
+    notes: tuple[str, ...] = ()
+    """What the collection's export said of them (:data:`MADE_OF`): agreement or its warning, questions left out."""
 
     def shares(self) -> dict[str, float]:
         total = sum(self.counts.values())
@@ -50,10 +56,16 @@ class LabelSources:
             return f"from {self.origin}; who made them is not recorded (no {RECORD} beside them)"
         shares = self.shares()
         parts = ", ".join(f"{count:,} {kind} ({shares[kind]:.0%})" for kind, count in self.counts.items())
-        return f"from {self.origin}: {parts} (sources in {self.record})"
+        return f"from {self.origin}: {parts} (sources in {self.record})" + "".join(f"; {note}" for note in self.notes)
 
     def to_dict(self) -> dict[str, object]:
-        return {"origin": self.origin, "counts": dict(self.counts), "shares": self.shares(), "record": self.record}
+        return {
+            "origin": self.origin,
+            "counts": dict(self.counts),
+            "shares": self.shares(),
+            "record": self.record,
+            "notes": list(self.notes),
+        }
 
 
 def count_kinds(pairs: Iterable[tuple[str, str]], source_of: Mapping[tuple[str, str], str]) -> dict[str, int]:
@@ -84,4 +96,33 @@ def folder_sources(folder: Path, pairs: Iterable[tuple[str, str]], origin: str) 
     path = folder / RECORD
     if not path.is_file():
         return LabelSources(origin, {})
-    return LabelSources(origin, count_kinds(pairs, read_sources(path)), str(path))
+    return LabelSources(origin, count_kinds(pairs, read_sources(path)), str(path), made_of(folder / MADE_OF))
+
+
+def made_of(path: Path) -> tuple[str, ...]:
+    """The notes of a collection's :data:`MADE_OF`: its warnings, the judges' agreement with people, the
+    questions left out (none when the file is not there)."""
+    from rankscope.core.jsonstrict import loads
+    from rankscope.core.printable import printable
+
+    if not path.is_file():
+        return ()
+    try:
+        record = loads(path.read_text(encoding="utf-8"))
+    except ValueError as exc:
+        raise FormatError(path, 1, f"not valid JSON ({exc}); run rankscope collection export again") from None
+    if not isinstance(record, dict):
+        raise FormatError(
+            path, 1, "not a collection's provenance (a JSON object); run rankscope collection export again"
+        )
+    notes = [f"warning: {text}" for text in record.get("warnings", []) if isinstance(text, str)]
+    notes += [
+        f"agreement {row['between']}: kappa {'undefined' if row.get('kappa') is None else format(row['kappa'], '.3f')} "
+        f"on {row.get('pairs')} pairs"
+        for row in record.get("agreement", [])
+        if isinstance(row, dict) and row.get("between") == "people and judges"
+    ]
+    left = record.get("left_out", {})
+    if isinstance(left, dict) and left:
+        notes.append(f"questions left out: {', '.join(f'{q} ({why})' for q, why in left.items())}")
+    return tuple(printable(note) for note in notes)  # the file may have been edited: shown, never obeyed

@@ -125,3 +125,17 @@ def test_a_run_killed_mid_way_is_continued_by_the_next(tmp_path: Path) -> None:
         again = judge_collection(folder, spec)
     assert (again.outcome.cache_hits, again.outcome.calls) == (committed, len(pairs) - committed)
     assert _labelled(folder, spec) == len(pairs) and again.unlabelled == {}
+
+
+@pytest.mark.parametrize(
+    ("text", "problem"),
+    [("{not json", "collection.json, line 1: not valid JSON"), ("[1, 2]", "not a collection's provenance")],
+)
+def test_a_damaged_collection_json_is_one_line_in_every_report(tmp_path: Path, text: str, problem: str) -> None:
+    folder = sampled_collection(tmp_path, TEXTS, QUERIES, depth=3, budget=4)
+    with StubServer() as server:
+        judge_collection(folder, f"openai:model=stub,base_url={server.url}")
+    assert run_cli(["--quiet", "collection", "export", str(folder)]).code == 0
+    (folder / "collection.json").write_text(text)
+    argv = ["--quiet", "compare", "--dataset", str(folder), "--retrievers", "bm25", "tfidf", "--metrics", "ndcg@10"]
+    check(run_cli(argv), "error", problem)

@@ -15,6 +15,7 @@ from typing import Any
 from rankscope.core.errors import RankscopeError
 from rankscope.core.fileio import atomic_write
 from rankscope.core.jsonstrict import loads
+from rankscope.corpora.label_sources import MADE_OF
 
 CORPUS = "corpus.jsonl"
 QUERIES = "queries.jsonl"
@@ -25,7 +26,7 @@ POOL = "pool.tsv"
 POOL_STATE = "pool.json"
 SAMPLE = "sample.tsv"
 SAMPLE_STATE = "sample.json"
-COLLECTION = "collection.json"
+COLLECTION = MADE_OF
 REPORT = "report.md"
 FORMAT_VERSION = 1
 

@@ -17,6 +17,7 @@ from rankscope.judging.stub_server import StubServer, hashed_grade
 from rankscope.workflows.collection.judge_pool import judge_collection
 from rankscope.workflows.collection.labels import person, save_label
 from rankscope.workflows.collection.makeup import NOT_MEASURED
+from rankscope.workflows.compare import compare
 from tests.needs import needs
 from tests.workflows.collection.labelled import sampled_collection
 from tests.workflows.tiny_collection import QUERIES, TEXTS
@@ -60,6 +61,8 @@ def test_the_judge_labels_every_pooled_pair_and_export_warns_agreement_was_never
     assert NOT_MEASURED in report and "q4: not in the pool" in report
     table = pd.read_csv(folder / "judgments.tsv", sep="\t", dtype=str)
     assert set(zip(table["query_id"], table["doc_id"])) == pooled and set(table["source"]) == {"openai:stub"}
+    compared = " ".join(compare(folder, ["bm25", "tfidf"], ["ndcg@10"]).to_text().split())  # every report on it says so
+    assert f"warning: {NOT_MEASURED}" in compared and "questions left out: q4 (not in the pool" in compared
     assert {str(g) for g in table["relevance"]} <= {g.split()[-1] for g in grades}
 
 
