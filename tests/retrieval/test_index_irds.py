@@ -13,7 +13,7 @@ import pytest
 
 from rankscope.cli import main
 from rankscope.core.notices import set_verbose
-from rankscope.retrieval.cli import index_alone
+from rankscope.retrieval.saved_index import index_alone
 from rankscope.retrieval.storage import load_index
 from tests.corpora.irds_local import cisi_in_irds
 from tests.needs import needs
