@@ -15,31 +15,12 @@ from __future__ import annotations
 import argparse
 import time
 
-import numpy as np
+from differences import collection_differences, synthetic_differences  # benchmarks/differences.py, beside this script
 
-from rankscope.evaluation import evaluate
 from rankscope.evaluation.noninferiority import at_margin_rates
-from rankscope.retrieval.registry import make_retriever
 
 SIZES = (10, 20, 30, 50, 100, 225)
 MARGIN, ALPHA = 0.02, 0.05
-
-
-def collection_differences(name: str) -> np.ndarray:
-    from rankscope.corpora import load_dataset
-
-    data = load_dataset(name)
-    values = []
-    for spec in ("bm25", "tfidf"):
-        run = make_retriever(spec).index(data.corpus).search(data.queries, k=100)
-        values.append(evaluate(data.qrels, run, ["ndcg@10"]).per_query.set_index("query_id")["value"])
-    return (values[1] - values[0]).dropna().to_numpy()
-
-
-def synthetic(size: int, seed: int) -> np.ndarray:
-    rng = np.random.default_rng(seed)
-    kind = rng.random(size)
-    return np.where(kind < 0.5, 0.0, np.where(kind < 0.8, rng.normal(0.02, 0.05, size), rng.uniform(-0.7, 0.3, size)))
 
 
 def main() -> None:
@@ -49,7 +30,7 @@ def main() -> None:
     args = parser.parse_args()
     start = time.process_time()
     populations = {"cranfield": collection_differences("cranfield"), "cisi": collection_differences("cisi")}
-    populations["synthetic IR-like"] = synthetic(5000, args.seed)
+    populations["synthetic IR-like"] = synthetic_differences(5000, args.seed)
     print("| differences | N | fail at the margin | pass at the margin |\n|---|---|---|---|")
     for name, population in populations.items():
         for n in SIZES:

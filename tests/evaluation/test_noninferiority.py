@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from benchmarks.differences import synthetic_differences  # the benchmarks' IR-like population
 from rankscope.core.errors import RankscopeError
 from rankscope.evaluation.noninferiority import (
     FAIL,
@@ -19,15 +20,8 @@ from rankscope.evaluation.noninferiority import (
 )
 
 
-def ir_like(size: int, seed: int) -> np.ndarray:
-    """Per-query differences as IR gives them: most near 0, a few large losses and gains (skewed)."""
-    rng = np.random.default_rng(seed)
-    kind = rng.random(size)
-    return np.where(kind < 0.5, 0.0, np.where(kind < 0.8, rng.normal(0.02, 0.05, size), rng.uniform(-0.7, 0.3, size)))
-
-
 def test_the_bounds_are_the_one_sided_t_interval() -> None:
-    d = ir_like(40, 1)
+    d = synthetic_differences(40, 1)
     found = paired_bounds(d, 0.05)
     low, high = stats.ttest_1samp(d, 0.0).confidence_interval(0.90)  # two one-sided 5% bounds
     assert found.estimate == pytest.approx(d.mean(), abs=1e-15)
@@ -49,11 +43,11 @@ def test_a_candidate_at_the_margin_is_failed_at_most_alpha_of_the_time() -> None
     to three binomial standard errors (a rule failing on the estimate alone fails half of them). The passing
     rate of such a candidate is above 0.05 with these skewed differences (docs/intervals.md gives it)."""
     reps, alpha = 2000, 0.05
-    rates = at_margin_rates(ir_like(5000, 2), 30, 0.02, alpha, reps, seed=3)
+    rates = at_margin_rates(synthetic_differences(5000, 2), 30, 0.02, alpha, reps, seed=3)
     tolerance = 3 * np.sqrt(alpha * (1 - alpha) / reps)
     assert rates["fail"] <= alpha + tolerance
     assert rates["fail"] > 0.01  # the rule is not vacuous: it does fail sometimes at the margin
-    wider = at_margin_rates(ir_like(5000, 2), 30, 0.02, 0.25, reps, seed=3)
+    wider = at_margin_rates(synthetic_differences(5000, 2), 30, 0.02, 0.25, reps, seed=3)
     assert rates["fail"] < wider["fail"] <= 0.25 + 3 * np.sqrt(0.25 * 0.75 / reps)
 
 
