@@ -61,14 +61,20 @@ def _band_order(band: str) -> tuple[int, str]:
 
 
 def left_out(questions: list[str], merged: pd.DataFrame, pooled: pd.DataFrame | None) -> dict[str, str]:
-    """Each question without a label in ``merged`` (compare and diagnose read only labelled questions), with why."""
-    labelled = set(merged["query_id"])
+    """Each question compare and diagnose leave out, with why: without a label in ``merged`` (they read only
+    labelled questions), or whose labels hold no relevant document (the workflows' rule,
+    :data:`~rankscope.evaluation.conventions.WORKFLOW_EXCLUDE_UNJUDGED`)."""
+    labelled = merged.groupby("query_id")["relevance"].agg(["size", "max"])
     counts = pooled.groupby("query_id").size() if pooled is not None else pd.Series(dtype="int64")
     reasons = {}
     for query_id in questions:
-        if query_id in labelled:
-            continue
-        if query_id not in counts.index:
+        if query_id in labelled.index:
+            if labelled.loc[query_id, "max"] < 1:
+                reasons[query_id] = (
+                    f"none of its {int(labelled.loc[query_id, 'size'])} labelled documents is relevant: compare, "
+                    "diagnose and rag leave it out of the means"
+                )
+        elif query_id not in counts.index:
             reasons[query_id] = "not in the pool (no system retrieved a document for it, or no pool yet)"
         else:
             reasons[query_id] = (

@@ -103,3 +103,18 @@ def test_people_win_over_the_judge_and_agreement_is_written_by_rank_band(
     expected = (len(top) - (1 / corrected["inclusion_probability"]).sum()) / (3 * 3)
     assert bm25["metric"] == "precision@3" and bm25["mean"] == pytest.approx((len(top) - len(corrected)) / 9)
     assert bm25["sample_estimate"] == pytest.approx(expected) and bm25["low"] <= expected <= bm25["high"]
+
+
+def test_a_question_whose_labels_hold_no_relevant_document_is_listed_and_left_out_of_compare(tmp_path: Path) -> None:
+    folder = sampled_collection(tmp_path, TEXTS, QUERIES, depth=3, budget=4)
+    with StubServer(reply=lambda r: "Final score: 0" if "heat transfer" in r.prompt else "Final score: 2") as server:
+        judge_collection(folder, f"openai:model=stub,base_url={server.url}")
+    assert main(["--quiet", "collection", "export", str(folder)]) == 0
+    provenance = json.loads((folder / "collection.json").read_text())
+    assert provenance["left_out"] == {
+        "q2": "none of its 2 labelled documents is relevant: compare, diagnose and rag leave it out of the means"
+    }
+    compared = compare(folder, ["bm25", "tfidf"], ["ndcg@10"])
+    assert set(compared.per_query["query_id"]) == {"q1", "q3"}
+    text = " ".join(compared.to_text().split())
+    assert "(1 of 3 judged queries here) is left out of the means" in text and "questions left out: q2 (none" in text
