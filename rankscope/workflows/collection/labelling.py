@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import re
 import threading
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -24,6 +25,8 @@ from rankscope.workflows.collection.layout import CORPUS, QUERIES, CollectionErr
 from rankscope.workflows.collection.sample import LABELLED, read_sample
 
 NOTE_LIMIT = 2000
+AHEAD_SCAN = 8
+"""How many pairs of the sample's order past the shown one are looked at for the one to make ahead."""
 BUSY_SECONDS = 2.0
 """How long a request waits for a store another process holds locked before the page answers "busy, try again"."""
 _WORD = re.compile(r"\w+")
@@ -65,6 +68,10 @@ class LabelSession:
     _total_tenths: int = field(default=0, repr=False)
     _cursor: int = field(default=0, repr=False)  # every pair before it is labelled, skipped or undone
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    _ahead: dict[tuple[str, str], Future[dict[str, Any]]] = field(default_factory=dict, repr=False)
+    _maker: ThreadPoolExecutor = field(
+        default_factory=lambda: ThreadPoolExecutor(1, thread_name_prefix="rankscope-label-ahead"), repr=False
+    )
 
     def __post_init__(self) -> None:
         require_collection(self.folder)
@@ -85,6 +92,7 @@ class LabelSession:
         self._total_tenths = sum(self._tenths.values())
 
     def close(self) -> None:
+        self._maker.shutdown(wait=False, cancel_futures=True)
         self.cache.close()
 
     def document(self, doc_id: str) -> dict[str, Any] | None:
@@ -96,7 +104,7 @@ class LabelSession:
         with self._lock:
             shown = self._next()
             done = len(self._tenths)
-            return {
+            state = {
                 "annotator": str(self.who),
                 "done": done,
                 "total": len(self.pairs),
@@ -105,6 +113,24 @@ class LabelSession:
                 "mean_seconds": round(self._total_tenths / done / 10, 1) if done else None,
                 "pair": self._pair(shown) if shown else None,
             }
+            self._make_ahead(shown)
+            return state
+
+    def _make_ahead(self, shown: tuple[str, str] | None) -> None:
+        """Start making the pair the sample's order shows after ``shown`` (its highlights cost milliseconds on a
+        long document), so it is ready when the key is pressed; what was made ahead for another pair is dropped."""
+        following = next(
+            (
+                p
+                for p in self.pairs[self._cursor : self._cursor + AHEAD_SCAN]
+                if p != shown and p not in self._tenths and p not in self.skipped
+            ),
+            None,
+        )
+        for pair in [pair for pair in self._ahead if pair != following]:
+            self._ahead.pop(pair).cancel()
+        if following is not None and following not in self._ahead:
+            self._ahead[following] = self._maker.submit(self._made, following)
 
     def _next(self) -> tuple[str, str] | None:
         """The pair to show: the last one undone, else the next of the sample's order, else the first skipped."""
@@ -119,6 +145,11 @@ class LabelSession:
         return next(iter(self.skipped), None)
 
     def _pair(self, pair: tuple[str, str]) -> dict[str, Any]:
+        """The pair as the page shows it: made ahead if it was (:meth:`_make_ahead`), else now."""
+        ahead = self._ahead.pop(pair, None)
+        return ahead.result() if ahead is not None and not ahead.cancelled() else self._made(pair)
+
+    def _made(self, pair: tuple[str, str]) -> dict[str, Any]:
         query_id, doc_id = pair
         doc = self._documents[doc_id]
         query = self._queries[query_id]

@@ -7,6 +7,7 @@ import json
 import re
 import socket
 import sqlite3
+import threading
 from pathlib import Path
 
 import pytest
@@ -227,3 +228,32 @@ def test_a_post_does_not_read_the_store_back_and_the_kept_state_is_the_stored_on
         k: state[k] for k in ("done", "total", "mean_seconds")
     }
     assert state["done"] == len(all_labels(folder)) > 3
+
+
+def test_the_next_pair_is_made_before_its_key_is_pressed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from rankscope.workflows.collection import labelling
+
+    made_in: dict[tuple[str, str], str] = {}
+    original = labelling.highlight_spans
+
+    def spy(query: str, text: str) -> list[tuple[int, int]]:
+        made_in.setdefault((query, text), threading.current_thread().name)
+        return original(query, text)
+
+    monkeypatch.setattr(labelling, "highlight_spans", spy)
+    folder = sampled_collection(tmp_path, TEXTS, QUERIES, depth=3)
+    session = LabelSession(folder, "alice")
+    state = session.state()
+    for _ in range(3):  # label in the sample's order: each next pair was made while the person read the last
+        pair = state["pair"]
+        session.label(pair["query_id"], pair["doc_id"], 1)
+        state = session.state()
+        shown = state["pair"]
+        assert made_in[(shown["query"], shown["text"])].startswith("rankscope-label-ahead")
+        assert shown["spans"] == original(shown["query"], shown["text"])
+    skipped = state["pair"]
+    session.skip(skipped["query_id"], skipped["doc_id"])  # off the order: made now, and still right
+    after = session.state()["pair"]
+    assert (after["query_id"], after["doc_id"]) != (skipped["query_id"], skipped["doc_id"])
+    assert after["spans"] == original(after["query"], after["text"])
+    session.close()
