@@ -19,10 +19,16 @@ that made its numbers and how many queries it touched (:func:`label_conventions`
 FOLLOWING = frozenset({"compare", "diagnose", "rag", "gate"})
 """The workflows scored by :data:`WORKFLOW_EXCLUDE_UNJUDGED` (their provenance states it)."""
 
+INTERVALS_RULE = (
+    "intervals (naive, PPI, PPI++) and ranking agreement estimate the mean over every judged query, one fixed "
+    "population whichever labels, people's or the judge's, hold a relevant document, so there a query without "
+    "a relevant judgment scores 0 and counts"
+)
+"""Why the human-sample intervals (compare's and judge's) keep trec_eval's rule where compare's table does not."""
+
 WHY_COUNTED = {
     "evaluate": "kept by rankscope evaluate so its numbers equal trec_eval's",
-    "judge": "kept by rankscope judge, whose intervals and ranking agreement estimate the mean over every judged "
-    "query, one fixed population whichever labels, people's or the judge's, hold a relevant document",
+    "judge": f"kept by rankscope judge: its {INTERVALS_RULE}",
 }
 """Why a command that scores systems keeps trec_eval's rule instead (the sentence under its numbers says it)."""
 

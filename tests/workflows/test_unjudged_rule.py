@@ -51,4 +51,4 @@ def test_judge_prints_the_count_and_why_it_keeps_trec_evals_rule(tmp_path: Path)
     result = judge(DATA, ["bm25"], "qrels", judgments=tmp_path, depth=3)
     text = " ".join(result.to_text().split())
     assert "a query without a relevant judgment (1 of 4 judged queries here) scores 0 and counts in the means" in text
-    assert "kept by rankscope judge, whose intervals and ranking agreement estimate the mean over every judged" in text
+    assert "kept by rankscope judge: its intervals (naive, PPI, PPI++) and ranking agreement estimate the mean" in text

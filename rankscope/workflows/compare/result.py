@@ -13,6 +13,7 @@ import pandas as pd
 
 from rankscope.core.errors import RankscopeError
 from rankscope.corpora.query_fields import QueriesFile
+from rankscope.evaluation.conventions import INTERVALS_RULE
 from rankscope.evaluation.holes import BANDS_CAPTION, FAR_BELOW
 from rankscope.evaluation.marks import (
     ALPHA,
@@ -60,7 +61,7 @@ INTERVALS_CAPTION = (
     "{confidence:.0%} intervals from {n_labelled} human-labelled queries of {n_total} (the human sample): "
     "naive = judge labels alone, biased by the judge; PPI = corrected by the sample; PPI++ = the judge "
     "weighted by lambda (cross-fitted) to narrow it; Student's t with the finite-population correction "
-    "(docs/intervals.md). Rows 'vs' = difference with the baseline"
+    "(docs/intervals.md). Rows 'vs' = difference with the baseline. Unlike the table above, the " + INTERVALS_RULE
 )
 
 
