@@ -37,6 +37,8 @@ class Margin:
 
     width: float
     alpha: float = ALPHA
+    sequential: bool = False
+    """Decide by the anytime-valid confidence sequence (:func:`sequence_bounds`) instead of Student's t."""
 
     def __post_init__(self) -> None:
         check_margin(self.width)
@@ -91,9 +93,24 @@ def t_bounds(differences: np.ndarray, alpha: float) -> tuple[np.ndarray, np.ndar
     return mean, mean - half, mean + half
 
 
-def paired_bounds(differences: np.ndarray, alpha: float) -> Bounds:
-    """:func:`t_bounds` of one set of paired differences."""
-    mean, low, high = (float(v) for v in t_bounds(differences, alpha))
+def sequence_bounds(differences: np.ndarray, alpha: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each column's mean and the last interval of its confidence sequence at ``2 alpha``
+    (:mod:`rankscope.evaluation.confidence_sequence`, each side erring at most ``alpha``): valid for any
+    number of queries and any shape of differences in [-1, 1], and at every query had one looked earlier."""
+    from rankscope.evaluation.confidence_sequence import confidence_sequence
+
+    d = np.asarray(differences, dtype=np.float64)
+    columns = d.reshape(len(d), -1).T
+    last = [confidence_sequence(column, 2 * alpha) for column in columns]
+    low, high = (
+        np.array([getattr(found, side)[-1] for found in last]).reshape(d.shape[1:]) for side in ("low", "high")
+    )
+    return d.mean(axis=0), low, high
+
+
+def paired_bounds(differences: np.ndarray, alpha: float, sequential: bool = False) -> Bounds:
+    """:func:`t_bounds` (or :func:`sequence_bounds`) of one set of paired differences."""
+    mean, low, high = (float(v) for v in (sequence_bounds if sequential else t_bounds)(differences, alpha))
     return Bounds(mean, low, high, alpha)
 
 
@@ -103,15 +120,24 @@ def verdict(low: float | np.ndarray, high: float | np.ndarray, margin: float) ->
 
 
 def at_margin_rates(
-    population: np.ndarray, queries: int, margin: float, alpha: float, reps: int, seed: int = 0
+    population: np.ndarray,
+    queries: int,
+    margin: float,
+    alpha: float,
+    reps: int,
+    seed: int = 0,
+    sequential: bool = False,
+    truth: float | None = None,
 ) -> dict[str, float]:
     """How often the gate fails and passes a candidate exactly at the margin: ``reps`` samples of
     ``queries`` differences drawn with replacement from ``population`` shifted to mean ``-margin``.
-    ``fail`` must be at most ``alpha``; ``pass`` too (the candidate is not better than the margin allows)."""
+    ``fail`` must be at most ``alpha``; ``pass`` too (the candidate is not better than the margin allows).
+    ``truth`` shifts the population to another mean instead (0: how often an equal candidate passes).
+    With ``sequential`` the bounds are :func:`sequence_bounds` (the shifted differences must stay in [-1, 1])."""
     values = np.asarray(population, dtype=np.float64)
-    shifted = values - values.mean() - margin
+    shifted = values - values.mean() + (-margin if truth is None else truth)
     rng = np.random.default_rng(seed)
     drawn = shifted[rng.integers(0, len(shifted), size=(queries, reps))]
-    _, low, high = t_bounds(drawn, alpha)
+    _, low, high = (sequence_bounds if sequential else t_bounds)(drawn, alpha)
     found = verdict(low, high, margin)
     return {"fail": float(np.mean(found == FAIL)), "pass": float(np.mean(found == PASS))}

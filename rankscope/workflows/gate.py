@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import numpy as np
 import pandas as pd
 
 from rankscope.core.errors import RankscopeError
@@ -46,7 +47,11 @@ if TYPE_CHECKING:
 
 SHOWN = 10
 """The queries that regressed most, as many as the result shows."""
-METHODS = {"t": "paired Student t on the per-query differences", "ppi": "prediction-powered (PPI) interval"}
+METHODS = {
+    "t": "paired Student t on the per-query differences",
+    "sequence": "anytime-valid confidence sequence over the queries in a seeded random order",
+    "ppi": "prediction-powered (PPI) interval",
+}
 
 
 @dataclass(frozen=True)
@@ -195,6 +200,10 @@ def gate(
     systems = resolve_systems(_named(baseline, candidate))
     out_path, figures = Output.of(out).checked()
     judged = None
+    if judgments is not None and rule.sequential:
+        raise RankscopeError(
+            "--sequential decides from the per-query differences alone; with --judgments the PPI interval decides"
+        )
     if judgments is not None:
         from rankscope.workflows.common.judgments import read_judgments
 
@@ -205,7 +214,10 @@ def gate(
     qrels = data.qrels if judged is None else judged.qrels
     per_query, warnings = _per_query(qrels, runs, name)
     if judged is None:
-        bounds, method = paired_bounds(per_query["difference"].to_numpy(), alpha), "t"
+        differences = per_query["difference"].to_numpy()
+        if rule.sequential:  # the sequence depends on the order: a seeded one, so the decision is repeatable
+            differences = _in_range(per_query)[np.random.default_rng(execution.seed).permutation(len(differences))]
+        bounds, method = paired_bounds(differences, alpha, rule.sequential), "sequence" if rule.sequential else "t"
     else:
         bounds, more = _ppi_bounds(judged, runs, name, alpha)
         method, warnings = "ppi", warnings + more
@@ -287,6 +299,19 @@ def _per_query(qrels: pd.DataFrame, runs: dict[str, pd.DataFrame], metric: str) 
     table["difference"] = table["candidate"] - table["baseline"]
     table = table.reset_index().sort_values(["difference", "query_id"], kind="stable", ignore_index=True)
     return table, warnings
+
+
+def _in_range(per_query: pd.DataFrame) -> np.ndarray:
+    """The differences by query id, if each is in [-1, 1] (a metric in [0, 1]): the confidence sequence's bound."""
+    per_query = per_query.sort_values("query_id", ignore_index=True)
+    differences = per_query["difference"].to_numpy()
+    outside = np.flatnonzero(np.abs(differences) > 1)
+    if len(outside):
+        row = per_query.iloc[outside[0]]
+        raise RankscopeError(
+            f"--sequential needs a metric in [0, 1]: query {row['query_id']!r} differs by {row['difference']:g}"
+        )
+    return differences
 
 
 def _ppi_bounds(

@@ -124,3 +124,8 @@ def test_hostile_query_ids_are_escaped_in_the_junit_file(tmp_path: Path) -> None
     assert outcome.code == 3, outcome.err
     out = ET.parse(tmp_path / "j.xml").getroot().find("testcase/system-out")
     assert out is not None and evil in (out.text or "")
+
+
+def test_sequential_with_judgments_is_refused_before_any_work(files: dict[str, str], tmp_path: Path) -> None:
+    outcome = run_cli([*argv(files), "--sequential", "--judgments", str(tmp_path / "judged")])
+    check(outcome, "error", "--sequential decides from the per-query differences alone")

@@ -135,3 +135,36 @@ def make_run(data, spec: str):  # type: ignore[no-untyped-def]
     from rankscope.retrieval.registry import make_retriever
 
     return make_retriever(spec).index(data.corpus).search(data.queries, k=1000)
+
+
+def test_sequential_decides_by_the_confidence_sequence_in_a_seeded_order(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """--sequential: the last interval of the confidence sequence at 2 alpha over the differences in the --seed
+    order; an equal candidate on 30 queries, which t passes at 0.01, is undecided there (the sequence is wide)
+    and passes at a margin of 0.9."""
+    import json
+
+    import numpy as np
+
+    from rankscope.evaluation.confidence_sequence import confidence_sequence
+
+    assert gate(tmp_path, [], "0.01") == 0
+    assert gate(tmp_path, [], "0.01", "--sequential") == 3
+    assert gate(tmp_path, [], "0.9", "--sequential") == 0
+    capsys.readouterr()
+    missed = ["q03", "q07", "q21"]
+    status = gate(tmp_path, missed, "0.9", "--sequential", "--seed", "5", "--format", "json")
+    found = json.loads(capsys.readouterr().out)
+    differences = np.array([-1.0 if q in missed else 0.0 for q in QUERIES])  # by query id, then the seed's order
+    expected = confidence_sequence(differences[np.random.default_rng(5).permutation(30)], 0.1)
+    assert found["method"] == "sequence"
+    assert (found["low"], found["high"]) == pytest.approx((expected.low[-1], expected.high[-1]), abs=1e-12)
+    assert found["low"] < -0.1 < found["high"]
+    assert status == (0 if expected.low[-1] > -0.9 else 3) == found["exit_status"]
+    other = (
+        json.loads(capsys.readouterr().out)
+        if gate(tmp_path, missed, "0.9", "--sequential", "--seed", "6", "--format", "json") >= 0
+        else {}
+    )
+    assert other["low"] != pytest.approx(found["low"], abs=1e-9)  # another order, another sequence

@@ -39,7 +39,7 @@ def call(args: argparse.Namespace, gate: Callable[..., Finished]) -> Finished:
     for flag, value in (("--baseline", args.baseline), ("--candidate", args.candidate), ("--margin", args.margin)):
         if value is None:
             raise RankscopeError(f"{flag} is required")
-    rule = Margin(args.margin, args.alpha)  # refused before any work
+    rule = Margin(args.margin, args.alpha, args.sequential)  # refused before any work
     targets = {flag: value for flag, value in (("--junit", args.junit), ("--summary", args.summary)) if value}
     checked_targets(targets)
     return gate(
@@ -107,6 +107,13 @@ COMMAND = Command(
             "each one-sided bound's error: a candidate exactly at the margin fails at most this often, one worse "
             "than it passes at most this often (default: %(default)s)",
             settings={"type": float, "default": Late("rankscope.evaluation.noninferiority:ALPHA")},
+        ),
+        Option(
+            ("--sequential",),
+            "decide by an anytime-valid confidence sequence over the queries (in a --seed order) instead of "
+            "Student's t: honest for any number of queries and any shape of differences, and had one looked after "
+            "every query; much wider (docs/intervals.md): for large margins or many queries",
+            settings={"action": "store_true"},
         ),
         Option(
             ("--judgments",),
