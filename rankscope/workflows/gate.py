@@ -38,7 +38,7 @@ from rankscope.reporting.report import Report, to_markdown, write_csv
 from rankscope.reporting.tables import text_table, wrap_paragraph
 from rankscope.workflows.common.runs import DatasetSource, resolve_dataset
 from rankscope.workflows.common.systems import SystemLike, descriptions, resolve_systems
-from rankscope.workflows.options import Execution, Output
+from rankscope.workflows.options import Execution, Judging, Output
 
 if TYPE_CHECKING:
     from rankscope.corpora.dataset import Dataset
@@ -181,7 +181,7 @@ def gate(
     metric: str = "ndcg@10",
     out: str | Path | Output | None = None,
     execution: Execution = Execution(),
-    judgments: str | Path | None = None,
+    judgments: str | Path | Judging | None = None,
 ) -> GateResult:
     """Is ``candidate`` not worse than ``baseline`` by more than ``margin`` on ``metric``?
 
@@ -189,8 +189,10 @@ def gate(
     :func:`rankscope.workflows.compare.compare` takes them); ``dataset`` may be judgments alone when
     both are runs. ``margin`` is a number, or a :class:`~rankscope.evaluation.noninferiority.Margin`
     with each one-sided bound's error ``alpha`` (default 0.05). ``execution.scheduler`` makes each
-    run a task there. ``judgments`` (a ``rankscope judge --out`` folder with a human sample) scores with
-    its merged qrels and decides by the prediction-powered interval of the difference.
+    run a task there. ``judgments`` (a ``rankscope judge --out`` folder with a human sample, or a
+    :class:`~rankscope.workflows.options.Judging` with ``human_sample``: the two runs' pool judged as
+    ``compare`` judges it, the sample drawn with ``execution.seed``) scores with the merged qrels and
+    decides by the prediction-powered interval of the difference, never the judge's number alone.
     """
     from rankscope.evaluation.metrics import parse_metric
 
@@ -199,18 +201,13 @@ def gate(
     margin, alpha = rule.width, rule.alpha
     systems = resolve_systems(_named(baseline, candidate))
     out_path, figures = Output.of(out).checked()
-    judged = None
-    if judgments is not None and rule.sequential:
-        raise RankscopeError(
-            "--sequential decides from the per-query differences alone; with --judgments the PPI interval decides"
-        )
-    if judgments is not None:
-        from rankscope.workflows.common.judgments import read_judgments
-
-        judged = read_judgments(judgments)
-        judged.ppi_qrels()  # a folder without a human sample is refused before any system runs
+    judged = _checked_judgments(judgments, rule.sequential)  # before any system runs
     data = resolve_dataset(dataset)
     runs = _runs(systems, data, execution.scheduler)
+    if isinstance(judgments, Judging):
+        from rankscope.workflows.compare.judging import judged_pool
+
+        judged = judged_pool(data, runs, judgments, execution)
     qrels = data.qrels if judged is None else judged.qrels
     per_query, warnings = _per_query(qrels, runs, name)
     if judged is None:
@@ -223,6 +220,8 @@ def gate(
         method, warnings = "ppi", warnings + more
     for line in warnings:
         _warnings.warn(line, UserWarning, stacklevel=2)
+    from rankscope.workflows.compare.judging import judged_settings
+
     described = descriptions(systems)
     record = provenance.record(
         "gate",
@@ -232,11 +231,37 @@ def gate(
         margin=margin,
         alpha=alpha,
         method=method,
-        **({} if judgments is None else {"judgments": str(judgments)}),
+        **judged_settings(judgments),
     )
     labels = list(systems)
     result = GateResult(data.name, name, margin, labels[0], labels[1], method, bounds, per_query, record, warnings)
     return finish(result, out_path, figures)
+
+
+def _checked_judgments(judgments: str | Path | Judging | None, sequential: bool) -> Judgments | None:
+    """A judgment folder read (one with a human sample), or a :class:`Judging` checked (one asking for a
+    sample): a gate with judge labels decides by PPI only, so either without a human sample is refused."""
+    if judgments is None:
+        return None
+    if sequential:
+        raise RankscopeError(
+            "--sequential decides from the per-query differences alone; with judge labels the PPI interval decides"
+        )
+    if isinstance(judgments, Judging):
+        from rankscope.workflows.compare.judging import check_judging
+
+        if judgments.human_sample is None:
+            raise RankscopeError(
+                "--judge needs --human-sample N: the gate decides by the PPI interval of a human sample, never "
+                "the judge's number alone"
+            )
+        check_judging(judgments)
+        return None
+    from rankscope.workflows.common.judgments import read_judgments
+
+    found = read_judgments(judgments)
+    found.ppi_qrels()  # a folder without a human sample is refused here
+    return found
 
 
 def _named(baseline: SystemLike, candidate: SystemLike) -> dict[str, SystemLike]:

@@ -47,6 +47,10 @@ def argv(files: dict[str, str], **changed: str) -> list[str]:
         ({"candidate": "BASE"}, "--baseline and --candidate are the same system"),
         ({"baseline": "FIRST", "candidate": "OTHER"}, "answer no judged query in common"),
         ({"baseline": "bm25"}, "holds judgments only"),
+        ({"judge": "qrels:flip=0.2"}, "--judge needs --human-sample N"),
+        ({"human-sample": "3"}, "--human-sample needs --judge SPEC"),
+        ({"judge": "qrels:", "human-sample": "3", "judgments": "judged"}, "not both"),
+        ({"judge": "qrels:", "human-sample": "3", "pool-depth": "0"}, "--pool-depth"),
     ],
     ids=[
         "missing run",
@@ -59,6 +63,10 @@ def argv(files: dict[str, str], **changed: str) -> list[str]:
         "baseline is candidate",
         "no shared query",
         "a spec on qrels alone",
+        "a judge without a human sample",
+        "a human sample without a judge",
+        "a judge and a folder",
+        "pool depth 0",
     ],
 )
 def test_bad_gates_are_one_line(files: dict[str, str], changed: dict[str, str], fragment: str) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from rankscope.cli import main
@@ -168,3 +169,28 @@ def test_sequential_decides_by_the_confidence_sequence_in_a_seeded_order(
         else {}
     )
     assert other["low"] != pytest.approx(found["low"], abs=1e-9)  # another order, another sequence
+
+
+def test_a_judge_while_gating_equals_judge_then_gate(tmp_path: Path) -> None:
+    """judgments=Judging(spec, human_sample, depth, cache): the same labels, sample and PPI bounds as
+    rankscope judge --out DIR then gate --judgments DIR; without a human sample it is refused."""
+    from rankscope.core.errors import RankscopeError
+    from rankscope.workflows.gate import gate
+    from rankscope.workflows.judge import Study, judge
+    from rankscope.workflows.options import Execution, Judging
+    from tests.workflows.tiny_collection import small_dataset
+
+    data = small_dataset()
+    spec, cache = "qrels:flip=0.3,seed=2", tmp_path / "cache"
+    judge(data, ["bm25", "tfidf"], spec, tmp_path / "judged", depth=8, judgments=cache,
+          study=Study(human_sample=5), execution=Execution(seed=7))  # fmt: skip
+    with pytest.warns(UserWarning, match="5 human-labelled queries"):
+        two_steps = gate(data, baseline="bm25", candidate="tfidf", margin=0.05, judgments=tmp_path / "judged")
+    with pytest.warns(UserWarning, match="5 human-labelled queries"):
+        one_step = gate(data, baseline="bm25", candidate="tfidf", margin=0.05,
+                        judgments=Judging(spec, 5, 8, cache), execution=Execution(seed=7))  # fmt: skip
+    assert one_step.bounds == two_steps.bounds and one_step.method == "ppi"
+    pd.testing.assert_frame_equal(one_step.per_query, two_steps.per_query)
+    assert one_step.provenance.settings["judge"] == spec
+    with pytest.raises(RankscopeError, match="--judge needs --human-sample N"):
+        gate(data, baseline="bm25", candidate="tfidf", margin=0.05, judgments=Judging(spec, None, 8, cache))

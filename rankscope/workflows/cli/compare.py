@@ -29,6 +29,33 @@ if TYPE_CHECKING:
     from rankscope.workflows.options import Judging
 
 
+JUDGE = (
+    Option(
+        ("--judge",),
+        "instead of --judgments: pool the systems' top --pool-depth, have this judge label the holes (specs as in "
+        "rankscope judge, docs/judges.md) and score with the merged qrels; the same numbers as rankscope judge "
+        "then --judgments DIR",
+        settings={"metavar": "SPEC"},
+    ),
+    Option(
+        ("--human-sample",),
+        "with --judge: N judged queries drawn with --seed as the human sample; naive, PPI and PPI++ intervals",
+        settings={"type": int, "metavar": "N"},
+    ),
+    Option(
+        ("--pool-depth",),
+        "with --judge: documents per system and query pooled for the judge (default: %(default)s)",
+        settings={"type": int, "default": Late("rankscope.workflows.options:Judging.depth"), "metavar": "K"},
+    ),
+    Option(
+        ("--judge-cache",),
+        "with --judge: the judgments cache folder (default: the user cache, shared with rankscope judge)",
+        settings={"metavar": "DIR"},
+    ),
+)
+"""``--judge SPEC`` and its options (compare's and gate's): a judge labels the systems' pool while the command runs."""
+
+
 def judgments_from(args: argparse.Namespace) -> str | Judging | None:
     """``--judgments DIR``, or ``--judge SPEC`` with its options as a :class:`Judging`; never both."""
     from rankscope.workflows.options import Judging
@@ -134,28 +161,7 @@ COMMAND = Command(
             "judgments",
             {"metavar": "DIR"},
         ),
-        Option(
-            ("--judge",),
-            "instead of --judgments: pool the systems' top --pool-depth, have this judge label the holes (specs as in "
-            "rankscope judge, docs/judges.md) and score with the merged qrels; the same numbers as rankscope judge "
-            "then compare --judgments",
-            settings={"metavar": "SPEC"},
-        ),
-        Option(
-            ("--human-sample",),
-            "with --judge: N judged queries drawn with --seed as the human sample; naive, PPI and PPI++ intervals",
-            settings={"type": int, "metavar": "N"},
-        ),
-        Option(
-            ("--pool-depth",),
-            "with --judge: documents per system and query pooled for the judge (default: %(default)s)",
-            settings={"type": int, "default": Late("rankscope.workflows.options:Judging.depth"), "metavar": "K"},
-        ),
-        Option(
-            ("--judge-cache",),
-            "with --judge: the judgments cache folder (default: the user cache, shared with rankscope judge)",
-            settings={"metavar": "DIR"},
-        ),
+        *JUDGE,
     ),
     call=call,
     example=("--retrievers", "bm25", "tfidf", "--depth", "100"),

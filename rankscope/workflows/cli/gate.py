@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 from rankscope.core.errors import RankscopeError
 from rankscope.core.lazy import Late
 from rankscope.workflows.cli.command import Command, Option
-from rankscope.workflows.cli.compare import dataset_or_qrels
+from rankscope.workflows.cli.compare import JUDGE, dataset_or_qrels, judgments_from
 from rankscope.workflows.cli.options import scheduler
 
 if TYPE_CHECKING:
@@ -40,6 +40,11 @@ def call(args: argparse.Namespace, gate: Callable[..., Finished]) -> Finished:
         if value is None:
             raise RankscopeError(f"{flag} is required")
     rule = Margin(args.margin, args.alpha, args.sequential)  # refused before any work
+    judgments = judgments_from(args)
+    if args.judge is not None:
+        from rankscope.workflows.common.runs import check_depth
+
+        check_depth(args.pool_depth, "--pool-depth")
     targets = {flag: value for flag, value in (("--junit", args.junit), ("--summary", args.summary)) if value}
     checked_targets(targets)
     return gate(
@@ -49,7 +54,7 @@ def call(args: argparse.Namespace, gate: Callable[..., Finished]) -> Finished:
         margin=rule,
         metric=args.metric,
         execution=Execution.from_args(args),
-        judgments=args.judgments,
+        judgments=judgments,
     )
 
 
@@ -118,10 +123,12 @@ COMMAND = Command(
         Option(
             ("--judgments",),
             "score with a `rankscope judge --out DIR` folder's merged qrels and decide by the prediction-powered "
-            "interval of the difference from its human sample (human_sample.txt), never the judge's number alone",
+            "interval of the difference from its human sample (human_sample.txt), never the judge's number alone; "
+            "or --judge SPEC with --human-sample N",
             "judgments",
             {"metavar": "DIR"},
         ),
+        *JUDGE,
         Option(
             ("--junit",), "also write the decision as a JUnit XML file CI systems show", settings={"metavar": "FILE"}
         ),
