@@ -110,6 +110,8 @@ def judge_pairs(judge: Judge, pairs: Sequence[Pair], cache: JudgmentCache, sched
         )
         return ((keys[position], judgment) for position, judgment in made)
 
+    # linked before asking: an answer committed by a run killed later is found by its ids (collection export)
+    cache.link(identity.key, [(pair.query_id, pair.doc_id, key) for key, pair in zip(keys, pairs)])
     shared = cache.share(identity.key, todo, ask, commit=scheduler is None)  # a task commits its answers itself
     for key, judgment, asked in progress(shared, desc="judging", total=len(todo), unit="call", label=status):
         answers[key] = judgment
@@ -122,7 +124,6 @@ def judge_pairs(judge: Judge, pairs: Sequence[Pair], cache: JudgmentCache, sched
         estimated += judge.estimate_tokens(first[key])
         reported += judgment.tokens
     seconds = time.perf_counter() - started if calls else 0.0
-    cache.link(identity.key, [(pair.query_id, pair.doc_id, key) for key, pair in zip(keys, pairs)])
     failures = tuple(failed[key] for key in todo if key in failed)
     judgments = tuple(answers[key] for key in keys)
     return Outcome(judgments, calls, hits, len(first), estimated, reported, seconds, failures)

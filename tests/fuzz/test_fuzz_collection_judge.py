@@ -5,6 +5,7 @@ every refusal is one line."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -52,23 +53,35 @@ def _bigger(root: Path) -> Path:
     return sampled_collection(root, texts, dict(zip(data.queries["query_id"], data.queries["text"])), 10, 10)
 
 
-def test_a_judge_failing_every_call_is_one_warning_and_a_rerun_asks_only_those(tmp_path: Path) -> None:
+def test_a_judge_failing_calls_is_one_line_and_a_rerun_asks_only_those(tmp_path: Path) -> None:
     folder = sampled_collection(tmp_path, TEXTS, QUERIES, depth=3, budget=4)
-    broken = [True]
+    broken = {"q1", "q2", "q3"}  # the questions whose pairs the server fails
 
     def reply(request: Request) -> str | Response:
-        return Response(500, b'{"error": "\x1b[31mbroken"}') if broken[0] else hashed_grade(request)
+        failing = any(QUERIES[q] in request.prompt for q in broken)
+        return Response(500, b'{"error": "\x1b[31mbroken"}') if failing else hashed_grade(request)
 
     with StubServer(reply=reply) as server:
         spec = f"openai:model=stub,base_url={server.url},retries=0"
         outcome = run_cli(["--quiet", "collection", "judge", str(folder), "--judge", spec])
-        check(outcome, "warning", "8 of 8 pooled pairs got no answer from the judge (first: HTTP 500")
+        # every call failed: the judge's own exit status (3), one line with the reason, no traceback
+        assert outcome.code == 3 and not outcome.crashed and len(outcome.err.splitlines()) == 1
+        assert "error: the judge failed all 8 calls, so no label came from it: HTTP 500" in outcome.err
         assert "\x1b" not in outcome.err  # the server's text is shown, its escape sequences are not
-        assert "question q1: no label from the judge (of its 3 pooled pairs, 3 calls failed" in outcome.out
         assert _labelled(folder, spec) == 0 and len(server.requests) == 8
-        broken[0] = False
+        broken.discard("q1")  # q1's 3 pairs answered now, q2's 2 and q3's 3 still failing
+        outcome = run_cli(["--quiet", "collection", "judge", str(folder), "--judge", spec])
+        check(outcome, "warning", "the judge failed 5 of 8 calls")
+        assert "question q2: no label from the judge (of its 2 pooled pairs, 2 calls failed" in outcome.out
+        assert _labelled(folder, spec) == 3 and len(server.requests) == 16
+        broken.clear()
         again = judge_collection(folder, spec)
-        assert (again.outcome.calls, again.outcome.failed, again.unlabelled, _labelled(folder, spec)) == (8, 0, {}, 8)
+        assert (again.outcome.calls, again.outcome.cache_hits, again.unlabelled, _labelled(folder, spec)) == (
+            5,
+            3,
+            {},
+            8,
+        )
 
 
 def test_a_folder_without_a_pool_or_not_a_collection_is_one_line(tmp_path: Path) -> None:
@@ -122,6 +135,8 @@ def test_a_run_killed_mid_way_is_continued_by_the_next(tmp_path: Path) -> None:
         process.wait()
         committed = _labelled(folder, spec)
         assert 0 < committed < len(pairs), committed
+        assert run_cli(["--quiet", "collection", "export", str(folder)]).code == 0  # what was committed, by its ids
+        assert json.loads((folder / "collection.json").read_text())["labels"] == {"openai:stub": committed}
         again = judge_collection(folder, spec)
     assert (again.outcome.cache_hits, again.outcome.calls) == (committed, len(pairs) - committed)
     assert _labelled(folder, spec) == len(pairs) and again.unlabelled == {}

@@ -15,7 +15,6 @@ from pathlib import Path
 
 import pandas as pd
 
-from rankscope.core.printable import printable
 from rankscope.judging.base import FAILED, INVALID, OK, Judge, JudgeIdentity
 from rankscope.judging.cache import JudgmentCache
 from rankscope.judging.pairs import Outcome, judge_pairs
@@ -35,6 +34,8 @@ class PoolJudged:
     not_shown: int
     outcome: Outcome
     unlabelled: dict[str, str]
+    warnings: tuple[str, ...] = ()
+    """How many calls failed and why (:meth:`~rankscope.judging.pairs.Outcome.failure_warning`); a re-run asks them."""
 
     def to_text(self) -> str:
         o = self.outcome
@@ -47,17 +48,6 @@ class PoolJudged:
         lines += [f"  question {q}: no label from the judge ({why})" for q, why in self.unlabelled.items()]
         lines.append(f"  now: rankscope collection sample {self.folder} --budget N, or export")
         return "\n".join(lines)
-
-    @property
-    def warnings(self) -> tuple[str, ...]:
-        """One line when calls failed: how many, the first reason, and that a re-run asks only them."""
-        failed = [j for j in self.outcome.judgments if j.status == FAILED]
-        if not failed:
-            return ()
-        return (
-            f"{len(failed)} of {self.pairs} pooled pairs got no answer from the judge (first: {printable(failed[0].raw)}); "
-            "run the same command again to ask only them",
-        )
 
 
 def judge_collection(folder: str | Path, judge: str | Judge) -> PoolJudged:
@@ -79,6 +69,7 @@ def judge_collection(folder: str | Path, judge: str | Judge) -> PoolJudged:
     finally:
         if isinstance(judge, str):  # a judge made here is closed here; one given is the caller's
             judge_obj.close()
+    failure = outcome.failure_warning()  # every call failed: JudgeFailedError, one line
     statuses = asked.assign(status=[j.status for j in outcome.judgments])
     return PoolJudged(
         folder,
@@ -88,6 +79,7 @@ def judge_collection(folder: str | Path, judge: str | Judge) -> PoolJudged:
         int((~shown).sum()),
         outcome,
         unlabelled_questions(list(data.queries["query_id"]), statuses),
+        (failure,) if failure else (),
     )
 
 
