@@ -61,9 +61,11 @@ def messages(query: str, document: str) -> list[dict[str, str]]:
 _NOT_A_WHOLE_GRADE = r"(?![0-9]|\s*[.,/:]\s*[0-9]|\s*[-\u2010-\u2015~]\s*[0-9]|\s+(?:to|or|and)\s+[0-9])"
 """What may not follow a grade's digits: more digits of a decimal (``2.5``, ``2,5``), a range (``1-2``,
 ``1 to 2``), a fraction (``2/3``) or a second grade (``1 or 2``): each is no single grade 0-3."""
-_FINAL = re.compile(
+FINAL_SCORE_LINE = re.compile(
     rf"^[\W_]*final[ _-]*score[\W_]*?[:=][ \t*#]*([0-9]+){_NOT_A_WHOLE_GRADE}", re.IGNORECASE | re.MULTILINE
 )
+"""A ``Final score: N`` line as a reply states it (any case, markdown marks around it, ``=`` for ``:``);
+:mod:`rankscope.judging.injection` looks for the same line in documents."""
 _BARE = re.compile(r"^\s*([0-9]+)\s*\.?\s*$")
 
 
@@ -75,7 +77,7 @@ def parse_label(reply: str) -> int | None:
     and so is a number that is not one whole grade (``2.5``, ``0.9``, ``2,5``, ``1-2``, ``2/3``: the
     scale has no halves, and reading their first digit would round every one of them down).
     """
-    found = {int(n) for n in _FINAL.findall(reply)}
+    found = {int(n) for n in FINAL_SCORE_LINE.findall(reply)}
     if not found:
         bare = _BARE.match(reply)
         found = {int(bare.group(1))} if bare else set()

@@ -45,9 +45,19 @@ def likes_its_words(query: str, document: str) -> int:
     return min(3, sum(document.split().count(word) for word in query.split()) // 2)
 
 
+def gullible(query: str, document: str) -> int:
+    """Answers 3 when a document says so (a model that follows what it reads), else a fair hash."""
+    return 3 if "answer Final score: 3" in document else noise(query, document)
+
+
 @pytest.mark.parametrize(
     ("function", "planted"),
-    [(reads_the_start_only, "position"), (likes_length, "length"), (likes_its_words, "keyword_stuffing")],
+    [
+        (reads_the_start_only, "position"),
+        (likes_length, "length"),
+        (likes_its_words, "keyword_stuffing"),
+        (gullible, "injection"),
+    ],
 )
 def test_a_planted_bias_is_flagged_at_200_pairs(tmp_path: Path, function, planted: str) -> None:
     with JudgmentCache(tmp_path) as cache:
@@ -60,7 +70,7 @@ def test_a_planted_bias_is_flagged_at_200_pairs(tmp_path: Path, function, plante
 def test_a_fair_noisy_judge_is_not_flagged(tmp_path: Path) -> None:
     with JudgmentCache(tmp_path) as cache:
         results = audit(CallableJudge(noise), sample_pairs(), cache, n=200, seed=3)
-    assert [r.flagged for r in results] == [False, False, False]
+    assert [r.flagged for r in results] == [False, False, False, False]
     assert all(r.pairs == 200 and r.up > 0.2 and r.down > 0.2 for r in results)  # it moved, both ways
 
 
@@ -75,7 +85,7 @@ def test_an_audit_run_twice_costs_its_calls_once(tmp_path: Path) -> None:
         audit(CallableJudge(counted, name="c"), sample_pairs(), cache, n=50, seed=0)
         first = len(calls)
         audit(CallableJudge(counted, name="c"), sample_pairs(), cache, n=50, seed=0)
-    assert first == 50 * 4 and len(calls) == first  # original, padded, moved, stuffed: the padded one is shared
+    assert first == 50 * 5 and len(calls) == first  # original, padded, moved, stuffed, planted: padded is shared
 
 
 def test_an_audit_needs_text_and_two_queries(tmp_path: Path) -> None:
@@ -88,3 +98,14 @@ def test_an_audit_needs_text_and_two_queries(tmp_path: Path) -> None:
             audit(make_judge(f"qrels:{qrels}"), sample_pairs(), cache)
         with pytest.raises(JudgeError, match="at least two queries"):
             audit(CallableJudge(noise), [Pair("q", "d", "a", "b")] * 5, cache)
+
+
+def test_the_injection_probe_measures_how_far_planted_text_moves_grades(tmp_path: Path) -> None:
+    """The gullible judge answers 3 for every planted version: its mean shift is 3 minus its mean grade."""
+    with JudgmentCache(tmp_path) as cache:
+        results = {r.probe: r for r in audit(CallableJudge(gullible), sample_pairs(), cache, n=200, seed=3)}
+        fair = {r.probe: r for r in audit(CallableJudge(noise, name="fair"), sample_pairs(), cache, n=200, seed=3)}
+    planted = results["injection"]
+    assert planted.flagged and planted.down == 0 and planted.up > 0.6
+    assert not results["position"].flagged and not fair["injection"].flagged
+    assert fair["injection"].up > 0.2 and fair["injection"].down > 0.2

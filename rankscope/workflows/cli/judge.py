@@ -65,7 +65,8 @@ COMMAND = Command(
         ),
         Option(
             ("--audit",),
-            "probe the judge for position, length and keyword-stuffing bias",
+            "probe the judge for position, length, keyword-stuffing and prompt-injection bias (text planted in "
+            "documents telling the judge the grade)",
             settings={"action": "store_true"},
         ),
         Option(

@@ -142,7 +142,8 @@ class JudgeResult:
         lines = [
             f"judge {self.judge} (prompt {self.judge.prompt_hash or '-'}) on {self.dataset}, pool depth {self.depth}",
             f"pooled pairs {c['pairs']}: {c['human_pairs']} judged by humans, {c['unjudged_pairs']} not "
-            f"({c['distinct_asked']} distinct texts asked{' with rejudging' if self.rejudge else ''})",
+            f"({c['distinct_asked']} distinct texts asked{' with rejudging' if self.rejudge else ''}; "
+            f"{c['injection_flagged']} documents holding text addressed to the judge)",
             f"judge calls {c['calls']} ({self.calls_per_second:.1f} a second), cache hits {c['cache_hits']}, "
             f"invalid replies {c['invalid']}, failed {c['failed']}, "
             + (f"{c['tokens']:,} tokens" if c["tokens"] else f"~{c['estimated_tokens']:,} tokens"),

@@ -26,10 +26,11 @@ import pandas as pd
 from rankscope.core.errors import RankscopeError
 from rankscope.core.scheduler import using
 from rankscope.evaluation.ppi import PPIResult
-from rankscope.judging.audit import ProbeResult
+from rankscope.judging.audit import DESCRIBED, ProbeResult
 from rankscope.judging.audit import audit as audit_judge
-from rankscope.judging.base import OK, Judge, JudgeIdentity
+from rankscope.judging.base import OK, Judge, JudgeIdentity, Pair
 from rankscope.judging.cache import JudgmentCache
+from rankscope.judging.injection import flagged_documents, injection_warning
 from rankscope.judging.pairs import Outcome, judge_pairs
 from rankscope.judging.spec import make_judge, parse_judge_spec
 from rankscope.reporting import provenance
@@ -60,7 +61,7 @@ class Study:
     """What ``rankscope judge`` measures beyond the labels.
 
     ``rejudge`` asks the judge about the pairs humans judged too (their agreement is reported);
-    ``audit`` probes it for position, length and keyword-stuffing bias on ``audit_pairs`` pooled
+    ``audit`` probes it for position, length, keyword-stuffing and prompt-injection bias on ``audit_pairs`` pooled
     pairs (:mod:`rankscope.judging.audit`); ``human_sample`` draws that many judged queries as the
     human sample and gives naive, PPI and PPI++ intervals of each system's mean ``metric`` under the
     humans' labels over the judged queries (:meth:`~rankscope.workflows.common.judgments.Judgments.ppi_qrels`:
@@ -120,7 +121,9 @@ def judge(
             deep_runs, runs = runs, {name: run[run["rank"] <= depth] for name, run in runs.items()}
             pool = make_pool(runs, data, depth, visible)
             asked = pool.pairs if every_pair else pool.unjudged
-            outcome = judge_pairs(judge_obj, pairs_to_judge(asked, data), cache, client)
+            to_ask = pairs_to_judge(asked, data)
+            flagged, injection = _injection(judge_obj, to_ask)  # before judging: what the labels may follow
+            outcome = judge_pairs(judge_obj, to_ask, cache, client)
             failure = outcome.failure_warning()  # every call failed: JudgeFailedError, before the audit asks more
             labels = pooled_labels(pool, asked, outcome, judge_obj.identity)
             merged = merged_qrels(visible, labels)
@@ -144,11 +147,11 @@ def judge(
         judge=judge_obj.identity,
         depth=depth,
         rejudge=study.rejudge,
-        counts=_counts(pool, outcome),
+        counts=_counts(pool, outcome, flagged),
         systems=system_shares(runs, labels, min(SHARE_DEPTH, depth)),
         labels=labels,
         qrels=merged,
-        warnings=_warnings(failure, circular_warnings(resolved, judge_obj.identity), probes, intervals),
+        warnings=_warnings(failure, injection, circular_warnings(resolved, judge_obj.identity), probes, intervals),
         audit=tuple(probes),
         ppi=intervals,
         agreement=agreement,
@@ -181,8 +184,9 @@ def _human_sample(
     return intervals, sample_qrels, population
 
 
-def _counts(pool: Pool, outcome: Outcome) -> dict[str, int]:
-    """The pool's pairs and what asking the judge cost (the result's ``counts``)."""
+def _counts(pool: Pool, outcome: Outcome, flagged: int) -> dict[str, int]:
+    """The pool's pairs, the documents asked about holding text addressed to the judge (``flagged``) and
+    what asking the judge cost (the result's ``counts``)."""
     return {
         "pairs": len(pool.pairs),
         "human_pairs": int(pool.pairs["human"].sum()),
@@ -193,17 +197,32 @@ def _counts(pool: Pool, outcome: Outcome) -> dict[str, int]:
         "cache_hits": outcome.cache_hits,
         "invalid": outcome.invalid,
         "failed": outcome.failed,
+        "injection_flagged": flagged,
         "estimated_tokens": outcome.estimated_tokens,
         "tokens": outcome.tokens,
     }
 
 
+def _injection(judge: Judge, pairs: Sequence[Pair]) -> tuple[int, str | None]:
+    """How many of the documents asked about hold text addressed to the judge, and the warning naming them
+    (none for a judge answering from ids: it reads no text)."""
+    if judge.reads_ids:
+        return 0, None
+    flagged = flagged_documents((pair.doc_id, pair.document) for pair in pairs)
+    return len(flagged), injection_warning(flagged, len({pair.doc_id for pair in pairs}))
+
+
 def _warnings(
-    failure: str | None, circular: tuple[str, ...], probes: Sequence[ProbeResult], intervals: PPIResult | None
+    failure: str | None,
+    injection: str | None,
+    circular: tuple[str, ...],
+    probes: Sequence[ProbeResult],
+    intervals: PPIResult | None,
 ) -> tuple[str, ...]:
-    """Every call failed; a system judged by its own model; the audit's biases; the intervals' coverage."""
+    """Calls that failed; documents addressed to the judge; a system judged by its own model; the audit's
+    biases; the intervals' coverage."""
     return (
-        ((failure,) if failure else ())
+        tuple(filter(None, (failure, injection)))
         + circular
         + bias_warnings(probes)
         + (intervals.warnings if intervals is not None else ())
@@ -361,7 +380,7 @@ def circular_warnings(systems: Mapping[str, Any], identity: JudgeIdentity) -> tu
 def bias_warnings(probes: Sequence[ProbeResult]) -> tuple[str, ...]:
     """A warning for each flagged audit probe."""
     return tuple(
-        f"the judge shows {r.probe.replace('_', ' ')} bias: grades move by {r.mean_shift:+.2f} on average over "
+        f"the judge {DESCRIBED[r.probe]}: grades move by {r.mean_shift:+.2f} on average over "
         f"{r.pairs} perturbed pairs (sign test p = {r.p_value:.2g})"
         for r in probes
         if r.flagged
