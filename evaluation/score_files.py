@@ -15,10 +15,10 @@ from typing import Any, TextIO
 import pandas as pd
 
 from rankscope.core.errors import FormatError, RankscopeError
+from rankscope.core.forked import checked_count
 from rankscope.core.notices import print_warnings
 from rankscope.core.params import parse_size
 from rankscope.core.scheduler import using
-from rankscope.core.workers import checked_count
 from rankscope.corpora.cli import parsed_fields
 from rankscope.corpora.foreign import read_qrels, read_run
 from rankscope.corpora.formats import looks_like, sniff

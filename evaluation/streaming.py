@@ -44,9 +44,9 @@ import pandas as pd
 
 from rankscope.core.errors import FormatError, RankscopeError
 from rankscope.core.fileio import PathLike, require_file
+from rankscope.core.forked import forked_map, pool_size
 from rankscope.core.params import WORKERS
 from rankscope.core.scheduler import using, worker_count
-from rankscope.core.workers import forked_map
 from rankscope.corpora.formats import refuse_repeated_pairs, sniff
 from rankscope.corpora.parquet_pieces import parquet_pieces, parquet_table, row_groups
 from rankscope.corpora.trec import RUN_LAYOUT, CodedTable, coded_table, scanned_bytes, table_of_lines
@@ -133,7 +133,7 @@ def stream_evaluate(
             workers = worker_count(client)
             scorer.merge(_partials(client, coded, path, parsed, max(read // workers, 1 << 12), (
                 options.relevance_level, options.ignore_self, workers * SPANS_PER_WORKER)), path, read)  # fmt: skip
-        elif workers > 1 and plain and path.stat().st_size >= SPLIT_BYTES:
+        elif plain and path.stat().st_size >= SPLIT_BYTES and pool_size(workers) > 1:
             scorer.merge(_forked_partials(scorer, path, min(piece_bytes // workers, READ_BYTES), workers), path, read)
         else:
             scorer.add_file(path, read)

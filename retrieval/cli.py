@@ -17,11 +17,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
 from rankscope.core.errors import RankscopeError
+from rankscope.core.forked import checked_count, default_count
 from rankscope.core.outputs import check_output_file
 from rankscope.core.params import parse_size
 from rankscope.core.printable import printable
 from rankscope.core.scheduler import add_scheduler
-from rankscope.core.workers import checked_count, default_count
 from rankscope.corpora.cli import add_analyzer, add_fields, add_split, add_strict, load_reported
 from rankscope.retrieval.saved_index import Documents, corpus_fields, index_alone, indexed, write_source
 from rankscope.retrieval.storage import replacing_index

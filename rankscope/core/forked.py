@@ -1,31 +1,35 @@
-"""Write files on the second core: a forked child writes some of a report folder's files while this
-process writes the others (``finish`` has the child draw and save the figures, which also keeps
-matplotlib's import off this process).
+"""Work beside this process, in children forked from it: the one place the package forks, so the rules
+that make forking safe are kept here and a workflow says only what it would run beside itself.
 
-Only where forking is safe (:func:`can_fork`, the one rule every forked child of the package obeys): Linux,
-no other Python thread running but tqdm's monitor (a thread holding a lock at the fork would leave it locked
-in the child forever; Jupyter and Dask clients start threads), and no OpenMP runtime loaded (GNU OpenMP is
-not fork-safe: a child forked after its threads ran hangs for ever in its next parallel region, as torch's
-encoders and faiss's searches would); else the work is done here, one part after the other. The monitor,
-which a progress bar on a terminal starts, only ever takes tqdm's own lock, which the child never uses.
-Every child dies with this process, killed or not (Linux's parent-death signal, :func:`die_with_parent`). The child sends what the work
-returned (the paths it wrote, say) through a pipe, pickled (this process reads only what its own child
-wrote), and leaves with ``os._exit`` (no exit handlers, no flushing of buffers it
-inherited). If it fails in any way, the work is done again in this process, so an error (a full disk,
-a bad value) is raised here exactly as without the child.
+The rule (:func:`can_fork`), which every child obeys: Linux; ``RANKSCOPE_FORK`` not ``0``; no other Python
+thread running but tqdm's monitor (a thread holding a lock at the fork would leave it locked in the child
+for ever; Jupyter and Dask clients start threads; the monitor only ever takes tqdm's own lock, which a child
+never uses); no OpenMP runtime loaded (GNU OpenMP is not fork-safe: a child forked after its threads ran
+waits for ever in its next parallel region, as torch's encoders and faiss's searches do). Where it does not
+hold, the work is done here, one part after the other, with the same result. Every child dies with this
+process, killed or not (Linux's parent-death signal, :func:`die_with_parent`).
 
-A command that knows early it will write a folder forks the child at once (:func:`warm`), before it
-loads anything: the child imports what the work needs (matplotlib) on the second core while this
-process computes, then waits. :func:`start` hands it the work as a function and its arguments, pickled
-(a module-level function, picklable arguments: the result of this very process, never a user's file),
-so that import is off the path the user waits on. Work that cannot be pickled goes to a fresh fork.
+- :func:`start`: files written by a child while this process writes others (``finish`` has the child draw
+  and save a report's figures, which also keeps matplotlib's import off this process). A command that knows
+  early it will write a folder forks that child at once (:func:`warm`), before it loads anything: the child
+  imports what the work needs on the second core, then waits to be handed the work, pickled (a module-level
+  function and this process's own values, never a user's file). Work that does not pickle goes to a fresh fork.
+- :func:`beside`: a value computed in a child forked at that moment, holding all this process holds
+  (diagnose's second system, compare's second half of the systems and its pair tests).
+- :func:`forked_map`: a pool of workers (``--workers`` of ``index``, ``evaluate`` and ``tune``: the streaming
+  index's batches, a run file's spans, tune's grid points), sized by :func:`pool_size`. They start in
+  milliseconds holding this process's tables, so nothing is pickled on the way in; Dask's workers
+  (:mod:`rankscope.core.scheduler`) cost seconds to start, more than a second core gives on two cores.
 
-:func:`beside` computes a value in a child forked at that moment, holding all this process holds (diagnose
-diagnoses its second system there while this process diagnoses the first), and leaves the warm child waiting.
+A child of :func:`start` or :func:`beside` sends what the work returned through a pipe, pickled (this
+process reads only what its own child wrote), and leaves with ``os._exit`` (no exit handlers, no flushing of
+buffers it inherited). If it fails in any way, the work is done again here, so an error (a full disk, a bad
+value) is raised here exactly as without the child.
 """
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import importlib
 import os
@@ -35,9 +39,14 @@ import struct
 import sys
 import threading
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Generator, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, TypeVar, cast
+
+from rankscope.core.errors import RankscopeError
+
+if TYPE_CHECKING:
+    from concurrent.futures import Future
 
 IDLE_THREADS = frozenset({"tqdm_monitor"})
 """Threads that may run at the fork: they take no lock the child's work needs."""
@@ -242,3 +251,79 @@ def _waiting(pid: int, answer: int, here: Callable[[], T]) -> Callable[[], T]:
         return cast(T, pickle.loads(data))  # noqa: S301 - written by this process's own child
 
     return wait
+
+
+def default_count() -> int:
+    """Worker processes when the user names none (``--workers`` of ``index``, ``evaluate`` and ``tune``): up to 2,
+    the cores this project's target machine has; more only when asked."""
+    return min(2, os.cpu_count() or 1)
+
+
+def checked_count(given: int | None) -> int:
+    """``--workers`` as a command line gave it: :func:`default_count` when not given, else a positive
+    integer or one line saying so (``index``, ``evaluate`` and ``tune`` alike)."""
+    if given is None:
+        return default_count()
+    if given < 1:
+        raise RankscopeError(f"--workers must be a positive integer, got {given}")
+    return int(given)
+
+
+class WorkerLost(RankscopeError):
+    """A worker process ended without giving its result (killed, out of memory): no result is given."""
+
+
+def pool_size(asked: int) -> int:
+    """The processes a pool of ``asked`` workers gets now: ``asked`` where :func:`can_fork`, else 1, meaning
+    the caller's own path in this process (the same numbers). Callers size a pool by this before
+    :func:`forked_map`: with an OpenMP runtime loaded (a dense system indexed), workers forked would hang."""
+    return asked if asked <= 1 or can_fork() else 1
+
+
+def _start(parent: int, setup: Callable[..., None], arguments: tuple[Any, ...]) -> None:
+    die_with_parent(parent)
+    setup(*arguments)
+
+
+def forked_map(
+    workers: int,
+    setup: Callable[..., None],
+    arguments: tuple[Any, ...],
+    task: Callable[[T], Any],
+    items: Iterable[T],
+    what: str,
+    *,
+    ahead: int | None = None,
+) -> Generator[Any, None, None]:
+    """``task(item)`` of each of ``items`` on ``workers`` forked processes, each having run
+    ``setup(*arguments)`` first (inherited, not pickled); the results one at a time in the items' order,
+    as each is ready (a progress bar can follow them). All items are submitted at once, or with ``ahead``
+    at most that many are submitted and not yet given back: the items are read as results are taken, so an
+    iterable of any length (the streaming index's batches) is mapped in bounded memory. A worker that
+    dies is one :class:`WorkerLost` naming ``what``; a task's exception is raised here as it was raised
+    there; either way, or if the iterator is closed early, the tasks not started are cancelled and no
+    further result is given."""
+    import multiprocessing  # here, not at import: the command-line parser reads default_count()
+    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
+
+    if ahead is not None and ahead < 1:
+        raise ValueError(f"ahead must be a positive number of items, got {ahead}")
+    context = multiprocessing.get_context("fork")
+    pool = ProcessPoolExecutor(
+        workers, mp_context=context, initializer=_start, initargs=(os.getpid(), setup, arguments)
+    )
+    pending: collections.deque[Future[Any]] = collections.deque()
+    try:
+        for item in items:
+            pending.append(pool.submit(task, item))
+            if ahead is not None and len(pending) >= ahead:
+                yield pending.popleft().result()
+        while pending:
+            yield pending.popleft().result()
+    except BrokenProcessPool:
+        raise WorkerLost(
+            f"a worker process {what} ended before giving its result (killed, or out of memory?); no result is given"
+        ) from None
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)

@@ -13,7 +13,7 @@ import pytest
 
 from rankscope.cli import main
 from rankscope.core.errors import RankscopeError
-from rankscope.core.workers import WorkerLost
+from rankscope.core.forked import WorkerLost
 from rankscope.corpora.trec import read_trec_coded, write_trec_qrels, write_trec_run
 from rankscope.corpora.trec_pieces import query_starts
 from rankscope.evaluation import evaluate, streaming
@@ -110,7 +110,7 @@ def _in_a_worker(monkeypatch: pytest.MonkeyPatch, action) -> None:
 
 
 def test_a_killed_worker_is_one_error_and_no_result(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], forkable: None
 ) -> None:
     qrels, run = write_case(tmp_path, 12)
     _in_a_worker(monkeypatch, lambda: os.kill(os.getpid(), signal.SIGKILL))
@@ -123,7 +123,9 @@ def test_a_killed_worker_is_one_error_and_no_result(
     )
 
 
-def test_a_failing_worker_raises_its_error_here(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_failing_worker_raises_its_error_here(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, forkable: None
+) -> None:
     qrels, run = write_case(tmp_path, 13)
 
     def fail() -> None:

@@ -14,7 +14,7 @@ import pytest
 
 from rankscope.cli import main
 from rankscope.core.errors import FormatError, SchemaError
-from rankscope.core.workers import WorkerLost
+from rankscope.core.forked import WorkerLost
 from rankscope.corpora.stream import iter_corpus
 from rankscope.retrieval import streaming
 from rankscope.retrieval.analysis import get_analyzer
@@ -119,7 +119,7 @@ def _synthetic(n_docs: int, read: list[int] | None = None):
 
 
 def test_one_two_and_three_workers_write_the_same_files(tmp_path, monkeypatch) -> None:
-    """Workers count batches through core.workers.forked_map with at most 2 batches a worker in flight: when
+    """Workers count batches through core.forked.forked_map with at most 2 batches a worker in flight: when
     a batch's counts arrive, at most that many more were read from the documents; the files are the same."""
     analyzer = get_analyzer("plain")
     metas = []
@@ -140,7 +140,7 @@ def test_one_two_and_three_workers_write_the_same_files(tmp_path, monkeypatch) -
             np.testing.assert_array_equal(arrays[name], metas[0][1][name], err_msg=name)
 
 
-def test_a_killed_counting_worker_is_one_error_and_no_index(tmp_path, monkeypatch) -> None:
+def test_a_killed_counting_worker_is_one_error_and_no_index(tmp_path, monkeypatch, forkable: None) -> None:
     parent, counting = os.getpid(), streaming.count_shard
 
     def killed_in_a_worker(analyzer, texts, first):

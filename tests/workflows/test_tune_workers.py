@@ -11,8 +11,9 @@ import pandas as pd
 import pytest
 
 from rankscope.cli import main
+from rankscope.core import forked
 from rankscope.core.errors import ParameterError, RankscopeError
-from rankscope.core.workers import WorkerLost
+from rankscope.core.forked import WorkerLost
 from rankscope.retrieval.registry import make_retriever
 from rankscope.workflows.common.fanout import grid_scores
 from rankscope.workflows.options import Execution
@@ -20,6 +21,7 @@ from rankscope.workflows.tune import tune
 from tests.workflows.tiny_collection import small_dataset
 
 GRID = {"k1": "0.3:1.5:0.3", "b": "0.2:1.0:0.2"}
+PARENT = os.getpid()
 
 
 @pytest.mark.parametrize("workers", [2, 3])
@@ -59,14 +61,14 @@ class _DiesAt:
 
     def set_params(self, **params: object) -> _DiesAt:
         if params.get("k1") == self.k1:
-            if self.how == "killed":
+            if self.how == "killed" and os.getpid() != PARENT:  # never this process, whatever the pool's size
                 os._exit(9)
             raise ValueError(f"k1={self.k1} cannot be set")
         self.retriever.set_params(**params)
         return self
 
 
-def test_a_lost_worker_is_one_line_and_no_result() -> None:
+def test_a_lost_worker_is_one_line_and_no_result(forkable: None) -> None:
     points = [{"k1": k1} for k1 in (0.5, 0.9, 1.3, 1.7)]
     with pytest.raises(WorkerLost) as lost:
         grid_scores(_DiesAt(1.3, "killed"), small_dataset(), "map", 1000, points, workers=2)
@@ -111,3 +113,27 @@ def test_the_command_refuses_no_workers_in_the_line_index_and_evaluate_give(
     assert main(["tune", "--dataset", str(data_dir / "cisi"), "--workers", "0"]) == 2
     err = capsys.readouterr().err
     assert "--workers must be a positive integer, got 0" in err and err.count("\n") == 1
+
+
+class _Where(_DiesAt):
+    """BM25 noting the process setting each of its points (a child's notes stay in the child)."""
+
+    noted: list[int] = []
+
+    def set_params(self, **params: object) -> _Where:
+        self.noted.append(os.getpid())
+        self.retriever.set_params(**params)
+        return self
+
+
+def test_no_worker_is_forked_once_an_openmp_runtime_is_loaded(forkable: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    """With an OpenMP runtime loaded (a dense system indexed here), workers forked would hang in its next
+    parallel region: the points are scored here, with the same numbers (before, forked all the same)."""
+    points = [{"k1": k1} for k1 in (0.5, 0.9, 1.3, 1.7)]
+    forked_scores = grid_scores(_Where(0.0, ""), small_dataset(), "map", 1000, points, workers=2)[1]
+    assert _Where.noted == []  # each point set in a worker
+    monkeypatch.setattr(forked, "openmp_loaded", lambda: True)
+    here = grid_scores(_Where(0.0, ""), small_dataset(), "map", 1000, points, workers=2)[1]
+    assert _Where.noted == [os.getpid()] * len(points)
+    for one, other in zip(forked_scores, here):
+        pd.testing.assert_series_equal(one, other)

@@ -7,8 +7,8 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from rankscope.core.errors import RankscopeError
+from rankscope.core.forked import checked_count
 from rankscope.core.lazy import Late, imported
-from rankscope.core.workers import checked_count
 from rankscope.workflows.cli.command import Command, Option, loader
 from rankscope.workflows.cli.options import scheduler
 

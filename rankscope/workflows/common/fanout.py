@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 import numpy as np
 import pandas as pd
 
+from rankscope.core.forked import forked_map, pool_size
 from rankscope.core.phases import phase
 from rankscope.corpora.schema import validate
 from rankscope.corpora.trec import CodedTable, coded_table
@@ -141,7 +142,7 @@ def grid_scores(
     cluster when given, else in this process (``workers`` 1) or on that many forked ones (:func:`_forked_scores`)."""
     everything: list[Point] = [None, *points]
     inputs = (data.corpus, data.queries, data.qrels, metric, depth)
-    if client is None and workers > 1 and len(points) > 1:
+    if client is None and len(points) > 1 and pool_size(workers) > 1:
         return _forked_scores(system, inputs, points, workers, tick)
     if client is None:
         (at_defaults, *scored), timing = score_points(system, *inputs, everything, tick)
@@ -201,8 +202,6 @@ def _forked_scores(
     ``workers`` processes forked from this one, each holding the index without copying it. A point's
     scores depend only on its parameters (the weights are re-derived from the same counts), so they are
     the same floats as in one process; the pieces come back in grid order."""
-    from rankscope.core.workers import forked_map
-
     corpus, queries, table, metric, depth = inputs
     qrels = coded_qrels(table)
     (at_defaults,), timing = score_points(system, corpus, queries, qrels, metric, depth, [None])
