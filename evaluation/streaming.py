@@ -33,7 +33,6 @@ import copy
 import io
 import re
 import tempfile
-import zlib
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -42,15 +41,15 @@ from typing import Any, Unpack
 import numpy as np
 import pandas as pd
 
-from rankscope.core.errors import FormatError, RankscopeError
+from rankscope.core.errors import RankscopeError
 from rankscope.core.fileio import PathLike, require_file
 from rankscope.core.forked import forked_map, pool_size
 from rankscope.core.params import WORKERS
 from rankscope.core.scheduler import using, worker_count
-from rankscope.corpora.formats import refuse_repeated_pairs, sniff
-from rankscope.corpora.parquet_pieces import parquet_pieces, parquet_table, row_groups
-from rankscope.corpora.trec import RUN_LAYOUT, CodedTable, coded_table, scanned_bytes, table_of_lines
-from rankscope.corpora.trec_pieces import empty_run, piece_table, query_starts, raw_pieces, run_pieces
+from rankscope.corpora.formats import sniff
+from rankscope.corpora.parquet_pieces import parquet_pieces
+from rankscope.corpora.trec import CodedTable, coded_table
+from rankscope.corpora.trec_pieces import empty_run, piece_table, query_starts, raw_pieces
 from rankscope.evaluation.coverage import coverage_notes, warn_coverage
 from rankscope.evaluation.engine import _coded_qrels, _judge_coded, _scored
 from rankscope.evaluation.judged_scan import INTERLEAVED, Judgments
@@ -59,6 +58,7 @@ from rankscope.evaluation.options import EvaluationOptions, EvaluationSettings, 
 from rankscope.evaluation.query_partitions import refuse_defined
 from rankscope.evaluation.ranking import evaluated_queries
 from rankscope.evaluation.results import EvaluationResult
+from rankscope.evaluation.stream_buckets import parquet_buckets, trec_buckets
 
 PIECE_OVERHEAD = 16
 READ_BYTES = 2 << 20
@@ -140,7 +140,7 @@ def stream_evaluate(
     except _NotGrouped:
         scorer = scorer.fresh()
         with tempfile.TemporaryDirectory(prefix="rankscope_buckets_") as folder:
-            scorer.add_all(_bucketed(path, piece_bytes, Path(folder)))
+            scorer.add_all(trec_buckets(path, piece_bytes, Path(folder)))
     if scorer.rows == 0:
         raise empty_run(path)
     notes = scorer.notes(options.allow_disjoint)
@@ -162,36 +162,8 @@ def _parquet(scorer: _Scorer, path: Path, piece_rows: int) -> _Scorer:
         pass
     fresh = scorer.fresh()
     with tempfile.TemporaryDirectory(prefix="rankscope_buckets_") as folder:
-        fresh.add_all(_parquet_buckets(path, piece_rows, Path(folder)))
+        fresh.add_all(parquet_buckets(path, piece_rows, Path(folder)))
     return fresh
-
-
-def _parquet_buckets(path: Path, piece_rows: int, folder: Path) -> Iterator[CodedTable]:
-    """The Parquet run spread over bucket files by a CRC-32 of the query id, then each bucket read whole, a
-    pair repeated in two pieces refused naming its row in the run (each row keeps its number in a column)."""
-    from fastparquet import write
-
-    count = 0
-    files: list[Path] = []
-    first_row = 0
-    for piece in parquet_pieces(path, piece_rows):
-        if not files:
-            rows = sum(group.num_rows for group in row_groups(path))
-            count = max(2, -(-2 * rows // piece_rows))
-            files = [folder / f"bucket{i}.parquet" for i in range(count)]
-        names, codes = np.unique(piece["query_id"].to_numpy(), return_inverse=True)
-        bucket_of = np.array([zlib.crc32(name.encode()) % count for name in names], dtype=np.int64)[codes]
-        numbered = piece[["query_id", "doc_id", "score"]].assign(row=first_row + np.arange(len(piece)))
-        first_row += len(piece)
-        for bucket in np.unique(bucket_of):
-            part = numbered[bucket_of == bucket].reset_index(drop=True)
-            write(str(files[bucket]), part, append=files[bucket].exists())
-    for file in files:
-        if file.exists():
-            table = parquet_table(file)
-            refuse_repeated_pairs(table, str(path), "row", table["row"].to_numpy())
-            yield coded_table(table.drop(columns="row"), "run")
-            file.unlink()
 
 
 SPANS_PER_WORKER = 4
@@ -471,48 +443,3 @@ def _first_documents(raw: bytes) -> np.ndarray:
             if len(seen) == _DOC_EXAMPLES:
                 break
     return np.array(list(seen), dtype=object)
-
-
-def _bucketed(path: Path, piece_bytes: int, folder: Path) -> Iterator[CodedTable]:
-    """The run spread over bucket files by a hash of the query id, then each bucket read whole. A bucket
-    the line-by-line check refuses (a pair repeated in two pieces: each line was checked in its piece) is
-    checked again under the run's name, its lines numbered as in the run (found by spreading it again, so
-    only on the way to the error); the repeat named is the first of its bucket."""
-    size = path.stat().st_size * (4 if str(path).endswith(".gz") else 1)
-    count = max(2, -(-2 * size // piece_bytes))
-    files = [folder / f"bucket{i}.txt" for i in range(count)]
-    handles = [file.open("wb") for file in files]
-    try:
-        for lines, row_bucket, _ in _spread(path, piece_bytes, count):
-            for bucket in np.unique(row_bucket):
-                handles[bucket].write(b"\n".join(lines[row_bucket == bucket].tolist()) + b"\n")
-    finally:
-        for handle in handles:
-            handle.close()
-    for bucket, file in enumerate(files):
-        if file.stat().st_size:
-            raw = file.read_bytes()
-            table = scanned_bytes(raw, RUN_LAYOUT)
-            if table is None:
-                try:
-                    table = table_of_lines(file, RUN_LAYOUT, raw, 1)
-                except FormatError:  # worded again with the run's name and line numbers, then raised
-                    numbers = np.concatenate([at[of == bucket] for _, of, at in _spread(path, piece_bytes, count)])
-                    table_of_lines(path, RUN_LAYOUT, raw, numbers)
-                    raise
-            yield table
-        file.unlink()
-
-
-def _spread(path: Path, piece_bytes: int, count: int) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
-    """Per piece of the run: its non-blank lines, the bucket of each (a CRC-32 of its query id modulo
-    ``count``) and its number in the file."""
-    for piece in run_pieces(path, piece_bytes):
-        split = piece.raw.split(b"\n")
-        kept = np.array([bool(line.strip(b" \t\r")) for line in split])
-        table = piece.table
-        if np.count_nonzero(kept) != len(table):
-            raise RankscopeError(f"{path}: cannot split the lines from line {piece.first_line} into buckets")
-        bucket_of = np.array([zlib.crc32(name.encode()) % count for name in table.query_names], dtype=np.int64)
-        lines = np.array(split, dtype=object)[kept]
-        yield lines, bucket_of[table.query], piece.first_line + np.flatnonzero(kept)
