@@ -1,13 +1,13 @@
-"""``rankscope datasets``: the known collections, where each resolves, and their counts.
+"""rankscope datasets: the known collections, where each resolves, and their counts.
 
 Collections found locally (under $RANKSCOPE_DATA or in the cache) are loaded to
 count documents, queries, judged queries and judgment lines; the others show
 the URL they would be downloaded from. Folders given as arguments are loaded
 and listed too. Nothing is downloaded.
 
-``rankscope datasets export NAME --out DIR`` writes a collection (a name or a folder)
-as a BEIR folder plus a TREC qrels file, DIR/qrels.txt, for ``rankscope search`` ->
-``rankscope evaluate`` or other tools. (A folder named ``export`` is ``./export``.)
+'rankscope datasets export NAME --out DIR' writes a collection (a name or a folder)
+as a BEIR folder plus a TREC qrels file, DIR/qrels.txt, for 'rankscope search' ->
+'rankscope evaluate' or other tools. (A folder named export is ./export.)
 """
 
 from __future__ import annotations

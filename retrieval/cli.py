@@ -1,10 +1,10 @@
-"""``rankscope search``: index a collection with a retriever spec and write a TREC run.
+"""rankscope search: index a collection with a retriever spec and write a TREC run.
 
-With ``--index-dir`` the index is saved there and reused by later calls on the same
+With --index-dir the index is saved there and reused by later calls on the same
 corpus (checked: an index built from other documents is an error, never silently wrong
 results). A counts-based index (BM25, TF-IDF) saved with other weighting parameters is
 re-weighted from its stored counts, which takes milliseconds; any other difference is an
-error. ``--query TEXT`` prints the top results of an ad-hoc query, with titles and
+error. --query TEXT prints the top results of an ad-hoc query, with titles and
 snippets, instead of writing a run.
 """
 

@@ -1,4 +1,4 @@
-"""``rankscope judges``: what a local judge needs, and ``judges install smollm2`` to fetch its model file."""
+"""rankscope judges: what a local judge needs, and 'judges install smollm2' to fetch its model file."""
 
 from __future__ import annotations
 

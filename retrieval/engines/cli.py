@@ -1,4 +1,4 @@
-"""``rankscope engines``: which search engines can run here, and ``engines install lucene`` to fetch Anserini's jar."""
+"""rankscope engines: which search engines can run here, and 'engines install lucene' to fetch Anserini's jar."""
 
 from __future__ import annotations
 

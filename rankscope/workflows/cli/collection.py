@@ -1,9 +1,10 @@
-"""``rankscope collection ACTION DIR``: build a test collection from a folder of documents, step by step.
+"""rankscope collection ACTION DIR: build a test collection from a folder of documents, step by step.
 
-``init`` reads the files (text, Markdown, HTML, PDF) and the team's questions into DIR, a BEIR-layout
-folder; a re-run adds new and changed files only. ``pool`` searches the questions with the systems and
-keeps their top documents, ``judge`` has a judge label every pooled pair (before or after people do), ``sample`` draws the pairs people label (then ``rankscope label DIR``), ``export``
-writes the qrels and provenance so that ``compare --dataset DIR`` works (docs/collection.md).
+init reads the files (text, Markdown, HTML, PDF) and the team's questions into DIR, a BEIR-layout
+folder; a re-run adds new and changed files only. pool searches the questions with the systems and
+keeps their top documents, judge has a judge label every pooled pair (before or after people do), sample
+draws the pairs people label (then 'rankscope label DIR'), export writes the qrels and provenance so
+that 'compare --dataset DIR' works (docs/collection.md).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""``rankscope label DIR``: a local web page to label the collection's sampled pairs, one at a time."""
+"""rankscope label DIR: a local web page to label the collection's sampled pairs, one at a time."""
 
 from __future__ import annotations
 

@@ -38,7 +38,7 @@ OUT = Option(("--out",), "write tables, runs, plots and report.md/report.html he
 FIGURES = Option(
     ("--figure-format", "--figures"),
     "formats of every plot written with --out: svg (vector, drawn once), png (a second render of each "
-    "plot: only when asked, since 26 Nov 2026), pdf (vector with embedded fonts, for papers: only when "
+    "plot: only when asked), pdf (vector with embedded fonts, for papers: only when "
     "asked, it takes longer than the other two together); report.html always holds them as inline SVG "
     "(default: %(default)s)",
     settings={
