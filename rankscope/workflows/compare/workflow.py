@@ -89,6 +89,11 @@ def compare(
     ``execution`` gives the seed, the paired
     test and a scheduler (``local:N`` or a Dask scheduler's address) that makes each system's run a
     task there (:func:`rankscope.workflows.common.fanout.produce_runs`).
+
+    >>> import rankscope as rs
+    >>> result = rs.compare("cranfield", ["tfidf", "bm25"], metrics=["ndcg@10", "map"])  # RANKSCOPE_DATA
+    >>> result.summary.round(4).to_dict("index")
+    {'tfidf': {'ndcg@10': 0.3731, 'map': 0.3115}, 'bm25': {'ndcg@10': 0.3838, 'map': 0.3227}}
     """
     if isinstance(retrievers, (Mapping, list, tuple)) and len(retrievers) == 1:
         resolve_systems(retrievers)  # a mistyped spec is said first (did you mean ...?)

@@ -83,6 +83,12 @@ def diagnose(
     :class:`~rankscope.workflows.diagnose.sampling.Sampled` with its negatives and repeats) adds the
     sampled-negatives protocol, seeded by ``seed``. ``retriever`` and ``vs`` are systems (a spec, a
     Retriever, a run DataFrame or a run file path), or ``retriever`` maps one or two names to systems.
+
+    >>> import rankscope as rs
+    >>> result = rs.diagnose("cranfield", "bm25")  # RANKSCOPE_DATA holds cranfield/
+    >>> headroom = result.diagnoses[0].headroom.summary  # a perfect reranker of the top 100: "oracle"
+    >>> headroom.loc["ndcg@10", ["actual", "oracle", "ideal"]].round(4).to_dict()
+    {'actual': 0.3838, 'oracle': 0.8441, 'ideal': 1.0}
     """
     given = list(retriever.items()) if isinstance(retriever, Mapping) else [(system_name(retriever), retriever)]
     if vs is not None:

@@ -93,6 +93,11 @@ def tune(
     the gain's test) and a scheduler (``local:N`` or a Dask scheduler's address) that scores the grid
     points there, in chunks (:mod:`rankscope.workflows.common.fanout`); the result is the same, bit for
     bit.
+
+    >>> import rankscope as rs
+    >>> result = rs.tune("cranfield", "bm25", params={"k1": "0.9:1.2:0.3", "b": "0.4:0.8:0.4"}, folds=2)
+    >>> result.best_spec()
+    'bm25:k1=1.2,b=0.8'
     """
     search = (Search(search) if isinstance(search, str) else search).check()
     choice = isinstance(retriever, (list, tuple))
