@@ -86,12 +86,15 @@ class Counts:
         rng: np.random.Generator,
     ) -> Counts:
         """Each cell's share of relevant documents drawn from its posterior (prior: :func:`cell_priors`),
-        then the relevant count among its unlabelled documents from the binomial of that share."""
-        prior = np.stack(
-            [cell_priors(relevant[:, c], labelled[:, c], draws, rng) for c in range(sizes.shape[1])], axis=1
-        )
-        share = rng.beta(relevant + prior[:, None, :, 0], labelled - relevant + prior[:, None, :, 1])
-        return cls(judged, sizes, labelled, relevant, rng.binomial(sizes - labelled, share))
+        then the relevant count among its unlabelled documents from the binomial of that share (a cell no
+        query has an unlabelled document in is 0 in every draw, and not drawn)."""
+        free = sizes - labelled
+        unlabelled_relevant = np.zeros((draws, *sizes.shape), dtype=np.int64)
+        for c in np.flatnonzero(free.any(axis=0)):
+            a, b = cell_priors(relevant[:, c], labelled[:, c], draws, rng).T
+            share = rng.beta(relevant[:, c] + a[:, None], labelled[:, c] - relevant[:, c] + b[:, None])
+            unlabelled_relevant[:, :, c] = rng.binomial(free[:, c], share)
+        return cls(judged, sizes, labelled, relevant, unlabelled_relevant)
 
     @property
     def known(self) -> np.ndarray:

@@ -74,6 +74,7 @@ def simulate(
     }
     found_true = {name: value.reindex(queries, fill_value=0).to_numpy() for name, value in found_true.items()}
     recall_true = {name: value / np.maximum(r_true, 1) for name, value in found_true.items()}
+    tops = {name: run[run["rank"] <= cutoff] for name, run in ranked.items()}  # all Recall@cutoff reads
     metric = f"recall@{cutoff}"
     rows = []
     for share in shares:
@@ -83,7 +84,7 @@ def simulate(
             sample = draw_outside(strata, share=share, seed=seed)
             labels += len(sample.pairs)
             estimate = estimate_recall(
-                sample, judged, labelled_by(qrels, sample.pairs), runs=ranked, cutoffs=(cutoff,),
+                sample, judged, labelled_by(qrels, sample.pairs), runs=tops, cutoffs=(cutoff,),
                 r_precision=False, relevance_level=relevance_level, draws=draws, seed=seed,
             )  # fmt: skip
             table = estimate.queries
