@@ -69,6 +69,7 @@ def test_the_sample_is_outside_everything_judged_and_r_is_horvitz_thompson(tmp_p
     summary = json.loads((tmp_path / "out" / "summary.json").read_text())
     assert summary["outside"]["drawn"] == 30 and summary["provenance"]["settings"]["outside_pool"] == 6
     assert "outside the judged pairs: 30 drawn (6 a query), 30 labelled" in result.to_text()
+    assert "its interval is too narrow" in " ".join(result.to_text().split())  # the mean's caveat is shown
 
 
 @pytest.mark.parametrize(
