@@ -39,7 +39,7 @@ from rankscope.core.errors import DatasetNotFoundError, RankscopeError, SchemaEr
 from rankscope.core.extras import require_extra
 from rankscope.core.notices import is_verbose
 from rankscope.core.printable import printable
-from rankscope.core.progress import is_quiet, progress
+from rankscope.core.progress import progress, shows_bars
 from rankscope.corpora.dataset import Dataset
 from rankscope.corpora.remote_sources import OFFLINE, catalogue_name, downloads_off
 from rankscope.corpora.tabular import Columns
@@ -160,7 +160,7 @@ def _network_and_bars(lazy_libs: Any) -> Iterator[None]:
                 raise _Refused
 
             lazy_libs.requests = refused
-        if is_quiet():
+        if not shows_bars():  # ir_datasets' own bars: on a terminal only
             quiet = types.SimpleNamespace(tqdm=functools.partial(_HELD[1]().tqdm, disable=True))
             lazy_libs.tqdm = lambda: quiet
     _HELD[2] += 1

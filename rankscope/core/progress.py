@@ -1,8 +1,9 @@
-"""Progress bars for long steps: shown on a terminal, silent otherwise or when quiet.
+"""Progress of long steps: a bar on a terminal, sparse lines in a pipe or a log file, nothing when quiet.
 
-Quiet mode is process-wide (the CLI's ``--quiet`` sets it) and can also be set
-with the environment variable ``RANKSCOPE_QUIET=1``. Nothing is configured at
-import time.
+A bar redrawn in place is noise in a CI log, yet a long run with no output at all looks hung: when stderr
+is not a terminal each loop prints a line at each tenth of its items (each item when there are at most
+ten: a line per step), with the counts. Quiet mode is process-wide (the CLI's ``--quiet`` sets it) and
+can also be set with the environment variable ``RANKSCOPE_QUIET=1``. Nothing is configured at import time.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 import itertools
 import os
 import sys
+import time
 from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
@@ -38,12 +40,15 @@ def set_quiet(quiet: bool) -> None:
 
 
 def is_quiet() -> bool:
-    """True when progress must not be shown: quiet requested, or stderr is not a terminal."""
+    """True when no progress may be shown at all: quiet requested (``--quiet``, ``RANKSCOPE_QUIET``)."""
     if _quiet is not None:
         return _quiet
-    if os.environ.get("RANKSCOPE_QUIET", "") not in ("", "0"):
-        return True
-    return not sys.stderr.isatty()
+    return os.environ.get("RANKSCOPE_QUIET", "") not in ("", "0")
+
+
+def shows_bars() -> bool:
+    """True when progress is a bar redrawn in place: not quiet, and stderr is a terminal (else lines)."""
+    return not is_quiet() and sys.stderr.isatty()
 
 
 def progress(
@@ -54,7 +59,7 @@ def progress(
     label: Callable[[T], str] | None = None,
     steps: Sequence[str] | None = None,
 ) -> Generator[T, None, None]:
-    """Iterate over ``items`` with a tqdm bar on stderr unless quiet.
+    """Iterate over ``items`` with a tqdm bar on stderr (lines when not a terminal) unless quiet.
 
     The bar names the step running now, after the bar (``systems 1/3 [bm25]``), for steps slow
     enough that a user wonders which one is running: ``steps`` names each item in order, shown while
@@ -66,14 +71,57 @@ def progress(
     if is_quiet() or (total is not None and total <= 1):
         yield from items
         return
-    from tqdm.auto import tqdm
-
-    with tqdm(total=total, desc=desc, unit=unit, file=sys.stderr, leave=False) as bar:
+    with _shown(total, desc, unit) as bar:
         for item in _named(items, steps, bar):
             if label is not None:
                 bar.set_postfix_str(label(item))
             yield item
             bar.update(1)
+
+
+def _shown(total: int | None, desc: str, unit: str) -> Any:
+    """The progress display of one loop: a tqdm bar on a terminal, else :class:`Lines`."""
+    if not shows_bars():
+        return Lines(total, desc, unit)
+    from tqdm.auto import tqdm
+
+    return tqdm(total=total, desc=desc, unit=unit, file=sys.stderr, leave=False)
+
+
+class Lines:
+    """Progress as sparse lines on stderr (``searching: 300/1000 query, 4 s``), for a pipe or a log file:
+    a line when the count reaches each tenth of ``total`` (with no total: 1, 10, 100... items), the item
+    being worked on after the counts. The part of a bar's interface that :func:`progress` uses."""
+
+    def __init__(self, total: int | None, desc: str, unit: str) -> None:
+        self.total, self.desc, self.unit = total, desc, unit
+        self.count, self.postfix, self.started = 0, "", time.monotonic()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+    def set_postfix_str(self, text: str) -> None:
+        self.postfix = text
+
+    def update(self, n: int = 1) -> None:
+        before, self.count = self.count, self.count + n
+        if self._tenth(before) != self._tenth(self.count):
+            self._print()
+
+    def _tenth(self, count: int) -> int:
+        """Which tenth of the total ``count`` has reached (no total: its number of decimal digits)."""
+        if self.total is None:
+            return len(str(count)) if count else 0
+        return count * 10 // max(self.total, 1)
+
+    def _print(self) -> None:
+        counts = f"{self.count}/{self.total}" if self.total is not None else str(self.count)
+        named = f" ({self.postfix})" if self.postfix else ""
+        seconds = time.monotonic() - self.started
+        print(f"{self.desc}: {counts} {self.unit}{named}, {seconds:.0f} s", file=sys.stderr, flush=True)
 
 
 def _named(items: Iterable[T], steps: Sequence[str] | None, bar: Any) -> Iterator[T]:
@@ -89,7 +137,7 @@ def _named(items: Iterable[T], steps: Sequence[str] | None, bar: Any) -> Iterato
 
 
 def progress_slices(items: S, size: int, desc: str, unit: str = "it") -> Iterator[S]:
-    """Successive slices of at most ``size`` items, with a bar counting items (not slices) unless quiet.
+    """Successive slices of at most ``size`` items, with a bar (or lines) counting items, not slices, unless quiet.
 
     For loops that work a chunk at a time for speed: the bar still counts documents
     or queries, and costs one update per chunk, nothing per item. As with :func:`progress`,
@@ -102,9 +150,7 @@ def progress_slices(items: S, size: int, desc: str, unit: str = "it") -> Iterato
         for start in starts:
             yield items[start : start + size]
         return
-    from tqdm.auto import tqdm
-
-    with tqdm(total=len(items), desc=desc, unit=unit, file=sys.stderr, leave=False) as bar:
+    with _shown(len(items), desc, unit) as bar:
         for start in starts:
             piece = items[start : start + size]
             yield piece

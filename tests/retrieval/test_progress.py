@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import os
+import re
+import subprocess
+import sys
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -20,8 +25,9 @@ def _corpus(n_docs: int) -> pd.DataFrame:
 
 @pytest.fixture
 def bars_on(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Progress forced on, as on a terminal (stderr is captured, so not a tty)."""
+    """Progress forced on, as on a terminal (stderr is captured, so not a tty: lines otherwise)."""
     monkeypatch.setattr(progress, "_quiet", False)
+    monkeypatch.setattr(progress, "shows_bars", lambda: True)
 
 
 @pytest.fixture
@@ -155,3 +161,39 @@ def test_the_bar_names_the_step_running_now(bars_on: None, capsys: pytest.Captur
     for name in names:
         before = err[: err.index(f"<making {name}>")]
         assert before.rstrip().endswith(f", {name}]"), before[-80:]
+
+
+LOOP = """
+from rankscope.core.progress import progress, progress_slices
+for _ in progress(["bm25", "tfidf", "dense"], desc="systems", total=3, unit="system", label=str):
+    pass
+for _ in progress_slices(list(range(1000)), 50, desc="indexing", unit="doc"):
+    pass
+for _ in progress(iter(range(250)), desc="scoring", unit="query"):
+    pass
+print("done")
+"""
+
+
+def _piped(env_quiet: str | None) -> subprocess.CompletedProcess[str]:
+    """LOOP in a real process whose stderr is a pipe (not a terminal), as in CI or ``2> log``."""
+    env = {k: v for k, v in os.environ.items() if k != "RANKSCOPE_QUIET"}
+    if env_quiet is not None:
+        env["RANKSCOPE_QUIET"] = env_quiet
+    return subprocess.run([sys.executable, "-c", LOOP], capture_output=True, text=True, env=env, check=True, timeout=60)
+
+
+def test_in_a_pipe_progress_is_sparse_lines_with_counts() -> None:
+    """Issue 49 item 8: with stderr not a terminal there was no progress at all (a long ``rag`` in CI was
+    silent); now a line per step, or per tenth of a long loop, with the counts, and no bar's carriage returns."""
+    done = _piped(None)
+    assert done.stdout == "done\n"
+    lines = [re.sub(r", \d+ s$", "", line) for line in done.stderr.splitlines()]
+    assert lines[:3] == ["systems: 1/3 system (bm25)", "systems: 2/3 system (tfidf)", "systems: 3/3 system (dense)"]
+    assert lines[3:13] == [f"indexing: {n}/1000 doc" for n in range(100, 1001, 100)]  # 20 slices, 10 lines
+    assert lines[13:] == ["scoring: 1 query", "scoring: 10 query", "scoring: 100 query"]  # no total: 1, 10, 100
+    assert "\r" not in done.stderr and all(re.search(r", \d+ s$", line) for line in done.stderr.splitlines())
+
+
+def test_in_a_pipe_quiet_prints_nothing() -> None:
+    assert _piped("1").stderr == ""
