@@ -16,11 +16,14 @@ beyond the standard library.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
+import struct
 import sys
 import threading
 import time
+import zlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -84,6 +87,25 @@ def completion(request: Request, text: str) -> bytes:
             },
         }
     ).encode()
+
+
+@functools.cache  # the same bytes for every request that sends one
+def compression_bomb(encoding: str = "gzip", mebibytes: int = 1024, start: bytes = b'{"choices": "') -> bytes:
+    """A body for ``Content-Encoding: encoding`` (gzip, or deflate: raw, as browsers read it) that inflates to
+    ``start`` and ``mebibytes`` MiB of zeros from about 1 kB a MiB: one MiB of zeros compressed once and
+    repeated, each copy ending in a full flush so the repeats continue the stream (0.3 s for 1 GiB)."""
+    zeros = bytes(2**20)
+    packer = zlib.compressobj(9, zlib.DEFLATED, -15)
+    first = packer.compress(start + zeros) + packer.flush(zlib.Z_FULL_FLUSH)
+    again = packer.compress(zeros) + packer.flush(zlib.Z_FULL_FLUSH)
+    raw = first + again * (mebibytes - 1) + packer.flush()
+    if encoding == "deflate":
+        return raw
+    crc = zlib.crc32(start)
+    for _ in range(mebibytes):
+        crc = zlib.crc32(zeros, crc)
+    size = (len(start) + mebibytes * 2**20) % 2**32
+    return b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x02\xff" + raw + struct.pack("<II", crc, size)
 
 
 @dataclass

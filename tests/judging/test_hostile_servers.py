@@ -13,17 +13,15 @@ from __future__ import annotations
 
 import gzip
 import json
-import struct
 import time
 import tracemalloc
 import zlib
-from functools import cache
 
 import pytest
 
 from rankscope.judging import FAILED, OK, JudgeError, Judgment, Pair, make_judge, parse_judge_spec
 from rankscope.judging.chat_http import MAX_ANSWER_BYTES, ChatClient, ChatError
-from rankscope.judging.stub_server import Request, Response, StubServer, completion
+from rankscope.judging.stub_server import Request, Response, StubServer, completion, compression_bomb
 
 PAIR = Pair("q", "d", "query", "passage")
 
@@ -70,28 +68,10 @@ def test_a_trickled_answer_is_retried_and_each_attempt_is_bounded() -> None:
     assert 1.9 < took < 5  # two attempts of 1 s and one backoff of at most 0.5 s
 
 
-@cache
-def bomb(method: str) -> bytes:
-    """The start of a JSON object and 1 GiB of zeros, compressed to about 1 MB: one 1 MiB block of zeros
-    compressed and repeated (each block ends in a full flush, so the repeats continue the stream); raw
-    deflate for ``deflate`` (urllib3 reads it as browsers do), a gzip member with its CRC for ``gzip``."""
-    zeros, prefix = bytes(2**20), b'{"choices": "'
-    packer = zlib.compressobj(9, zlib.DEFLATED, -15)
-    first = packer.compress(prefix + zeros) + packer.flush(zlib.Z_FULL_FLUSH)
-    block = packer.compress(zeros) + packer.flush(zlib.Z_FULL_FLUSH)
-    raw = first + block * 1023 + packer.flush()
-    if method == "deflate":
-        return raw
-    crc = zlib.crc32(prefix)
-    for _ in range(1024):
-        crc = zlib.crc32(zeros, crc)
-    return b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x02\xff" + raw + struct.pack("<II", crc, (len(prefix) + 2**30) % 2**32)
-
-
 @pytest.mark.slow  # inflates the GiB: 3-9 s of CPU
 def test_the_bomb_is_one_gib() -> None:
     unpacker = zlib.decompressobj(31)
-    inflated, rest = 0, bomb("gzip")
+    inflated, rest = 0, compression_bomb("gzip")
     while rest:
         inflated += len(unpacker.decompress(rest, 2**24))
         rest = unpacker.unconsumed_tail
@@ -101,7 +81,7 @@ def test_the_bomb_is_one_gib() -> None:
 @pytest.mark.parametrize("method", ["gzip", "deflate"])
 @pytest.mark.parametrize("status", [200, 500])
 def test_a_compression_bomb_is_read_no_further_than_the_cap(method: str, status: int) -> None:
-    body = bomb(method)
+    body = compression_bomb(method)  # 1 GiB of zeros after a JSON object's start
     assert len(body) < 1.1 * 2**20
     with StubServer(reply=lambda request: Response(status, body, (("Content-Encoding", method),))) as server:
         at = where(server)
