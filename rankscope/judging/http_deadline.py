@@ -98,7 +98,7 @@ os.register_at_fork(after_in_child=_new_watchdog)
 @contextlib.contextmanager
 def deadline(seconds: float) -> Iterator[None]:
     """Every attempt this thread sends in the block must end within ``seconds`` of being sent."""
-    _THREAD.seconds = seconds
+    _THREAD.seconds, _THREAD.alarm = seconds, None  # no earlier call's alarm answers for this one
     try:
         yield
     finally:

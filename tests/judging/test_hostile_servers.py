@@ -165,3 +165,14 @@ def test_reasons_name_the_status_line_and_the_server() -> None:
     assert judge.judge([PAIR])[0].raw == f"connection refused by {closed.split('/')[2]}"
     with pytest.raises(ChatError, match="^connection refused by 127.0.0.1:"):
         ChatClient(closed, "k", timeout=1, retries=0).create({})
+
+
+def test_a_deadline_that_passed_does_not_name_the_next_failure() -> None:
+    """HTTPS connects before the request is sent: an earlier call's fired deadline must not make a refused
+    connection read as a timeout."""
+    with StubServer(reply=lambda request: Response(200, b"{}" * 50, trickle=0.7)) as server:
+        with pytest.raises(ChatError, match="no complete answer"):
+            ChatClient(server.url, "k", timeout=1, retries=0).create({})
+        closed = server.url.replace("http://", "https://")
+    with pytest.raises(ChatError, match="^connection refused by 127.0.0.1:"):
+        ChatClient(closed, "k", timeout=1, retries=0).create({})
