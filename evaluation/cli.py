@@ -105,7 +105,7 @@ def _settle(
     qrels.help = f"qrels file, one of these formats (told apart as listed): {formats_help('qrels')}"
     runs.help = (
         f"run files, one of these formats (told apart as listed): {formats_help('run')}; "
-        "for one run, metric names may follow it"
+        "for one run, metric names may follow it; NAME=PATH names a run (with --out: else its file name, run.bm25.trec: bm25)"
     )
     workers.help = (
         "with --memory-budget: processes scoring spans of whole queries of a plain TREC run file of "

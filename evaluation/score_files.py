@@ -23,6 +23,7 @@ from rankscope.corpora.cli import parsed_fields
 from rankscope.corpora.foreign import read_qrels, read_run
 from rankscope.corpora.formats import looks_like, sniff
 from rankscope.corpora.label_sources import LabelSources, folder_sources
+from rankscope.corpora.run_names import named_path
 from rankscope.corpora.trec import CodedTable
 from rankscope.evaluation.conventions import WHY_COUNTED, label_conventions
 from rankscope.evaluation.coverage import CoverageWarning, coverage_notes
@@ -41,13 +42,13 @@ SUMMARY_ID = "all"  # trec_eval's query id for the summary line
 def split_inputs(inputs: list[str], options: list[str]) -> tuple[list[str], list[str]]:
     """Run files and metric names from the positional arguments, then the ``-m`` names.
 
-    The first positional argument is a run; after it, existing files are runs and anything
-    else a metric name (``rankscope evaluate QRELS RUN ndcg@10 map``, the one-run form, stays
+    The first positional argument is a run; after it, existing files (or ``NAME=PATH`` of one) are runs
+    and anything else a metric name (``rankscope evaluate QRELS RUN ndcg@10 map``, the one-run form, stays
     valid). A name that is neither is refused as an unknown metric that is no file either.
     """
     runs, metrics = inputs[:1], list[str]()
     for item in inputs[1:]:
-        if Path(item).is_file():
+        if Path(item).is_file() or ("=" in item and Path(item.partition("=")[2]).is_file()):
             if metrics:
                 raise RankscopeError(f"run file {item!r} comes after metric names; put the runs first or use -m")
             runs.append(item)
@@ -63,10 +64,10 @@ def split_inputs(inputs: list[str], options: list[str]) -> tuple[list[str], list
 def run_evaluate(args: argparse.Namespace, out: TextIO | None = None) -> int:
     """Read the files, evaluate and print in the chosen format; returns the exit code."""
     out = sys.stdout if out is None else out
-    paths, names = split_inputs(args.inputs, args.metric)
+    items, names = split_inputs(args.inputs, args.metric)
     metrics = [m.name for m in parse_metrics(names or DEFAULT_METRICS)]  # fail on a typo before reading big files
-    if len(set(paths)) != len(paths):
-        raise RankscopeError(f"a run file is listed twice: {paths}")
+    files = given_runs(items)
+    paths = list(files)
     baseline = checked_baseline(args.baseline, paths)
     fields = parsed_fields(args.fields)
     budget = None if args.memory_budget is None else parse_size(args.memory_budget)
@@ -77,13 +78,19 @@ def run_evaluate(args: argparse.Namespace, out: TextIO | None = None) -> int:
         qrels = _read(args.qrels, "qrels", fields.get("qrels"))
         if budget is not None:
             scored = {
-                path: _stream_file(qrels, path, metrics, args, (budget, client, workers), len(paths) > 1)
+                path: _stream_file(qrels, files[path], metrics, args, (budget, client, workers), len(paths) > 1)
                 for path in paths
             }
         else:
             scored = {
                 path: _evaluate_file(
-                    qrels, _read(path, "run", fields.get("run")), path, metrics, args, client, len(paths) > 1
+                    qrels,
+                    _read(files[path], "run", fields.get("run")),
+                    files[path],
+                    metrics,
+                    args,
+                    client,
+                    len(paths) > 1,
                 )
                 for path in paths
             }
@@ -200,6 +207,19 @@ def _banded(result: EvaluationResult, metrics: list[str]) -> tuple[EvaluationRes
     shares = shares_from(wide_table(result.per_query, result.metrics))
     per_query = result.per_query[result.per_query["metric"].isin(metrics)].reset_index(drop=True)
     return EvaluationResult(per_query, {m: result.mean[m] for m in metrics}, result.n_unjudged), shares
+
+
+def given_runs(items: list[str]) -> dict[str, str]:
+    """Each run argument's label (its ``NAME=``, else its path as typed) and the file to read; a file or a
+    name given twice is refused."""
+    pairs = [named_path(item) for item in items]
+    paths = [path for _, path in pairs]
+    if len(set(paths)) != len(paths):
+        raise RankscopeError(f"a run file is listed twice: {paths}")
+    labels = [path if name is None else name for name, path in pairs]
+    if len(set(labels)) != len(labels):
+        raise RankscopeError(f"a run name is given twice: {labels}")
+    return dict(zip(labels, paths))
 
 
 def checked_baseline(baseline: str | None, paths: list[str]) -> str:

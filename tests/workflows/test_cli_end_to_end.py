@@ -202,7 +202,9 @@ def test_user_errors_exit_2_with_one_line(capsys) -> None:
     assert main(["compare", "--retrievers", "tfidf", "--run", "x=/nonexistent/run.trec"]) == 2
     assert "no such run file" in capsys.readouterr().err
     assert main(["compare", "--run", "prod"]) == 2
-    assert "--run expects NAME=PATH, got 'prod'" in capsys.readouterr().err
+    assert "prod: no such run file" in capsys.readouterr().err  # a bare PATH is a run named by its file
+    assert main(["compare", "--run", "=run.trec"]) == 2
+    assert "a run is PATH or NAME=PATH, got '=run.trec'" in capsys.readouterr().err
     assert main(["tune", "--k1", "0.2:2.0:0.25"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "whole number of steps" in err

@@ -86,7 +86,7 @@ def test_evaluate_out_writes_compare_s_report(
     assert main(["--quiet", "evaluate", str(qrels), str(first), str(second), *METRICS, "--out", str(out)]) == 0
     per_query = pd.read_csv(out / "per_query.csv", dtype={"query_id": str})
     for path in (first, second):
-        rows = per_query[per_query["retriever"] == str(path)].drop(columns="retriever").reset_index(drop=True)
+        rows = per_query[per_query["retriever"] == path.stem].drop(columns="retriever").reset_index(drop=True)
         expected = rs.evaluate(data.qrels, rs.read_trec_run(path), METRICS).per_query
         rows = rows.astype(expected.dtypes.to_dict())  # read_csv's str may be stored in Arrow (pyarrow installed)
         pd.testing.assert_frame_equal(rows, expected, check_exact=False, atol=1e-12)

@@ -48,10 +48,11 @@ def run(args: argparse.Namespace) -> int:
 
 
 def report_result(args: argparse.Namespace):  # noqa: ANN201 (a CompareResult; imported when used)
-    """compare's result for the qrels file and the run files, each named by its path as evaluate's
-    table names it, scored as given, after refusing the options compare does not take."""
+    """compare's result for the qrels file and the run files, each named by its ``NAME=`` or else by its
+    file name (:func:`~rankscope.corpora.run_names.system_run`: ``run.bm25.trec`` is ``bm25``), scored as given, after refusing the options compare does not take."""
+    from rankscope.corpora.run_names import system_run
     from rankscope.evaluation import score_files
-    from rankscope.workflows.common.runs import qrels_file_dataset
+    from rankscope.workflows.common.runs import check_names, qrels_file_dataset
     from rankscope.workflows.common.systems import RunFile
     from rankscope.workflows.compare.workflow import comparison
     from rankscope.workflows.options import Execution
@@ -65,18 +66,24 @@ def report_result(args: argparse.Namespace):  # noqa: ANN201 (a CompareResult; i
         )
     if args.format == "csv":
         raise RankscopeError("--format csv is evaluate's own table; with --out use table, json or latex")
-    paths, metrics = score_files.split_inputs(args.inputs, args.metric)
-    if len(set(paths)) != len(paths):
-        raise RankscopeError(f"a run file is listed twice: {paths}")
+    items, metrics = score_files.split_inputs(args.inputs, args.metric)
+    score_files.given_runs(items)  # a file or a name given twice: refused as without --out
+    files = dict(system_run(item) for item in items)
+    check_names(list(files), "run")
     fields = parsed_fields(args.fields)
     columns = fields.get("run")
     return comparison(
         qrels_file_dataset(args.qrels, fields.get("qrels")),
-        {path: RunFile(Path(path), columns) if columns else Path(path) for path in paths},
+        {name: RunFile(Path(path), columns) if columns else Path(path) for name, path in files.items()},
         metrics or None,
-        score_files.checked_baseline(args.baseline, paths),
+        score_files.checked_baseline(baseline_name(args.baseline, files), list(files)),
         None,
         depth=None,
         execution=Execution.from_args(args),
         judgments=None,
     )
+
+
+def baseline_name(baseline: str | None, files: dict[str, str]) -> str | None:
+    """``--baseline`` as a system name: a run's path as typed (what the plain table accepts) is its name."""
+    return next((name for name, path in files.items() if path == baseline), baseline)

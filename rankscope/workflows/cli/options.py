@@ -26,7 +26,10 @@ class Grouped(Protocol):
 
 G = TypeVar("G", bound=Grouped)
 
-RUN_HELP = "a run file as a system, named NAME (repeatable; TREC, MS MARCO, Parquet or a JSONL/CSV/TSV table)"
+RUN_HELP = (
+    "a run file as a system, named NAME, else by its file name (run.bm25.trec: bm25) (repeatable; TREC, "
+    "MS MARCO, Parquet or a JSONL/CSV/TSV table)"
+)
 
 DATASET = Option(
     ("--dataset",),
@@ -53,7 +56,7 @@ STRICT = Added(add_strict)
 SPLIT = Added(add_split)
 FIELDS = Added(add_fields)
 ANALYZER = Added(add_analyzer)
-RUN = Option(("--run",), RUN_HELP, settings={"action": "append", "default": [], "metavar": "NAME=PATH"})
+RUN = Option(("--run",), RUN_HELP, settings={"action": "append", "default": [], "metavar": "[NAME=]PATH"})
 RETRIEVERS = Option(
     ("--retrievers",),
     "retriever specs, e.g. tfidf bm25:k1=0.9,b=0.4 w2v (default: {default} unless --run is given)",
@@ -149,8 +152,9 @@ def systems_from_args(
     after: Sequence[str] = (),
 ) -> dict[str, object]:
     """Specs (each named by itself as typed, so ``--baseline bm25`` still names it; ``--analyzer``
-    added to each that takes one), then ``--run NAME=PATH`` files (as paths, with the ``--fields``
+    added to each that takes one), then ``--run [NAME=]PATH`` files (:func:`system_run` names them) (as paths, with the ``--fields``
     run mapping if any), then the ``after`` specs (diagnose's ``--vs``), refusing a name given twice."""
+    from rankscope.corpora.run_names import system_run
     from rankscope.retrieval.registry import with_analyzer
     from rankscope.workflows.common.runs import check_names
     from rankscope.workflows.common.systems import RunFile
@@ -158,9 +162,7 @@ def systems_from_args(
     columns = parsed_fields(fields).get("run")
     pairs: list[tuple[str, object]] = [(spec, with_analyzer(spec, analyzer)) for spec in specs]
     for item in runs:
-        name, sep, path = item.partition("=")
-        if not sep or not name or not path:
-            raise RankscopeError(f"--run expects NAME=PATH, got {item!r}")
+        name, path = system_run(item)
         pairs.append((name, RunFile(Path(path), columns) if columns else Path(path)))
     pairs += [(spec, with_analyzer(spec, analyzer)) for spec in after]
     check_names([name for name, _ in pairs], "system")
