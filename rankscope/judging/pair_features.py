@@ -15,14 +15,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
 if TYPE_CHECKING:
     import pandas as pd
-
-    from rankscope.retrieval.base import Retriever
 
 RETRIEVERS = {"bm25": "bm25", "tfidf": "tfidf", "rm3": "bm25:prf=rm3"}
 """The retrievers whose scores are features: name -> spec (``rm3``: BM25 with pseudo-relevance feedback)."""
@@ -59,10 +57,10 @@ class PairFeatures:
         from rankscope.retrieval.base import document_texts
         from rankscope.retrieval.registry import make_retriever
 
-        self.retrievers: dict[str, Retriever] = {
+        self.retrievers: dict[str, Any] = {  # Retriever: retrieval is imported inside functions only
             name: make_retriever(spec).index(corpus) for name, spec in RETRIEVERS.items()
         }
-        self.analyzer = self.retrievers["bm25"].analyzer_  # type: ignore[attr-defined]
+        self.analyzer = self.retrievers["bm25"].analyzer_
         doc_ids, texts = document_texts(corpus)
         self.position = {doc_id: i for i, doc_id in enumerate(doc_ids)}
         self.terms = [self.analyzer.tokenize(text) for text in texts]
