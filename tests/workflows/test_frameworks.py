@@ -19,7 +19,8 @@ import frameworks_cisi as built  # noqa: E402
 from tiny_collection import DATA, TEXTS  # noqa: E402
 
 import rankscope as rs  # noqa: E402
-from rankscope.workflows.common.frameworks import FrameworkError, adapt, framework_of  # noqa: E402
+from rankscope.workflows.common.frameworks import FRAMEWORKS, FrameworkError, adapt, framework_of  # noqa: E402
+from rankscope.workflows.common.systems import System  # noqa: E402
 from tests.needs import needs
 
 pytestmark = needs("langchain_core", "langchain_community", "llama_index.core", "haystack", "pyterrier")
@@ -140,6 +141,35 @@ def test_framework_objects_are_told_apart_by_their_classes() -> None:
     assert framework_of(built.pyterrier_overlap(DATA, 3)) == "pyterrier"
     assert framework_of(built.llamaindex_chunks(DATA, 3)) == "llamaindex"
     assert framework_of("bm25") is None and framework_of(pd.DataFrame()) is None
+
+
+def test_each_framework_is_one_row_and_a_system_says_what_it_allows() -> None:
+    """A framework is described once (a row of FRAMEWORKS: recognised, asked, read): each object is recognised
+    by its own row alone, which also asks it. A system of it is neither indexed here nor made in a forked
+    child; a spec and a retriever object are both, a run is made in a child but not indexed."""
+    objects = {
+        "langchain": _langchain_bm25(TEXTS),
+        "llamaindex": built.llamaindex_chunks(DATA, 3),
+        "haystack": built.haystack_bm25(DATA),
+        "pyterrier": built.pyterrier_overlap(DATA, 3),
+    }
+    assert list(FRAMEWORKS) == list(objects)
+    for name, obj in objects.items():
+        modules = {cls.__module__.split(".")[0] for cls in type(obj).__mro__}
+        assert [key for key, row in FRAMEWORKS.items() if row.recognises(obj, modules)] == [name]
+        assert FRAMEWORKS[name].ask.__name__ == f"_{name}" and callable(getattr(obj, FRAMEWORKS[name].method))
+    systems = [
+        System("spec", "bm25", spec="bm25"),
+        System("object", "tfidf", retriever=object()),
+        System("run", "a run", run=pd.DataFrame()),
+        System("framework", "LangChain", framework=adapt(objects["langchain"])),
+    ]
+    assert [(s.indexed_here, s.may_fork) for s in systems] == [
+        (True, True),
+        (True, True),
+        (False, True),
+        (False, False),
+    ]
 
 
 def test_chunks_of_one_document_become_one_row_by_the_chosen_rule() -> None:

@@ -45,26 +45,33 @@ from rankscope.core.progress import progress_slices
 from rankscope.corpora.dataset import Dataset
 
 BATCH = 32  # queries per call or progress step
+# Each asker takes the retriever and a batch of query texts (ids for PyTerrier) and gives, per
+# query, its results in the framework's order as (object, metadata) pairs. A call that raises or
+# answers something else than a list of results stops the run at that query (:class:`_Failed`):
+# ask_queries words it as one line naming the system and the query.
+Result = tuple[Any, Mapping[str, Any]]
+Asker = Callable[["Adapted", Sequence[str], Sequence[str], int], list[list[Result]]]
 
 
 @dataclass(frozen=True)
 class Framework:
-    """How one framework's retriever is asked and read: its defaults and what a result is."""
+    """One framework rankscope reads, described once (a row of :data:`FRAMEWORKS`): how its retriever is
+    recognised, how it is asked, and its results' default fields."""
 
     label: str
     module: str  # the top package of the framework's classes
+    method: str  # what its retriever is asked through (recognised only when it has it)
     id_field: str
     score_field: str | None  # None: the framework gives no scores
     position_field: str | None  # where its splitters put a chunk's place in its document (FirstP)
     text_field: str  # a result's text (rag counts its tokens and looks for answers in it)
+    ask: Asker  # each query's results, in the framework's order (a batch of queries)
+    marker: str | None = None  # an attribute its objects have whatever their module (Haystack's @component)
 
-
-FRAMEWORKS: dict[str, Framework] = {
-    "langchain": Framework("LangChain", "langchain_core", "id", None, "start_index", "page_content"),
-    "llamaindex": Framework("LlamaIndex", "llama_index", "ref_doc_id", "score", "start_char_idx", "text"),
-    "haystack": Framework("Haystack", "haystack", "id", "score", "split_idx_start", "content"),
-    "pyterrier": Framework("PyTerrier", "pyterrier", "docno", "score", None, "text"),
-}
+    def recognises(self, obj: Any, modules: set[str]) -> bool:
+        """Whether ``obj`` (whose classes' top modules are ``modules``) is a retriever of this framework."""
+        found = hasattr(obj, self.marker) if self.marker else self.module in modules
+        return found and callable(getattr(obj, self.method, None))
 
 
 class FrameworkError(RankscopeError):
@@ -103,15 +110,7 @@ def framework_of(obj: Any) -> str | None:
     if isinstance(obj, Adapted):
         return obj.framework
     modules = {cls.__module__.split(".")[0] for cls in type(obj).__mro__}
-    if "langchain_core" in modules and callable(getattr(obj, "batch", None)):
-        return "langchain"
-    if "llama_index" in modules and callable(getattr(obj, "retrieve", None)):
-        return "llamaindex"
-    if hasattr(obj, "__haystack_input__") and callable(getattr(obj, "run", None)):
-        return "haystack"
-    if "pyterrier" in modules and callable(getattr(obj, "transform", None)):
-        return "pyterrier"
-    return None
+    return next((name for name, framework in FRAMEWORKS.items() if framework.recognises(obj, modules)), None)
 
 
 def adapt(
@@ -167,11 +166,6 @@ def adapt(
 
 
 # -- asking the queries ------------------------------------------------------------------------
-# Each asker takes the retriever and a batch of query texts (ids for PyTerrier) and gives, per
-# query, its results in the framework's order as (object, metadata) pairs. A call that raises or
-# answers something else than a list of results stops the run at that query (:class:`_Failed`):
-# ask_queries words it as one line naming the system and the query.
-Result = tuple[Any, Mapping[str, Any]]
 
 
 class _Failed(Exception):
@@ -293,12 +287,19 @@ def _pyterrier(adapted: Adapted, ids: Sequence[str], texts: Sequence[str], depth
     return [by_query[qid] for qid in ids]
 
 
-ASKERS: dict[str, Callable[[Adapted, Sequence[str], Sequence[str], int], list[list[Result]]]] = {
-    "langchain": _langchain,
-    "llamaindex": _llamaindex,
-    "haystack": _haystack,
-    "pyterrier": _pyterrier,
+FRAMEWORKS: dict[str, Framework] = {
+    "langchain": Framework(
+        "LangChain", "langchain_core", "batch", "id", None, "start_index", "page_content", _langchain
+    ),
+    "llamaindex": Framework(
+        "LlamaIndex", "llama_index", "retrieve", "ref_doc_id", "score", "start_char_idx", "text", _llamaindex
+    ),
+    "haystack": Framework(
+        "Haystack", "haystack", "run", "id", "score", "split_idx_start", "content", _haystack, "__haystack_input__"
+    ),
+    "pyterrier": Framework("PyTerrier", "pyterrier", "transform", "docno", "score", None, "text", _pyterrier),
 }
+"""The frameworks read, in the order an object is recognised."""
 
 
 def _asked(
@@ -435,7 +436,7 @@ def ask_queries(
     name: str, adapted: Adapted, ids: Sequence[str], texts: Sequence[str], depth: int
 ) -> list[list[Result]]:
     """Each query's results in the framework's order, asked in batches with a progress bar."""
-    ask = ASKERS[adapted.framework]
+    ask = FRAMEWORKS[adapted.framework].ask
     answers: list[list[Result]] = []
     size = max(BATCH, adapted.concurrency)  # a batch keeps every worker busy
     for part in progress_slices(range(len(ids)), size, desc=f"{name}: queries", unit="query"):

@@ -91,6 +91,18 @@ class System:
         """True for a run given as rows or a file: nothing to index, no scores for new candidates."""
         return self.run is not None
 
+    @property
+    def indexed_here(self) -> bool:
+        """True when rankscope indexes it (a spec, a retriever object); False for a run and for another
+        framework's retriever, whose description says what was given."""
+        return self.spec is not None or self.retriever is not None
+
+    @property
+    def may_fork(self) -> bool:
+        """True when its run may be made in a child forked from this process (:mod:`rankscope.core.forked`):
+        not another framework's retriever, whose clients, connection pools and event loops are this process's."""
+        return self.framework is None
+
 
 @dataclass(frozen=True)
 class SystemRun:

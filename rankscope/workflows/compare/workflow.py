@@ -182,7 +182,7 @@ def _scored_systems(
     if (
         setting.judging is None
         and execution.scheduler is None
-        and all(s.framework is None for s in systems.values())
+        and all(s.may_fork for s in systems.values())
         and len(systems) > 1
         and forked.can_fork()
     ):

@@ -100,9 +100,7 @@ def diagnose(
     for name, given_system in progress(named.items(), desc="systems", total=len(named), label=lambda item: item[0]):
         made = produce_run(given_system, data, depth)
         systems.append(made)
-        if (
-            given_system.is_run or given_system.framework is not None
-        ):  # a spec names itself; a run is said to be which file
+        if not given_system.indexed_here:  # a spec names itself; a run is said to be which file
             described += [f"{name} is {made.description}", *(f"{name}: {note}" for note in made.notes)]
     return diagnose_runs(data, systems, depth, out, metrics=metrics, sampled=sampled, seed=seed, described=described)
 
