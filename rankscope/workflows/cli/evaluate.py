@@ -68,8 +68,9 @@ def report_result(args: argparse.Namespace):  # noqa: ANN201 (a CompareResult; i
         raise RankscopeError("--format csv is evaluate's own table; with --out use table, json or latex")
     items, metrics = score_files.split_inputs(args.inputs, args.metric)
     score_files.given_runs(items)  # a file or a name given twice: refused as without --out
-    files = dict(system_run(item) for item in items)
-    check_names(list(files), "run")
+    pairs = [system_run(item) for item in items]
+    check_names([name for name, _ in pairs], "run")  # run.a.trec and a.trec both read a: refused, not merged
+    files = dict(pairs)
     fields = parsed_fields(args.fields)
     columns = fields.get("run")
     return comparison(
