@@ -108,6 +108,9 @@ class Judge:
 
     identity: JudgeIdentity
     reads_ids: bool = False
+    shares: tuple[str, ...] = ()
+    """Retriever kinds whose scores the judge reads (the trained judge's features): a compared system
+    using one is flagged as circular, as one naming the judge's model is."""
 
     def ask(self, pair: Pair) -> Judgment:
         """The judgment of one pair; a judge's own failure is a ``failed`` judgment, not an exception."""

@@ -121,6 +121,18 @@ def test_a_system_naming_the_judge_model_is_warned_about(tmp_path: Path) -> None
     assert circular_warnings(resolve_systems(["bm25"]), identity) == ()
 
 
+def test_a_system_using_the_trained_judge_features_is_warned_about() -> None:
+    """The trained judge reads BM25's and TF-IDF's scores: a system ranking by BM25 is flagged, a dense one not."""
+    from rankscope.judging.base import JudgeIdentity
+    from rankscope.judging.trained import TrainedJudge
+    from rankscope.workflows.common.systems import resolve_systems
+    from rankscope.workflows.judge.workflow import circular_warnings
+
+    systems = resolve_systems({"lexical": "bm25:k1=0.9", "other": "dense:model=model2vec"})
+    (warning,) = circular_warnings(systems, JudgeIdentity("trained", "logistic:bm25+tfidf+rm3"), TrainedJudge.shares)
+    assert "'lexical' uses bm25" in warning and "circular" in warning
+
+
 def test_audit_flags_a_keyword_stuffing_judge_and_warns(tmp_path: Path) -> None:
     def stuffable(query: str, document: str) -> int:
         return min(3, sum(document.split().count(word) for word in query.split()) // 3)

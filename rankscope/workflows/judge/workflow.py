@@ -15,6 +15,7 @@ What the result shows, and how: :mod:`.result`.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -151,7 +152,9 @@ def judge(
         systems=system_shares(runs, labels, min(SHARE_DEPTH, depth)),
         labels=labels,
         qrels=merged,
-        warnings=_warnings(failure, injection, circular_warnings(resolved, judge_obj.identity), probes, intervals),
+        warnings=_warnings(
+            failure, injection, circular_warnings(resolved, judge_obj.identity, judge_obj.shares), probes, intervals
+        ),
         audit=tuple(probes),
         ppi=intervals,
         agreement=agreement,
@@ -364,17 +367,28 @@ def merged_qrels(human: pd.DataFrame, labels: pd.DataFrame) -> pd.DataFrame:
     return merged.sort_values(["query_id", "doc_id"], kind="stable").reset_index(drop=True)
 
 
-def circular_warnings(systems: Mapping[str, Any], identity: JudgeIdentity) -> tuple[str, ...]:
-    """A warning for each system whose name or description names the judge's model (circular evaluation)."""
+def circular_warnings(
+    systems: Mapping[str, Any], identity: JudgeIdentity, shares: Sequence[str] = ()
+) -> tuple[str, ...]:
+    """A warning for each system whose name or description names the judge's model, or a retriever whose
+    scores the judge reads (``shares``, :attr:`~rankscope.judging.base.Judge.shares`): circular evaluation."""
     model = identity.model.strip().lower()
-    if identity.kind in ("qrels", "callable") or len(model) < 3:
-        return ()
-    return tuple(
-        f"system {name!r} names the judge's model {identity.model!r}: a model judging its own output "
-        "favours it (circular evaluation)"
-        for name, system in systems.items()
-        if model in f"{name} {system.description}".lower()
-    )
+    named = identity.kind not in ("qrels", "callable") and len(model) >= 3
+    warnings = []
+    for name, system in systems.items():
+        text = f"{name} {system.description}".lower()
+        if named and model in text:
+            warnings.append(
+                f"system {name!r} names the judge's model {identity.model!r}: a model judging its own output "
+                "favours it (circular evaluation)"
+            )
+        shared = [kind for kind in shares if re.search(rf"\b{re.escape(kind.lower())}\b", text)]
+        if shared:
+            warnings.append(
+                f"system {name!r} uses {', '.join(shared)}, whose scores the judge reads as features: "
+                "the judge favours it (circular evaluation)"
+            )
+    return tuple(warnings)
 
 
 def bias_warnings(probes: Sequence[ProbeResult]) -> tuple[str, ...]:
