@@ -91,6 +91,18 @@ def read_sources(path: Path) -> dict[tuple[str, str], str]:
     return sources
 
 
+def file_sources(qrels: object, path: str) -> LabelSources:
+    """Where a qrels file's judgments (a table or a :class:`~rankscope.corpora.trec.CodedTable`) came from
+    and, from a :data:`RECORD` beside the file, who made them: one reading for evaluate and compare."""
+    from rankscope.corpora.trec import CodedTable
+
+    if isinstance(qrels, CodedTable):
+        pairs: Iterable[tuple[str, str]] = zip(qrels.query_names[qrels.query], qrels.doc_names[qrels.doc])
+    else:
+        pairs = zip(qrels["query_id"], qrels["doc_id"])  # type: ignore[index]
+    return folder_sources(Path(path).parent, pairs, path)
+
+
 def folder_sources(folder: Path, pairs: Iterable[tuple[str, str]], origin: str) -> LabelSources:
     """The record of ``folder`` (its :data:`RECORD`, if any) for the judged ``pairs`` read from ``origin``."""
     path = folder / RECORD

@@ -22,7 +22,7 @@ from rankscope.core.scheduler import using
 from rankscope.corpora.cli import parsed_fields
 from rankscope.corpora.foreign import read_qrels, read_run
 from rankscope.corpora.formats import looks_like, sniff
-from rankscope.corpora.label_sources import LabelSources, folder_sources
+from rankscope.corpora.label_sources import file_sources
 from rankscope.corpora.run_names import named_path
 from rankscope.corpora.trec import CodedTable
 from rankscope.evaluation.conventions import WHY_COUNTED, label_conventions
@@ -101,7 +101,7 @@ def run_evaluate(args: argparse.Namespace, out: TextIO | None = None) -> int:
     else:
         _print_several(results, bands, baseline, args, out)
     if args.format == "table":
-        out.write(f"judgments: {_sources(qrels, args.qrels).describe()}; read as: {_conventions(qrels, args)}\n")
+        out.write(f"judgments: {file_sources(qrels, args.qrels).describe()}; read as: {_conventions(qrels, args)}\n")
     return 0
 
 
@@ -111,15 +111,6 @@ def _workers(args: argparse.Namespace, budget: int | None) -> int:
     if args.workers is not None and (budget is None or args.scheduler):
         raise RankscopeError("--workers splits a run file read with --memory-budget, without --scheduler")
     return workers
-
-
-def _sources(qrels: pd.DataFrame | CodedTable, path: str) -> LabelSources:
-    """Where the qrels came from and, from a ``judgments.tsv`` beside the file, who made them."""
-    if isinstance(qrels, CodedTable):
-        pairs = zip(qrels.query_names[qrels.query], qrels.doc_names[qrels.doc])
-    else:
-        pairs = zip(qrels["query_id"], qrels["doc_id"])
-    return folder_sources(Path(path).parent, pairs, path)
 
 
 def _conventions(qrels: pd.DataFrame | CodedTable, args: argparse.Namespace) -> str:

@@ -70,11 +70,12 @@ def resolve_corpus(dataset: DatasetSource) -> Dataset:
 
 def qrels_file_dataset(path: str | os.PathLike, columns: Mapping[str, str] | None = None) -> Dataset:
     """The judgments of a qrels file (any format :func:`rankscope.corpora.foreign.read_qrels` reads,
-    ``columns`` mapping a table file's), as a dataset named after the file."""
+    ``columns`` mapping a table file's), as a dataset named after the file, its judgments' source recorded."""
     from rankscope.corpora.foreign import read_qrels
+    from rankscope.corpora.label_sources import file_sources
 
     qrels = cast(pd.DataFrame, read_qrels(path, columns))  # a table: coded only when asked
-    return Dataset.qrels_only(qrels, Path(path).name)
+    return Dataset.qrels_only(qrels, Path(path).name).with_label_sources(file_sources(qrels, str(path)))
 
 
 def check_specs(specs: Sequence[str]) -> None:
