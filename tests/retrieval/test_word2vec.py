@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 import os
@@ -22,6 +21,7 @@ from rankscope.retrieval.pooling import first_component, l2_normalise, pool, rem
 from rankscope.retrieval.storage import IndexFormatError  # noqa: E402
 from rankscope.retrieval.word2vec import EmptyQueryWarning, Word2VecRetriever, import_gensim_models  # noqa: E402
 from tests.needs import needs
+from tests.retrieval.vectors import word2vec_training_hash
 
 pytestmark = needs("gensim", "faiss")
 
@@ -162,11 +162,6 @@ def test_queries_without_known_words_get_empty_rankings_and_a_counted_warning(tm
     assert retriever.n_empty_queries_ == 3
 
 
-def _train_hash(corpus: pd.DataFrame) -> str:
-    retriever = Word2VecRetriever(epochs=5, vector_size=16).index(corpus)
-    return hashlib.sha256(retriever.keyed_vectors_.vectors.tobytes()).hexdigest()
-
-
 @pytest.mark.slow
 def test_training_is_deterministic_within_and_across_processes(tiny_corpus: pd.DataFrame) -> None:
     first = Word2VecRetriever(epochs=5, vector_size=16).index(tiny_corpus)
@@ -175,19 +170,19 @@ def test_training_is_deterministic_within_and_across_processes(tiny_corpus: pd.D
     np.testing.assert_array_equal(first.keyed_vectors_.vectors, second.keyed_vectors_.vectors)
     other_seed = Word2VecRetriever(epochs=5, vector_size=16, seed=1).index(tiny_corpus)
     assert not np.array_equal(first.keyed_vectors_.vectors, other_seed.keyed_vectors_.vectors)
-    # imported from its folder, not as tests.retrieval...: a wheel may install a package named `tests`
-    # (ppi-python's does), which a plain folder without __init__.py never shadows
+    # the helper imported from its folder, not as tests.retrieval...: a wheel may install a package named
+    # `tests` (ppi-python's does), which a plain folder without __init__.py never shadows
     script = (
         "import pandas as pd, sys; sys.path.insert(0, sys.argv[1]);"
-        "from test_word2vec import _train_hash;"
-        f"print(_train_hash(pd.DataFrame({tiny_corpus.to_dict(orient='list')!r})))"
+        "from vectors import word2vec_training_hash;"
+        f"print(word2vec_training_hash(pd.DataFrame({tiny_corpus.to_dict(orient='list')!r})))"
     )
     # one child process whose string-hash seed differs from this process's (random unless PYTHONHASHSEED is set)
     hash_seed = "2" if os.environ.get("PYTHONHASHSEED") == "1" else "1"
     env = {**os.environ, "PYTHONHASHSEED": hash_seed}
     folder = str(REPO / "tests" / "retrieval")
     out = subprocess.run([sys.executable, "-c", script, folder], env=env, capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == _train_hash(tiny_corpus)
+    assert out.stdout.strip() == word2vec_training_hash(tiny_corpus)
 
 
 def test_save_load_round_trip_uses_standard_files(

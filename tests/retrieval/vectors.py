@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 
 import numpy as np
+import pandas as pd
 
 
 def random_vectors(texts: list[str], dim: int = 24) -> np.ndarray:
@@ -27,3 +28,12 @@ def brute_force(doc_vectors: np.ndarray, query_vectors: np.ndarray, doc_ids: lis
 def unit(matrix: np.ndarray) -> np.ndarray:
     """Each row scaled to length 1."""
     return matrix / np.linalg.norm(matrix, axis=1, keepdims=True)
+
+
+def word2vec_training_hash(corpus: pd.DataFrame) -> str:
+    """SHA-256 of the vectors a small Word2Vec trains on ``corpus``: equal in every process when training
+    is deterministic (imported by a child process from this folder, so it imports nothing of tests')."""
+    from rankscope.retrieval.word2vec import Word2VecRetriever
+
+    retriever = Word2VecRetriever(epochs=5, vector_size=16).index(corpus)
+    return hashlib.sha256(retriever.keyed_vectors_.vectors.tobytes()).hexdigest()
