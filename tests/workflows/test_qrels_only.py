@@ -96,6 +96,8 @@ def test_evaluate_out_writes_compare_s_report(
     assert "wrote" in capsys.readouterr().out
     report = (out / "report.md").read_text()  # issue 49 item 2: the terminal's source, not "given in memory"
     assert f"Judgments: from {qrels}; who made them is not recorded" in report and "in memory" not in report
+    assert report.startswith("# rankscope evaluate: qrels.txt\n") and "(run files scored as given)" in report
+    assert "retrievers searched" not in report and "compare:" not in report
     assert main(["evaluate", str(qrels), str(first), "--format", "latex", "-m", "map"]) == 0  # one run is enough
     latex = capsys.readouterr().out
     expected_map = rs.evaluate(data.qrels, rs.read_trec_run(first), ["map"]).mean["map"]

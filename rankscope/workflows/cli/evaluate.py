@@ -8,6 +8,7 @@ report format serves both commands."""
 from __future__ import annotations
 
 import argparse
+from dataclasses import replace
 from pathlib import Path
 
 from rankscope.core.errors import RankscopeError
@@ -73,7 +74,7 @@ def report_result(args: argparse.Namespace):  # noqa: ANN201 (a CompareResult; i
     files = dict(pairs)
     fields = parsed_fields(args.fields)
     columns = fields.get("run")
-    return comparison(
+    result = comparison(
         qrels_file_dataset(args.qrels, fields.get("qrels")),
         {name: RunFile(Path(path), columns) if columns else Path(path) for name, path in files.items()},
         metrics or None,
@@ -83,6 +84,7 @@ def report_result(args: argparse.Namespace):  # noqa: ANN201 (a CompareResult; i
         execution=Execution.from_args(args),
         judgments=None,
     )
+    return replace(result, provenance=replace(result.provenance, workflow="evaluate"))  # the report says evaluate
 
 
 def baseline_name(baseline: str | None, files: dict[str, str]) -> str | None:

@@ -337,10 +337,15 @@ def shown_intervals(intervals: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def depth_phrase(depth: int | None) -> str:
-    """How deep the runs are, in words: what a depth given or left out did."""
+def depth_phrase(depth: int | None, retrievers: bool = True) -> str:
+    """How deep the runs are, in words: what a depth given or left out did (``retrievers``: False when
+    every system is a run file, as in ``evaluate``, which has no retriever to search)."""
     if depth is None:
-        return f"retrievers searched to depth {SEARCH_DEPTH}, run files scored as given"
+        return (
+            f"retrievers searched to depth {SEARCH_DEPTH}, run files scored as given"
+            if retrievers
+            else ("run files scored as given")
+        )
     return f"every run to depth {depth}"
 
 
@@ -363,9 +368,10 @@ def cutoff_table_of(result: CompareResult, measure: str) -> pd.DataFrame:
 def build_report(result: CompareResult) -> Report:
     """The comparison as a report: marked summary, significance details, curves, per-query differences."""
     primary = result.metrics[0]
-    report = Report(f"rankscope compare: {result.dataset}")
+    workflow = result.provenance.workflow  # compare, or evaluate writing compare's report of run files
+    report = Report(f"rankscope {workflow}: {result.dataset}")
     report.paragraph(
-        f"{len(result.summary)} systems on {result.dataset} ({depth_phrase(result.depth)}); baseline"
+        f"{len(result.summary)} systems on {result.dataset} ({depth_phrase(result.depth, workflow != 'evaluate')}); baseline"
         f"{'s' * (len(result.baselines) > 1)} {', '.join(result.baselines or (result.baseline,))}; metrics scored with trec_eval semantics over the "
         f"{result.per_query['query_id'].nunique()} queries in the qrels."
     )
